@@ -1,0 +1,1 @@
+"""Pure domain: identifiers, keys, NSU, clock, capture rules. No Qt, no I/O, no third-party imports."""

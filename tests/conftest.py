@@ -1,0 +1,56 @@
+"""Test-wide setup: offscreen Qt, every path and the keyring pointed into tmp folders."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Nothing a test does reaches the user's data folder or the real OS keyring."""
+    from keyrings.alt.file import PlaintextKeyring
+
+    home = tmp_path_factory.mktemp("home")
+    data_dir = home / "data"
+    monkeypatch.setenv("CAPTURA_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
+    ring = PlaintextKeyring()
+    ring.file_path = str(home / "keyring.cfg")  # type: ignore[misc]
+    previous = keyring.get_keyring()
+    keyring.set_keyring(ring)
+    try:
+        yield data_dir
+    finally:
+        keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def data_dir(_isolated_environment: Path) -> Path:
+    return _isolated_environment
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.01) -> None:
+    """Wait on a condition (never a bare sleep): fails the test when ``timeout`` passes first."""
+    deadline = time.monotonic() + timeout
+    event = threading.Event()
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        event.wait(interval)
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
