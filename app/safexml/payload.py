@@ -1,0 +1,123 @@
+"""Bounded decoding of compressed payloads: docZip (base64 + gzip) and the ADN's gzip'd XML.
+
+Decompression streams through ``zlib.decompressobj`` with ``max_length``, so a gzip bomb stops at
+``max_output`` + one step instead of exhausting memory. The caller keeps the returned bytes as the
+document's original bytes and parses them with :func:`app.safexml.parse_xml`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import zlib
+
+from app.safexml.errors import CorruptPayload, TooLarge
+from app.safexml.parse import MiB, human_size
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip container only: docZip and ADN are GZip by specification
+_INPUT_CHUNK = 64 * 1024
+_OUTPUT_STEP = 1 * MiB
+_WHITESPACE = re.compile(rb"\s+")
+
+
+def inflate(data: bytes, *, max_output: int) -> bytes:
+    """Gunzip ``data`` (one or more members), refusing more than ``max_output`` inflated bytes.
+
+    Raises :class:`TooLarge` (``what="inflated"``) or :class:`CorruptPayload` (``corrupt_gzip``,
+    ``truncated_gzip``).
+    """
+    if max_output <= 0:
+        raise ValueError("max_output deve ser positivo")
+    if not data.startswith(_GZIP_MAGIC):
+        raise CorruptPayload(
+            "Conteúdo compactado corrompido: não começa com a assinatura gzip.", reason="corrupt_gzip"
+        )
+    out = bytearray()
+    rest = memoryview(data)
+    while True:  # one pass per gzip member (concatenated members are legal gzip)
+        unused = _inflate_member(rest, out, max_output)
+        if not unused or not unused.strip(b"\x00"):  # trailing NUL padding is tolerated, as gzip does
+            return bytes(out)
+        if not unused.startswith(_GZIP_MAGIC):
+            raise CorruptPayload(
+                "Conteúdo compactado corrompido: há dados estranhos após o fim do gzip.",
+                reason="corrupt_gzip",
+            )
+        rest = memoryview(unused)
+
+
+def _inflate_member(data: memoryview, out: bytearray, max_output: int) -> bytes:
+    """Inflate one member into ``out``; return the bytes that follow it."""
+    decompressor = zlib.decompressobj(wbits=_GZIP_WBITS)
+    position = 0
+    try:
+        while position < len(data) and not decompressor.eof:
+            pending: bytes | memoryview = data[position : position + _INPUT_CHUNK]
+            position += len(pending)
+            while True:
+                step = min(_OUTPUT_STEP, max_output - len(out) + 1)
+                piece = decompressor.decompress(pending, step)
+                out += piece
+                if len(out) > max_output:
+                    raise TooLarge(
+                        f"Conteúdo descompactado excede o limite de {human_size(max_output)} "
+                        "(possível bomba de compressão). Documento recusado.",
+                        what="inflated",
+                        limit=max_output,
+                    )
+                pending = decompressor.unconsumed_tail
+                # zlib may hold output back when max_length was hit: drain until it returns short.
+                if decompressor.eof or (not pending and len(piece) < step):
+                    break
+    except zlib.error as exc:
+        raise CorruptPayload(
+            f"Conteúdo compactado corrompido (gzip inválido): {exc}.", reason="corrupt_gzip"
+        ) from None
+    if not decompressor.eof:
+        raise CorruptPayload(
+            "Conteúdo compactado truncado: o gzip termina antes do fim dos dados.", reason="truncated_gzip"
+        )
+    return decompressor.unused_data + bytes(data[position:])
+
+
+def decode_doczip(b64_text: str | bytes, *, max_compressed: int, max_inflated: int) -> bytes:
+    """Decode a ``docZip`` (base64 of gzip) into the original document bytes.
+
+    Whitespace inside the base64 (line wrapping) is allowed, anything else outside the base64
+    alphabet is :class:`CorruptPayload` (``corrupt_base64``). Both sizes are bounded by
+    :class:`TooLarge` (``what="compressed"`` or ``"inflated"``).
+    """
+    if isinstance(b64_text, str):
+        try:
+            raw = b64_text.encode("ascii")
+        except UnicodeEncodeError:
+            raise CorruptPayload(
+                "Conteúdo compactado (docZip) com caracteres fora do base64.", reason="corrupt_base64"
+            ) from None
+    else:
+        raw = bytes(b64_text)
+    # Rough bound before any copy (base64 is 4/3 of the payload, plus generous room for wrapping).
+    if len(raw) > 2 * max_compressed + 64:
+        raise _compressed_too_large(max_compressed)
+    compact = _WHITESPACE.sub(b"", raw)
+    if not compact:
+        raise CorruptPayload("Conteúdo compactado (docZip) vazio.", reason="corrupt_base64")
+    try:
+        compressed = base64.b64decode(compact, validate=True)
+    except binascii.Error as exc:
+        raise CorruptPayload(
+            f"Conteúdo compactado (docZip) com base64 inválido: {exc}.", reason="corrupt_base64"
+        ) from None
+    if len(compressed) > max_compressed:
+        raise _compressed_too_large(max_compressed)
+    return inflate(compressed, max_output=max_inflated)
+
+
+def _compressed_too_large(limit: int) -> TooLarge:
+    return TooLarge(
+        f"Conteúdo compactado excede o limite de {human_size(limit)}. Documento recusado.",
+        what="compressed",
+        limit=limit,
+    )
