@@ -1,0 +1,1 @@
+"""A1 certificates: opening .pfx files, keeping them safe, mutual TLS."""

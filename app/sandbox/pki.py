@@ -1,0 +1,357 @@
+"""A throw-away certificate authority that issues ICP-Brasil-shaped certificates for tests and the sandbox.
+
+Everything here is TEST MATERIAL: keys are handed out unencrypted (``IssuedCert.key_pem``) and
+``save`` writes the CA key in clear (mode 0600). Never use it for real certificates.
+
+e-CNPJ certificates follow DOC-ICP-04: CN ``RAZAO SOCIAL:CNPJ``, subjectAltName otherNames
+2.16.76.1.3.4 (responsible's data), 2.16.76.1.3.2 (responsible's name), 2.16.76.1.3.3 (CNPJ),
+2.16.76.1.3.7 (INSS); EKU clientAuth + emailProtection. e-CPF certificates carry 2.16.76.1.3.1.
+``legacy_rc2=True`` rebuilds the PFX with the ``openssl`` command line (``-legacy``: certificates
+under pbeWithSHA1And40BitRC2-CBC, key under 3DES, SHA-1 MAC), exactly what old Windows exports
+hold; cryptography cannot write RC2.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+CA_NAME = "AC de Teste Captura DF-e"
+TEST_PASSWORD = "1234"  # noqa: S105 - the default PFX password of test certificates
+_RESPONSIBLE_CPF = "52998224725"  # a valid, well-known test CPF
+_CA_CERT_FILE = "test-ca-cert.pem"
+_CA_KEY_FILE = "test-ca-key.pem"
+_MASK = re.compile(r"[./\-\s]")
+
+
+@dataclass(frozen=True)
+class IssuedCert:
+    """A leaf certificate with its key, in the forms tests and servers need."""
+
+    cert_pem: bytes
+    key_pem: bytes  # UNENCRYPTED PKCS8 PEM: test material only, never for real certificates
+    pfx: bytes  # PKCS#12 with key + cert + CA chain, protected by ``password``
+    password: str
+    cnpj: str | None
+    common_name: str
+
+    def __repr__(self) -> str:
+        return f"IssuedCert(common_name={self.common_name!r}, cnpj={self.cnpj!r})"
+
+
+def _new_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _der_string(tag: int, text: str) -> bytes:
+    """DER of a string value, for the otherName ``[0] EXPLICIT`` content cryptography wraps."""
+    content = text.encode("utf-8")
+    length = len(content)
+    if length < 0x80:
+        header = bytes([tag, length])
+    else:
+        size = (length.bit_length() + 7) // 8
+        header = bytes([tag, 0x80 | size]) + length.to_bytes(size, "big")
+    return header + content
+
+
+def _other_name(oid: str, text: str, *, tag: int = 0x04) -> x509.OtherName:
+    return x509.OtherName(x509.ObjectIdentifier(oid), _der_string(tag, text))
+
+
+def _common_name(name: str, holder_id: str, cn_style: bool) -> str:
+    """X.509 caps the CN at 64 characters; like the real CAs, the name is cut to fit."""
+    if not cn_style:
+        return name[:64]
+    return f"{name[: 64 - len(holder_id) - 1].rstrip()}:{holder_id}"
+
+
+def _person_data(cpf: str) -> str:
+    """Birth date (8) + CPF (11) + NIS (11) + RG (15) + issuing body and UF (6), as DOC-ICP-04 lays out."""
+    return "01011980" + cpf + "0" * 11 + "0" * 15 + "SSPSP "
+
+
+class TestPki:
+    """Root CA "AC de Teste Captura DF-e" (RSA 2048, 10 years) and the certificates it signs."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    def __init__(self, ca_key: rsa.RSAPrivateKey, ca_cert: x509.Certificate, now: datetime | None) -> None:
+        self._ca_key = ca_key
+        self._ca_cert = ca_cert
+        self._now = now
+
+    @classmethod
+    def create(cls, *, now: datetime | None = None) -> TestPki:
+        key = _new_key()
+        start = (now or datetime.now(UTC)) - timedelta(days=1)
+        name = x509.Name(
+            [
+                x509.NameAttribute(NameOID.COUNTRY_NAME, "BR"),
+                x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Captura DF-e (teste)"),
+                x509.NameAttribute(NameOID.COMMON_NAME, CA_NAME),
+            ]
+        )
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(start)
+            .not_valid_after(start + timedelta(days=3653))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=False,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .sign(key, hashes.SHA256())
+        )
+        return cls(key, cert, now)
+
+    @property
+    def ca_cert_pem(self) -> bytes:
+        return self._ca_cert.public_bytes(serialization.Encoding.PEM)
+
+    @property
+    def ca_certificate(self) -> x509.Certificate:
+        return self._ca_cert
+
+    def save(self, directory: Path) -> None:
+        """Writes the CA certificate and (clear, 0600) key so ``sandbox serve`` can reuse this PKI."""
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / _CA_CERT_FILE).write_bytes(self.ca_cert_pem)
+        key_pem = self._ca_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        fd = os.open(directory / _CA_KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(key_pem)
+
+    @classmethod
+    def load(cls, directory: Path) -> TestPki:
+        cert = x509.load_pem_x509_certificate((directory / _CA_CERT_FILE).read_bytes())
+        key = serialization.load_pem_private_key((directory / _CA_KEY_FILE).read_bytes(), password=None)
+        if not isinstance(key, rsa.RSAPrivateKey):
+            raise ValueError("the saved test CA key is not RSA")
+        return cls(key, cert, None)
+
+    def server_cert(self, hostnames: Sequence[str] = ("localhost", "127.0.0.1", "::1")) -> IssuedCert:
+        """A TLS server certificate for ``hostnames`` (IP literals become IP SAN entries)."""
+        names: list[x509.GeneralName] = []
+        for host in hostnames:
+            try:
+                names.append(x509.IPAddress(ipaddress.ip_address(host)))
+            except ValueError:
+                names.append(x509.DNSName(host))
+        subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostnames[0])])
+        return self._issue(
+            subject,
+            names,
+            [ExtendedKeyUsageOID.SERVER_AUTH],
+            non_repudiation=False,
+            password=TEST_PASSWORD,
+            cnpj=None,
+            validity=(None, None),
+            legacy_rc2=False,
+        )
+
+    def company_cert(
+        self,
+        cnpj: str,
+        name: str,
+        *,
+        password: str = TEST_PASSWORD,
+        not_before: datetime | None = None,
+        not_after: datetime | None = None,
+        legacy_rc2: bool = False,
+        include_cnpj_oid: bool = True,
+        cn_style: bool = True,
+    ) -> IssuedCert:
+        """An e-CNPJ A1 as ICP-Brasil issues it. ``cnpj`` is not validated (tests need bad ones too)."""
+        cnpj = _MASK.sub("", cnpj).upper()
+        names: list[x509.GeneralName] = [
+            _other_name("2.16.76.1.3.4", _person_data(_RESPONSIBLE_CPF)),
+            _other_name("2.16.76.1.3.2", "RESPONSAVEL DE TESTE", tag=0x0C),
+        ]
+        if include_cnpj_oid:
+            names.append(_other_name("2.16.76.1.3.3", cnpj))
+        names.append(_other_name("2.16.76.1.3.7", "0" * 12))
+        return self._issue(
+            self._icp_subject(_common_name(name, cnpj, cn_style), "RFB e-CNPJ A1"),
+            names,
+            [ExtendedKeyUsageOID.CLIENT_AUTH, ExtendedKeyUsageOID.EMAIL_PROTECTION],
+            non_repudiation=True,
+            password=password,
+            cnpj=cnpj,
+            validity=(not_before, not_after),
+            legacy_rc2=legacy_rc2,
+        )
+
+    def person_cert(
+        self,
+        cpf: str,
+        name: str,
+        *,
+        password: str = TEST_PASSWORD,
+        not_before: datetime | None = None,
+        not_after: datetime | None = None,
+        legacy_rc2: bool = False,
+        include_cnpj_oid: bool = True,
+        cn_style: bool = True,
+    ) -> IssuedCert:
+        """An e-CPF A1 (OID 2.16.76.1.3.1); ``include_cnpj_oid`` here means "include the CPF OID"."""
+        cpf = _MASK.sub("", cpf)
+        names: list[x509.GeneralName] = []
+        if include_cnpj_oid:
+            names.append(_other_name("2.16.76.1.3.1", _person_data(cpf)))
+        names += [_other_name("2.16.76.1.3.6", "0" * 12), _other_name("2.16.76.1.3.5", "0" * 19)]
+        return self._issue(
+            self._icp_subject(_common_name(name, cpf, cn_style), "RFB e-CPF A1"),
+            names,
+            [ExtendedKeyUsageOID.CLIENT_AUTH, ExtendedKeyUsageOID.EMAIL_PROTECTION],
+            non_repudiation=True,
+            password=password,
+            cnpj=None,
+            validity=(not_before, not_after),
+            legacy_rc2=legacy_rc2,
+        )
+
+    def _icp_subject(self, common_name: str, kind: str) -> x509.Name:
+        return x509.Name(
+            [
+                x509.NameAttribute(NameOID.COUNTRY_NAME, "BR"),
+                x509.NameAttribute(NameOID.ORGANIZATION_NAME, "ICP-Brasil"),
+                x509.NameAttribute(NameOID.STATE_OR_PROVINCE_NAME, "SP"),
+                x509.NameAttribute(NameOID.LOCALITY_NAME, "SAO PAULO"),
+                x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, CA_NAME),
+                x509.NameAttribute(
+                    NameOID.ORGANIZATIONAL_UNIT_NAME, "Secretaria da Receita Federal do Brasil - RFB"
+                ),
+                x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, kind),
+                x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "Certificado de teste"),
+                x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+            ]
+        )
+
+    def _validity(self, not_before: datetime | None, not_after: datetime | None) -> tuple[datetime, datetime]:
+        now = self._now or datetime.now(UTC)
+        start = not_before or now - timedelta(days=1)
+        if not_before is None and not_after is not None:
+            start = min(start, not_after - timedelta(days=365))
+        end = not_after or max(now, start) + timedelta(days=365)
+        return start, end
+
+    def _issue(
+        self,
+        subject: x509.Name,
+        names: list[x509.GeneralName],
+        usages: list[x509.ObjectIdentifier],
+        *,
+        non_repudiation: bool,
+        password: str,
+        cnpj: str | None,
+        validity: tuple[datetime | None, datetime | None],
+        legacy_rc2: bool,
+    ) -> IssuedCert:
+        key = _new_key()
+        start, end = self._validity(*validity)
+        ca_ski = self._ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(self._ca_cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(start)
+            .not_valid_after(end)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    content_commitment=non_repudiation,
+                    key_encipherment=True,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=False,
+                    crl_sign=False,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+            .add_extension(x509.SubjectAlternativeName(names), critical=False)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False
+            )
+            .sign(self._ca_key, hashes.SHA256())
+        )
+        common_name = str(subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value)
+        key_pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+        if legacy_rc2:
+            pfx = _legacy_pfx(key_pem + cert_pem + self.ca_cert_pem, password, common_name)
+        else:
+            encryption: serialization.KeySerializationEncryption = (
+                serialization.BestAvailableEncryption(password.encode("utf-8"))
+                if password
+                else serialization.NoEncryption()
+            )
+            pfx = pkcs12.serialize_key_and_certificates(
+                common_name.encode("utf-8"), key, cert, [self._ca_cert], encryption
+            )
+        return IssuedCert(cert_pem, key_pem, pfx, password, cnpj, common_name)
+
+
+def _legacy_pfx(pem_bundle: bytes, password: str, friendly_name: str) -> bytes:
+    """PKCS#12 with RC2-40 certificates and 3DES key, via ``openssl pkcs12 -export -legacy``.
+
+    Key and certificates go through a pipe, never a file; the password through the child's
+    environment. Needs OpenSSL 3 with its legacy provider (Debian ships it in libssl3).
+    """
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise RuntimeError("legacy_rc2=True needs the openssl command line (OpenSSL 3 with legacy provider)")
+    env = {**os.environ, "CAPTURA_TEST_PFX_PASSWORD": password}
+    command = [openssl, "pkcs12", "-export", "-legacy", "-name", friendly_name]
+    command += ["-certpbe", "PBE-SHA1-RC2-40", "-keypbe", "PBE-SHA1-3DES", "-macalg", "sha1"]
+    command += ["-passout", "env:CAPTURA_TEST_PFX_PASSWORD"]
+    done = subprocess.run(
+        command,
+        input=pem_bundle,
+        capture_output=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    if done.returncode != 0 or not done.stdout:
+        raise RuntimeError(f"openssl pkcs12 -legacy failed: {done.stderr.decode(errors='replace')}")
+    return done.stdout

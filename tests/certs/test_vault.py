@@ -1,0 +1,203 @@
+from __future__ import annotations
+
+import base64
+import configparser
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import keyring
+import keyring.backends.fail
+import keyring.backends.null
+import pytest
+from cryptography.hazmat.primitives import serialization
+from keyrings.alt.escape import unescape
+
+from app.certs.a1 import CertificateExpired, WrongPassword
+from app.certs.vault import (
+    CertificateNotFound,
+    CertificateVault,
+    NoSecureStorage,
+    TamperedCertificateFile,
+)
+from app.core.ids import Cnpj, Cpf
+from app.sandbox.pki import IssuedCert, TestPki
+
+WINDOWS_BLOB_LIMIT = 2560  # CRED_MAX_CREDENTIAL_BLOB_SIZE, in bytes of UTF-16
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def keyring_entries() -> dict[tuple[str, str], str]:
+    """Everything the test keyring (PlaintextKeyring from tests/conftest.py) holds."""
+    ring = keyring.get_keyring()
+    path = Path(ring.file_path)  # type: ignore[attr-defined]
+    parser = configparser.RawConfigParser()
+    parser.read(path, encoding="utf-8")
+    return {
+        (unescape(section), unescape(option)): base64.b64decode(parser.get(section, option)).decode("utf-8")
+        for section in parser.sections()
+        for option in parser.options(section)
+    }
+
+
+def private_key_ders(issued: IssuedCert) -> list[bytes]:
+    key = serialization.load_pem_private_key(issued.key_pem, password=None)
+    return [
+        key.private_bytes(serialization.Encoding.DER, fmt, serialization.NoEncryption())
+        for fmt in (serialization.PrivateFormat.PKCS8, serialization.PrivateFormat.TraditionalOpenSSL)
+    ]
+
+
+def test_round_trip_keeps_no_secret_in_clear(data_dir: Path, company: IssuedCert) -> None:
+    vault = CertificateVault(data_dir)
+    stored = vault.store(company.pfx, company.password, now())
+
+    assert vault.list() == [Cnpj("12345678000195")]
+    loaded = vault.load(Cnpj("12345678000195"), now())
+    assert loaded == stored
+    assert loaded.certificate.public_key() == loaded.private_key.public_key()
+    assert vault.load("12.345.678/0001-95", now()).serial == stored.serial
+
+    files = sorted(p.name for p in (data_dir / "certificates").iterdir())
+    assert files == ["12345678000195.pfx.enc"]
+    blob = (data_dir / "certificates" / "12345678000195.pfx.enc").read_bytes()
+    assert company.pfx not in blob
+    assert company.password.encode() not in blob
+    for der in private_key_ders(company):
+        assert der not in blob and der[:64] not in blob
+    assert b"PRIVATE KEY" not in blob
+
+
+def test_keyring_holds_only_small_secrets(data_dir: Path, company: IssuedCert) -> None:
+    CertificateVault(data_dir).store(company.pfx, company.password, now())
+
+    entries = keyring_entries()
+    assert set(entries) == {
+        ("CapturaDFe", "12345678000195:pfx-key"),
+        ("CapturaDFe", "12345678000195:pfx-password"),
+    }
+    for secret in entries.values():
+        assert len(secret.encode("utf-16-le")) <= WINDOWS_BLOB_LIMIT
+    assert len(base64.b64decode(entries["CapturaDFe", "12345678000195:pfx-key"])) == 32
+    assert entries["CapturaDFe", "12345678000195:pfx-password"] == company.password
+    assert len(company.pfx) * 2 > WINDOWS_BLOB_LIMIT  # why the PFX itself is not in the keyring
+
+
+def test_tampered_file_is_reported(data_dir: Path, company: IssuedCert) -> None:
+    vault = CertificateVault(data_dir)
+    vault.store(company.pfx, company.password, now())
+    path = data_dir / "certificates" / "12345678000195.pfx.enc"
+    blob = bytearray(path.read_bytes())
+    blob[len(blob) // 2] ^= 0x01
+    path.write_bytes(bytes(blob))
+
+    with pytest.raises(TamperedCertificateFile) as caught:
+        vault.load("12345678000195", now())
+    assert caught.value.message == (
+        "O arquivo guardado do certificado de 12345678000195 foi alterado ou está danificado "
+        "(12345678000195.pfx.enc). Instale o certificado A1 novamente."
+    )
+
+
+def test_file_moved_to_another_cnpj_fails_by_associated_data(data_dir: Path, company: IssuedCert) -> None:
+    vault = CertificateVault(data_dir)
+    vault.store(company.pfx, company.password, now())
+    other = "11222333000181"
+    folder = data_dir / "certificates"
+    (folder / f"{other}.pfx.enc").write_bytes((folder / "12345678000195.pfx.enc").read_bytes())
+    for entry in ("pfx-key", "pfx-password"):
+        secret = keyring.get_password("CapturaDFe", f"12345678000195:{entry}")
+        assert secret is not None
+        keyring.set_password("CapturaDFe", f"{other}:{entry}", secret)
+
+    with pytest.raises(TamperedCertificateFile):
+        vault.load(other, now())
+
+
+def test_wrong_password_stores_nothing(data_dir: Path, company: IssuedCert) -> None:
+    vault = CertificateVault(data_dir)
+    with pytest.raises(WrongPassword):
+        vault.store(company.pfx, "errada", now())
+    assert vault.list() == []
+    assert keyring_entries() == {}
+
+
+def test_expired_certificate_is_refused_on_store_and_load(data_dir: Path, pki: TestPki) -> None:
+    soon = now() + timedelta(days=2)
+    issued = pki.company_cert("12345678000195", "EMPRESA", not_after=soon)
+    vault = CertificateVault(data_dir)
+    vault.store(issued.pfx, "1234", now())
+    with pytest.raises(CertificateExpired):
+        vault.load("12345678000195", soon + timedelta(seconds=1))
+    with pytest.raises(CertificateExpired):
+        vault.store(issued.pfx, "1234", soon)
+
+
+@pytest.mark.parametrize("backend", [keyring.backends.fail.Keyring, keyring.backends.null.Keyring])
+def test_no_secure_storage(data_dir: Path, company: IssuedCert, backend: type) -> None:
+    keyring.set_keyring(backend())
+    vault = CertificateVault(data_dir)
+    with pytest.raises(NoSecureStorage) as caught:
+        vault.store(company.pfx, company.password, now())
+    assert "Não há um cofre de senhas seguro disponível" in caught.value.message
+    assert "Secret Service" in caught.value.message and "GNOME Keyring" in caught.value.message
+    assert not (data_dir / "certificates").exists() or not any((data_dir / "certificates").iterdir())
+
+
+def test_load_unknown_and_missing_keyring_entry(data_dir: Path, company: IssuedCert) -> None:
+    vault = CertificateVault(data_dir)
+    with pytest.raises(CertificateNotFound) as caught:
+        vault.load("12345678000195", now())
+    assert "Nenhum certificado instalado para 12345678000195" in caught.value.message
+
+    vault.store(company.pfx, company.password, now())
+    keyring.delete_password("CapturaDFe", "12345678000195:pfx-key")
+    with pytest.raises(CertificateNotFound) as caught:
+        vault.load("12345678000195", now())
+    assert "não está no cofre de senhas do sistema" in caught.value.message
+
+
+def test_remove_deletes_file_and_secrets(data_dir: Path, company: IssuedCert, pki: TestPki) -> None:
+    vault = CertificateVault(data_dir)
+    vault.store(company.pfx, company.password, now())
+    person = pki.person_cert("52998224725", "FULANO")
+    vault.store(person.pfx, "1234", now())
+    assert vault.list() == [Cnpj("12345678000195"), Cpf("52998224725")]
+
+    vault.remove(Cnpj("12345678000195"))
+
+    assert vault.list() == [Cpf("52998224725")]
+    assert {user for _, user in keyring_entries()} == {"52998224725:pfx-key", "52998224725:pfx-password"}
+    with pytest.raises(CertificateNotFound):
+        vault.load("12345678000195", now())
+    vault.remove("12345678000195")  # removing twice is harmless
+
+
+def test_renewal_replaces_and_failed_replace_keeps_the_old_one(
+    data_dir: Path, company: IssuedCert, pki: TestPki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = CertificateVault(data_dir)
+    first = vault.store(company.pfx, company.password, now())
+    renewed = pki.company_cert("12345678000195", "EMPRESA TESTE LTDA", password="nova")
+
+    def failing_replace(src: str, dst: str) -> None:
+        raise OSError("disco cheio")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disco cheio"):
+        vault.store(renewed.pfx, "nova", now())
+    monkeypatch.undo()
+    assert vault.load("12345678000195", now()).serial == first.serial
+    assert [p.name for p in (data_dir / "certificates").iterdir()] == ["12345678000195.pfx.enc"]
+
+    second = vault.store(renewed.pfx, "nova", now())
+    assert second.serial != first.serial
+    assert vault.load("12345678000195", now()).serial == second.serial
+
+
+def test_service_name_separates_entries(data_dir: Path, company: IssuedCert) -> None:
+    CertificateVault(data_dir, service_name="OutroApp").store(company.pfx, company.password, now())
+    assert {service for service, _ in keyring_entries()} == {"OutroApp"}
