@@ -1,0 +1,223 @@
+"""NF-e 4.00: the signed NFe with its authorisation (nfeProc) and the recipient's summary (resNFe 1.01)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from app.core.keys import AccessKey, DocumentModel
+from app.sandbox.docgen.common import (
+    XML_DECLARATION,
+    Party,
+    Signers,
+    address,
+    digest_value,
+    dt,
+    esc,
+    money,
+    phone,
+    protocol_number,
+    random_code,
+    strip_declaration,
+    year_month,
+)
+
+NFE_NS = "http://www.portalfiscal.inf.br/nfe"
+_PRODUCTS = (
+    ("PARAFUSO SEXTAVADO 1/4 ZINCADO", "73181500", "CX"), ("CHAPA DE ACO 2MM", "72085200", "KG"),
+    ("CABO FLEXIVEL 2,5MM 100M", "85444900", "RL"), ("TINTA ACRILICA BRANCA 18L", "32091010", "LT"),
+    ("PAPEL A4 75G RESMA", "48025610", "PCT"), ("OLEO LUBRIFICANTE 1L", "27101932", "UN"),
+    ("MOTOR ELETRICO 1CV", "85014019", "UN"), ("ROLAMENTO 6205 2RS", "84821010", "UN"),
+    ("CAFE TORRADO 500G", "09012100", "PCT"), ("EMBALAGEM PAPELAO 40X30", "48191000", "UN"),
+)
+
+
+@dataclass(frozen=True)
+class GeneratedNFe:
+    """An authorised NF-e as the services distribute it."""
+
+    key: str
+    nfe_proc: bytes
+    res_nfe: bytes
+    emitter: Party
+    recipient: Party
+    transporter: Party | None
+    aut_xml: tuple[str, ...]
+    issued_at: datetime
+    authorised_at: datetime
+    total_cents: int
+    protocol: str
+    dig_val: str
+
+
+def _item(
+    n: int, product: tuple[str, str, str], cents: int, intra: bool, rng: random.Random
+) -> tuple[str, int, int, int]:
+    name, ncm, unit = product
+    qty = rng.randrange(1, 50)
+    unit_price = f"{cents / qty / 100:.10f}"
+    v = money(cents)
+    icms = round(cents * 0.18)
+    pis = round(cents * 0.0165)
+    cofins = round(cents * 0.076)
+    cfop = "5102" if intra else "6102"
+    return (
+        f'<det nItem="{n}"><prod><cProd>{1000 + n}</cProd><cEAN>SEM GTIN</cEAN><xProd>{esc(name)}</xProd>'
+        f"<NCM>{ncm}</NCM><CFOP>{cfop}</CFOP><uCom>{unit}</uCom><qCom>{qty}.0000</qCom>"
+        f"<vUnCom>{unit_price}</vUnCom><vProd>{v}</vProd><cEANTrib>SEM GTIN</cEANTrib><uTrib>{unit}</uTrib>"
+        f"<qTrib>{qty}.0000</qTrib><vUnTrib>{unit_price}</vUnTrib><indTot>1</indTot></prod>"
+        f"<imposto><ICMS><ICMS00><orig>0</orig><CST>00</CST><modBC>3</modBC><vBC>{v}</vBC>"
+        f"<pICMS>18.0000</pICMS><vICMS>{money(icms)}</vICMS></ICMS00></ICMS>"
+        f"<PIS><PISAliq><CST>01</CST><vBC>{v}</vBC><pPIS>1.6500</pPIS><vPIS>{money(pis)}</vPIS></PISAliq>"
+        "</PIS>"
+        f"<COFINS><COFINSAliq><CST>01</CST><vBC>{v}</vBC><pCOFINS>7.6000</pCOFINS>"
+        f"<vCOFINS>{money(cofins)}</vCOFINS></COFINSAliq></COFINS></imposto></det>"
+    ), icms, pis, cofins
+
+
+def _address_xml(tag: str, party: Party, rng: random.Random) -> str:
+    street, number, district, cep = address(rng)
+    return (
+        f"<{tag}><xLgr>{street}</xLgr><nro>{number}</nro><xBairro>{district}</xBairro>"
+        f"<cMun>{party.c_mun}</cMun><xMun>{esc(party.x_mun)}</xMun><UF>{party.uf}</UF><CEP>{cep}</CEP>"
+        f"<cPais>1058</cPais><xPais>BRASIL</xPais><fone>{phone(rng)}</fone></{tag}>"
+    )
+
+
+def _split(total: int, parts: int, rng: random.Random) -> list[int]:
+    weights = [rng.randrange(1, 10) for _ in range(parts)]
+    values = [max(1, total * w // sum(weights)) for w in weights]
+    values[-1] += total - sum(values)
+    return values
+
+
+def build_nfe(
+    signers: Signers,
+    rng: random.Random,
+    *,
+    emitter: Party,
+    recipient: Party,
+    issued_at: datetime,
+    number: int,
+    serie: int,
+    tp_amb: int,
+    total_cents: int | None,
+    transporter: Party | None,
+    aut_xml: Sequence[str],
+    items: int,
+    protocol_seq: int,
+) -> GeneratedNFe:
+    if total_cents is None:
+        total_cents = rng.randrange(5_000, 5_000_000)
+    items = max(1, min(items, total_cents))
+    code = random_code(rng, number)
+    key = AccessKey.build(
+        uf=emitter.uf, year_month=year_month(issued_at), issuer=emitter.doc, model=DocumentModel.NFE,
+        serie=serie, number=number, tp_emis=1, code=code,
+    ).value
+    intra = emitter.uf == recipient.uf
+    dets, icms, pis, cofins = [], 0, 0, 0
+    for n, cents in enumerate(_split(total_cents, items, rng), start=1):
+        xml, i, p, c = _item(n, rng.choice(_PRODUCTS), cents, intra, rng)
+        dets.append(xml)
+        icms, pis, cofins = icms + i, pis + p, cofins + c
+    v = money(total_cents)
+    dest_ie = (
+        f"<indIEDest>1</indIEDest><IE>{recipient.ie}</IE>" if recipient.ie else "<indIEDest>9</indIEDest>"
+    )
+    if transporter is not None:
+        transp = (
+            f"<transp><modFrete>0</modFrete><transporta>{transporter.doc_xml()}"
+            f"<xNome>{esc(transporter.name)}</xNome><xMun>{esc(transporter.x_mun)}</xMun>"
+            f"<UF>{transporter.uf}</UF></transporta><vol><qVol>{rng.randrange(1, 40)}</qVol>"
+            f"<esp>CAIXA</esp><pesoL>{rng.randrange(1, 900)}.000</pesoL>"
+            f"<pesoB>{rng.randrange(900, 999)}.000</pesoB>"
+            f"</vol></transp>"
+        )
+    else:
+        transp = "<transp><modFrete>9</modFrete></transp>"
+    aut = "".join(
+        f"<autXML><{'CPF' if len(doc) == 11 else 'CNPJ'}>{doc}</{'CPF' if len(doc) == 11 else 'CNPJ'}>"
+        "</autXML>"
+        for doc in aut_xml
+    )
+    inf_id = "NFe" + key
+    emit_street, emit_nro, emit_district, emit_cep = address(rng)
+    nat_op = "VENDA DE MERCADORIA"
+    inf_nfe = (
+        f'<NFe xmlns="{NFE_NS}"><infNFe versao="4.00" Id="{inf_id}"><ide><cUF>{emitter.cuf}</cUF>'
+        f"<cNF>{code:08d}</cNF><natOp>{nat_op}</natOp><mod>55</mod><serie>{serie}</serie><nNF>{number}</nNF>"
+        f"<dhEmi>{dt(issued_at)}</dhEmi><dhSaiEnt>{dt(issued_at)}</dhSaiEnt><tpNF>1</tpNF>"
+        f"<idDest>{1 if intra else 2}</idDest><cMunFG>{emitter.c_mun}</cMunFG><tpImp>1</tpImp>"
+        "<tpEmis>1</tpEmis>"
+        f"<cDV>{key[-1]}</cDV><tpAmb>{tp_amb}</tpAmb><finNFe>1</finNFe>"
+        f"<indFinal>{0 if recipient.ie else 1}</indFinal>"
+        f"<indPres>9</indPres><procEmi>0</procEmi><verProc>Sandbox Captura 1.0</verProc></ide>"
+        f"<emit>{emitter.doc_xml()}<xNome>{esc(emitter.name)}</xNome><enderEmit><xLgr>{emit_street}</xLgr>"
+        f"<nro>{emit_nro}</nro><xBairro>{emit_district}</xBairro><cMun>{emitter.c_mun}</cMun>"
+        f"<xMun>{esc(emitter.x_mun)}</xMun><UF>{emitter.uf}</UF><CEP>{emit_cep}</CEP><cPais>1058</cPais>"
+        f"<xPais>BRASIL</xPais></enderEmit><IE>{emitter.ie_or_derived()}</IE><CRT>3</CRT></emit>"
+        f"<dest>{recipient.doc_xml()}<xNome>{esc(recipient.name)}</xNome>"
+        f"{_address_xml('enderDest', recipient, rng)}{dest_ie}</dest>{aut}{''.join(dets)}"
+        f"<total><ICMSTot><vBC>{v}</vBC><vICMS>{money(icms)}</vICMS><vICMSDeson>0.00</vICMSDeson>"
+        f"<vFCP>0.00</vFCP><vBCST>0.00</vBCST><vST>0.00</vST><vFCPST>0.00</vFCPST><vFCPSTRet>0.00</vFCPSTRet>"
+        f"<vProd>{v}</vProd><vFrete>0.00</vFrete><vSeg>0.00</vSeg><vDesc>0.00</vDesc><vII>0.00</vII>"
+        f"<vIPI>0.00</vIPI><vIPIDevol>0.00</vIPIDevol><vPIS>{money(pis)}</vPIS>"
+        f"<vCOFINS>{money(cofins)}</vCOFINS>"
+        f"<vOutro>0.00</vOutro><vNF>{v}</vNF></ICMSTot></total>{transp}"
+        f"<cobr><fat><nFat>{number}</nFat><vOrig>{v}</vOrig><vDesc>0.00</vDesc><vLiq>{v}</vLiq></fat>"
+        f"<dup><nDup>001</nDup><dVenc>{(issued_at + timedelta(days=30)).date().isoformat()}</dVenc>"
+        f"<vDup>{v}</vDup></dup></cobr>"
+        f"<pag><detPag><indPag>1</indPag><tPag>15</tPag><vPag>{v}</vPag></detPag></pag>"
+        f"<infAdic><infCpl>{esc('Documento gerado pelo sandbox Captura DF-e; sem valor fiscal.')}</infCpl>"
+        "</infAdic>"
+        f"</infNFe></NFe>"
+    )
+    signed = strip_declaration(signers.sign(inf_nfe, inf_id, emitter.doc, emitter.name))
+    dig_val = digest_value(signed)
+    authorised_at = issued_at + timedelta(seconds=rng.randrange(2, 90))
+    protocol = protocol_number(f"1{emitter.cuf}", authorised_at, protocol_seq)
+    prot = (
+        f'<protNFe versao="4.00"><infProt><tpAmb>{tp_amb}</tpAmb><verAplic>SP_NFE_PL009_V4</verAplic>'
+        f"<chNFe>{key}</chNFe><dhRecbto>{dt(authorised_at)}</dhRecbto><nProt>{protocol}</nProt>"
+        f"<digVal>{dig_val}</digVal><cStat>100</cStat><xMotivo>Autorizado o uso da NF-e</xMotivo>"
+        f"</infProt></protNFe>"
+    )
+    nfe_proc = (
+        f'{XML_DECLARATION}<nfeProc xmlns="{NFE_NS}" versao="4.00">'.encode()
+        + signed
+        + f"{prot}</nfeProc>".encode()
+    )
+    res = res_nfe(key, emitter, issued_at, total_cents, dig_val, authorised_at, protocol)
+    return GeneratedNFe(
+        key=key, nfe_proc=nfe_proc, res_nfe=res, emitter=emitter, recipient=recipient,
+        transporter=transporter,
+        aut_xml=tuple(aut_xml), issued_at=issued_at, authorised_at=authorised_at, total_cents=total_cents,
+        protocol=protocol, dig_val=dig_val,
+    )
+
+
+def res_nfe(
+    key: str,
+    emitter: Party,
+    issued_at: datetime,
+    total_cents: int,
+    dig_val: str,
+    authorised_at: datetime,
+    protocol: str,
+    *,
+    c_sit: int = 1,
+) -> bytes:
+    """resNFe 1.01: what a recipient receives until it manifests (cSitNFe 1 authorised, 3 cancelled)."""
+    return (
+        f'{XML_DECLARATION}<resNFe xmlns="{NFE_NS}" versao="1.01"><chNFe>{key}</chNFe>{emitter.doc_xml()}'
+        f"<xNome>{esc(emitter.name)}</xNome><IE>{emitter.ie_or_derived()}</IE><dhEmi>{dt(issued_at)}</dhEmi>"
+        f"<tpNF>1</tpNF><vNF>{money(total_cents)}</vNF><digVal>{dig_val}</digVal>"
+        f"<dhRecbto>{dt(authorised_at)}</dhRecbto><nProt>{protocol}</nProt><cSitNFe>{c_sit}</cSitNFe>"
+        "</resNFe>"
+    ).encode()
+
+
+__all__ = ["NFE_NS", "GeneratedNFe", "build_nfe", "res_nfe"]
