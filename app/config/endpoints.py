@@ -8,15 +8,9 @@ service at another URL (the sandbox, a proxy); see :mod:`app.config.settings`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum, IntEnum, StrEnum
+from enum import Enum, StrEnum
 
-
-class Product(StrEnum):
-    """Document family; timeouts and quotas are set per product."""
-
-    NFE = "nfe"
-    CTE = "cte"
-    NFSE = "nfse"
+from app.core.products import Environment, Product
 
 
 class Service(StrEnum):
@@ -53,29 +47,6 @@ _SERVICE_LABELS = {
     Service.NFSE_ADN_CONTRIBUINTES: "NFS-e Nacional: ADN Contribuintes",
     Service.NFSE_SEFIN: "NFS-e Nacional: Sefin Nacional",
 }
-
-
-class Environment(IntEnum):
-    """Fiscal environment; the value is ``tpAmb`` (NF-e/CT-e) and ``tpAmb``/``ambGer`` style codes."""
-
-    PRODUCAO = 1
-    HOMOLOGACAO = 2
-
-    @property
-    def key(self) -> str:
-        """Key in settings.json."""
-        return "producao" if self is Environment.PRODUCAO else "homologacao"
-
-    @property
-    def label(self) -> str:
-        return "Produção" if self is Environment.PRODUCAO else "Homologação / Produção restrita"
-
-    @classmethod
-    def from_key(cls, key: str) -> Environment:
-        for environment in cls:
-            if environment.key == key:
-                return environment
-        raise ValueError(key)
 
 
 OFFICIAL_URLS: dict[tuple[Service, Environment], str] = {

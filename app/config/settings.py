@@ -38,8 +38,9 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.config.endpoints import Environment, Product, Service, official_url
+from app.config.endpoints import Service, official_url
 from app.core.errors import CapturaError
+from app.core.products import Environment, Product
 
 SETTINGS_FILENAME = "settings.json"
 FORMAT_VERSION = 1

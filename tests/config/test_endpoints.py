@@ -11,13 +11,12 @@ from app.config.endpoints import (
     NFE_RECEPCAO_EVENTO_ACTION_GENERIC,
     OFFICIAL_URLS,
     SOAP_BINDINGS,
-    Environment,
-    Product,
     Service,
     Transport,
     official_url,
     transport,
 )
+from app.core.products import Environment, Product
 
 
 def test_environment_values_are_tp_amb() -> None:

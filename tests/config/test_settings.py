@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.config.endpoints import Environment, Product, Service, official_url
+from app.config.endpoints import Service, official_url
 from app.config.settings import (
     SETTINGS_FILENAME,
     CallTimeouts,
@@ -19,6 +19,7 @@ from app.config.settings import (
     save_settings,
 )
 from app.core.errors import CapturaError
+from app.core.products import Environment, Product
 
 SANDBOX_URL = "https://127.0.0.1:8443/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx"
 
