@@ -1,0 +1,148 @@
+"""The audit trail: every government call, the archived requests and responses, retention.
+
+``prune`` deletes only audit rows (archived exchanges, the call log, finished runs) older than
+the retention period; documents, versions and events are never touched. It deletes in small
+batches, each its own transaction, so the capture threads never wait long for the write lock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import InstrumentedAttribute
+
+from app.store.db import Database
+from app.store.errors import InvalidRecord
+from app.store.models import ArchivedExchangeRow, GovernmentCallRow, RunRow
+from app.store.records import CallOutcome, CallRecord, Product, PruneResult, RunStatus
+from app.store.types import compress, decompress
+
+DEFAULT_RETENTION = timedelta(days=365)
+_PRUNE_BATCH = 2_000
+
+
+class UnknownArchive(InvalidRecord, LookupError):
+    """No archived exchange with that id."""
+
+
+def _call(row: GovernmentCallRow) -> CallRecord:
+    return CallRecord(
+        id=row.id,
+        service=row.service,
+        outcome=CallOutcome(row.outcome),
+        at=row.at,
+        duration_ms=row.duration_ms,
+        company_id=row.company_id,
+        product=Product(row.product) if row.product else None,
+        operation=row.operation,
+        cstat=row.cstat,
+        http_status=row.http_status,
+        error_text=row.error_text,
+        run_id=row.run_id,
+    )
+
+
+class AuditRepository:
+    """Log calls, archive exchanges, prune old audit rows."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def log_call(self, call: CallRecord) -> int:
+        """Record one government call; returns its id (to link the archived exchange)."""
+        if call.at.utcoffset() is None:
+            raise InvalidRecord("Horário da chamada sem fuso horário.")
+        row = GovernmentCallRow(
+            company_id=call.company_id,
+            product=call.product.value if call.product else None,
+            service=call.service,
+            operation=call.operation,
+            outcome=call.outcome.value,
+            cstat=call.cstat,
+            http_status=call.http_status,
+            duration_ms=max(0, call.duration_ms),
+            at=call.at,
+            error_text=call.error_text,
+            run_id=call.run_id,
+        )
+        with self._db.session() as s:
+            s.add(row)
+            s.flush()
+            return row.id
+
+    def recent_calls(self, limit: int = 100, company_id: int | None = None) -> list[CallRecord]:
+        query = select(GovernmentCallRow).order_by(GovernmentCallRow.at.desc(), GovernmentCallRow.id.desc())
+        if company_id is not None:
+            query = query.where(GovernmentCallRow.company_id == company_id)
+        with self._db.reader() as s:
+            return [_call(r) for r in s.scalars(query.limit(limit))]
+
+    def archive_exchange(
+        self,
+        service: str,
+        *,
+        request: bytes | None,
+        response: bytes | None,
+        company_id: int | None = None,
+        call_id: int | None = None,
+    ) -> int:
+        """Keep a request/response pair (compressed) for audit and reprocessing."""
+        row = ArchivedExchangeRow(
+            call_id=call_id,
+            company_id=company_id,
+            service=service,
+            request_zlib=compress(request) if request is not None else None,
+            response_zlib=compress(response) if response is not None else None,
+            created_at=self._db.clock.now(),
+        )
+        with self._db.session() as s:
+            s.add(row)
+            s.flush()
+            return row.id
+
+    def get_exchange(self, archive_id: int) -> tuple[bytes | None, bytes | None]:
+        """(request, response) as they were archived."""
+        with self._db.reader() as s:
+            found = s.execute(
+                select(ArchivedExchangeRow.request_zlib, ArchivedExchangeRow.response_zlib).where(
+                    ArchivedExchangeRow.id == archive_id
+                )
+            ).first()
+        if found is None:
+            raise UnknownArchive(f"Resposta arquivada não encontrada (id {archive_id}).")
+        request, response = found
+        return (
+            decompress(request) if request is not None else None,
+            decompress(response) if response is not None else None,
+        )
+
+    def prune(self, retention: timedelta = DEFAULT_RETENTION) -> PruneResult:
+        """Delete audit rows older than ``retention`` (default 365 days) before now."""
+        if retention <= timedelta(0):
+            raise InvalidRecord("O período de retenção deve ser positivo.")
+        cutoff = self._db.clock.now() - retention
+        archives = self._delete_older(ArchivedExchangeRow, ArchivedExchangeRow.created_at, cutoff)
+        calls = self._delete_older(GovernmentCallRow, GovernmentCallRow.at, cutoff)
+        runs = self._delete_older(
+            RunRow, RunRow.started_at, cutoff, RunRow.status != RunStatus.RUNNING.value
+        )
+        return PruneResult(archives=archives, calls=calls, runs=runs)
+
+    def _delete_older(
+        self,
+        model: type[ArchivedExchangeRow] | type[GovernmentCallRow] | type[RunRow],
+        column: InstrumentedAttribute[datetime],
+        cutoff: datetime,
+        *extra: object,
+    ) -> int:
+        total = 0
+        while True:
+            with self._db.session() as s:
+                ids = list(
+                    s.scalars(select(model.id).where(column < cutoff, *extra).limit(_PRUNE_BATCH))  # type: ignore[arg-type]
+                )
+                if not ids:
+                    return total
+                s.execute(delete(model).where(model.id.in_(ids)))
+            total += len(ids)

@@ -1,0 +1,160 @@
+"""Opening the database: one engine per file, migrations to head, short sessions.
+
+SQLite runs in WAL mode (readers never wait for the writer), with foreign keys on, synchronous
+NORMAL (safe in WAL; a power cut loses at most the last commits, never consistency) and a busy
+timeout so concurrent writers queue instead of failing. SQLAlchemy emits BEGIN itself: write
+sessions take ``BEGIN IMMEDIATE`` so two writers serialise at the start of the transaction (a
+deferred transaction that reads and then writes could fail with SQLITE_BUSY without waiting);
+read sessions use a plain deferred ``BEGIN`` and never block.
+
+Migrations live in ``app/store/migrations`` and run through Alembic's API with a
+``Config`` built in code (no alembic.ini). To write a new revision during development::
+
+    from alembic import command
+    from app.store.db import alembic_config
+    command.revision(alembic_config(url="sqlite:///scratch.db"), message="...", autogenerate=True)
+
+(upgrade ``scratch.db`` to head first, then review the generated file by hand).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.core.clock import Clock, SystemClock
+from app.store.errors import StorageBug, StorageUnavailable, translate_errors
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+BUSY_TIMEOUT_MS = 15_000
+_BEGIN_OPTION = "captura_begin"
+
+
+def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:
+    """An Alembic ``Config`` pointing at the migrations package; no ini file involved."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # Revision files must be importable module names (mypy checks them): r<rev>_<slug>.py.
+    config.set_main_option("file_template", "r%%(rev)s_%%(slug)s")
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", url)
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:
+        raise StorageBug("no migration found in app/store/migrations/versions")
+    return head
+
+
+def _configure_engine(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Hand transaction control to SQLAlchemy (the "begin" hook below): the sqlite3 module's
+        # legacy mode would skip BEGIN for SELECT and DDL.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        mode = connection.get_execution_options().get(_BEGIN_OPTION, "DEFERRED")
+        connection.exec_driver_sql(f"BEGIN {mode}")
+
+
+class Database:
+    """An open database: one engine shared by every thread, short sessions per operation.
+
+    ``session()`` is for writes (commits at the end, rolls back on error); ``reader()`` for
+    reads. Both translate database errors into ``StorageUnavailable`` or ``StorageBug``.
+    ORM objects never leave a session: repositories return frozen dataclasses or ids.
+    """
+
+    def __init__(self, path: Path, engine: Engine, clock: Clock) -> None:
+        self.path = path
+        self.engine = engine
+        self.clock = clock
+        writer = engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+        self._writer = sessionmaker(writer, expire_on_commit=False)
+        self._reader = sessionmaker(engine, expire_on_commit=False)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A write transaction: ``BEGIN IMMEDIATE``, commit on success, rollback on error."""
+        with translate_errors(self.path), self._writer() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def reader(self) -> Iterator[Session]:
+        """A read-only snapshot (deferred transaction, rolled back at the end)."""
+        # No explicit begin: the first statement starts a deferred transaction, and closing the
+        # session rolls it back and returns the connection.
+        with translate_errors(self.path), self._reader() as session:
+            yield session
+
+    def revision(self) -> str | None:
+        with translate_errors(self.path), self.engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _upgrade(engine: Engine, path: Path) -> None:
+    known = ScriptDirectory.from_config(alembic_config())
+    with engine.begin() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+        if current is not None:
+            try:
+                known.get_revision(current)
+            except CommandError as error:
+                raise StorageUnavailable(
+                    f"O banco de dados {path} foi gravado por uma versão mais nova do Captura DF-e "
+                    f"(revisão {current}). Atualize o programa para abri-lo."
+                ) from error
+        command.upgrade(alembic_config(connection), "head")
+
+
+def open_database(path: Path, *, clock: Clock | None = None) -> Database:
+    """Open (creating if missing) the database at ``path`` and migrate it to the newest schema."""
+    path = Path(path)
+    with translate_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+    _configure_engine(engine)
+    try:
+        with translate_errors(path):
+            _upgrade(engine, path)
+    except BaseException:
+        engine.dispose()
+        raise
+    log.info("database open: %s", path)
+    return Database(path, engine, clock or SystemClock())

@@ -1,0 +1,130 @@
+"""Events (cancellation, CC-e, manifestations, NFS-e events) linked to documents by key."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.store.db import Database
+from app.store.errors import InvalidRecord
+from app.store.items import record_item_in
+from app.store.models import KEY_LEN, EventRow
+from app.store.records import KIND_RANK, DocumentKind, EventInput, EventRecord, Product, StoredEvent
+from app.store.types import pack_xml, unpack_xml
+
+
+class UnknownEvent(InvalidRecord, LookupError):
+    """No event with that id."""
+
+
+def _record(row: EventRow) -> EventRecord:
+    return EventRecord(
+        id=row.id,
+        company_id=row.company_id,
+        product=Product(row.product),
+        kind=DocumentKind(row.kind),
+        access_key=row.access_key,
+        tp_evento=row.tp_evento,
+        n_seq_evento=row.n_seq_evento,
+        nsu=row.nsu,
+        description=row.description,
+        protocol=row.protocol,
+        event_at=row.event_at,
+        cstat=row.cstat,
+        author_id=row.author_id,
+        sha256=row.xml_sha256,
+        created_at=row.created_at,
+    )
+
+
+def _validate(event: EventInput) -> None:
+    if not event.access_key or len(event.access_key) > KEY_LEN:
+        raise InvalidRecord(f"Evento com chave de acesso inválida: {event.access_key!r}.")
+    if not (event.tp_evento.isdigit() and len(event.tp_evento) == 6):
+        raise InvalidRecord(f"Tipo de evento inválido: {event.tp_evento!r} (esperados 6 dígitos).")
+    if event.event_at is not None and event.event_at.utcoffset() is None:
+        raise InvalidRecord("Data do evento sem fuso horário.")
+
+
+def store_event_in(session: Session, company_id: int, event: EventInput, now: datetime) -> StoredEvent:
+    """Upsert one event inside an open write session; a procEvento replaces its resEvento."""
+    _validate(event)
+    packed = pack_xml(event.xml)
+    row = session.scalar(
+        select(EventRow).where(
+            EventRow.company_id == company_id,
+            EventRow.product == event.product.value,
+            EventRow.access_key == event.access_key,
+            EventRow.tp_evento == event.tp_evento,
+            EventRow.n_seq_evento == event.n_seq_evento,
+        )
+    )
+    created = row is None
+    replaced = False
+    if row is None:
+        row = EventRow(company_id=company_id, product=event.product.value, created_at=now)
+        session.add(row)
+    else:
+        # Same bytes again, or a poorer form (resEvento after procEvento): keep what we have.
+        replaced = row.xml_sha256 != packed.sha256 and (
+            KIND_RANK[event.kind] >= KIND_RANK[DocumentKind(row.kind)]
+        )
+    if created or replaced:
+        row.kind = event.kind.value
+        row.access_key = event.access_key
+        row.tp_evento = event.tp_evento
+        row.n_seq_evento = event.n_seq_evento
+        row.nsu = event.nsu
+        row.schema = event.schema
+        row.description = event.description
+        row.protocol = event.protocol
+        row.event_at = event.event_at
+        row.cstat = event.cstat
+        row.author_id = event.author_id
+        row.xml_zlib = packed.blob
+        row.xml_sha256 = packed.sha256
+        row.xml_size = packed.size
+        row.updated_at = now
+    session.flush()
+    nsu_new = False
+    if event.nsu is not None:
+        nsu_new = record_item_in(
+            session, company_id, event.product, event.nsu, event.schema, event_id=row.id, now=now
+        )
+    return StoredEvent(event_id=row.id, created=created, replaced=replaced, nsu_was_new=nsu_new)
+
+
+class EventRepository:
+    """Store events and read them back by document key."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def store(self, company_id: int, event: EventInput) -> StoredEvent:
+        with self._db.session() as s:
+            return store_event_in(s, company_id, event, self._db.clock.now())
+
+    def for_key(self, company_id: int, product: Product, access_key: str) -> list[EventRecord]:
+        """The events of one document, oldest first."""
+        with self._db.reader() as s:
+            rows = s.scalars(
+                select(EventRow)
+                .where(
+                    EventRow.company_id == company_id,
+                    EventRow.product == product.value,
+                    EventRow.access_key == access_key,
+                )
+                .order_by(EventRow.event_at, EventRow.id)
+            )
+            return [_record(r) for r in rows]
+
+    def get_xml(self, event_id: int) -> bytes:
+        with self._db.reader() as s:
+            found = s.execute(
+                select(EventRow.xml_zlib, EventRow.xml_sha256).where(EventRow.id == event_id)
+            ).first()
+        if found is None:
+            raise UnknownEvent(f"Evento não encontrado (id {event_id}).")
+        return unpack_xml(found[0], found[1])

@@ -1,0 +1,115 @@
+"""Distribution items: what each NSU brought. Every NSU is stored exactly once per company and
+product, so NSU gaps are a range query over ``uq_distribution_items_company_id_product_nsu``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.core.nsu import NSU_MAX, missing_nsus
+from app.store.db import Database
+from app.store.errors import InvalidRecord
+from app.store.models import DistributionItemRow
+from app.store.records import Product
+
+
+def record_item_in(
+    session: Session,
+    company_id: int,
+    product: Product,
+    nsu: int,
+    schema: str | None,
+    *,
+    document_id: int | None = None,
+    event_id: int | None = None,
+    now: datetime,
+) -> bool:
+    """Record that ``nsu`` arrived; False when it was already recorded (its links are then
+    filled in if they were missing, never overwritten)."""
+    if not 0 <= nsu <= NSU_MAX:
+        raise InvalidRecord(f"NSU fora do intervalo de 15 dígitos: {nsu}.")
+    row = session.scalar(
+        select(DistributionItemRow).where(
+            DistributionItemRow.company_id == company_id,
+            DistributionItemRow.product == product.value,
+            DistributionItemRow.nsu == nsu,
+        )
+    )
+    if row is not None:
+        if row.document_id is None and document_id is not None:
+            row.document_id = document_id
+        if row.event_id is None and event_id is not None:
+            row.event_id = event_id
+        return False
+    session.add(
+        DistributionItemRow(
+            company_id=company_id,
+            product=product.value,
+            nsu=nsu,
+            schema=schema,
+            document_id=document_id,
+            event_id=event_id,
+            received_at=now,
+        )
+    )
+    session.flush()
+    return True
+
+
+class DistributionItemRepository:
+    """Record NSUs and find the ones missing in a range."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def record(
+        self,
+        company_id: int,
+        product: Product,
+        nsu: int,
+        schema: str | None = None,
+        *,
+        document_id: int | None = None,
+        event_id: int | None = None,
+    ) -> bool:
+        """True if the NSU was new (an item that failed to parse is still recorded)."""
+        with self._db.session() as s:
+            return record_item_in(
+                s, company_id, product, nsu, schema,
+                document_id=document_id, event_id=event_id, now=self._db.clock.now(),
+            )
+
+    def received(self, company_id: int, product: Product, first: int, last: int) -> list[int]:
+        """NSUs recorded in ``first..last`` (inclusive), ascending."""
+        with self._db.reader() as s:
+            return list(
+                s.scalars(
+                    select(DistributionItemRow.nsu)
+                    .where(
+                        DistributionItemRow.company_id == company_id,
+                        DistributionItemRow.product == product.value,
+                        DistributionItemRow.nsu.between(first, last),
+                    )
+                    .order_by(DistributionItemRow.nsu)
+                )
+            )
+
+    def missing(self, company_id: int, product: Product, first: int, last: int) -> list[int]:
+        """NSUs in ``first..last`` (inclusive) never recorded: the gaps to recover."""
+        return list(missing_nsus(self.received(company_id, product, first, last), first, last))
+
+    def first_received_since(self, company_id: int, product: Product, since: datetime) -> int | None:
+        """The lowest NSU recorded at or after ``since`` (the start of the daily gap window)."""
+        with self._db.reader() as s:
+            return s.scalar(
+                select(DistributionItemRow.nsu)
+                .where(
+                    DistributionItemRow.company_id == company_id,
+                    DistributionItemRow.product == product.value,
+                    DistributionItemRow.received_at >= since,
+                )
+                .order_by(DistributionItemRow.nsu)
+                .limit(1)
+            )

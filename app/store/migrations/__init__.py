@@ -1,0 +1,1 @@
+"""Alembic migration scripts, run in code by app.store.db (no alembic.ini)."""

@@ -1,0 +1,403 @@
+"""Plain values that cross the store's boundary: enums and frozen dataclasses.
+
+No SQLAlchemy type appears here, so engines, the UI and other threads can hold these freely.
+Enum values are what the database stores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import StrEnum
+
+from app.core.ids import Cnpj
+
+# Re-exported: the store speaks the domain's enums.
+from app.core.products import Environment as Environment
+from app.core.products import Product as Product
+
+
+class Direction(StrEnum):
+    """Issued by the company itself only when it holds no other role in the document."""
+
+    RECEIVED = "received"
+    EMITTED = "emitted"
+
+
+class DocumentKind(StrEnum):
+    RES_NFE = "resNFe"
+    NFE_PROC = "nfeProc"
+    RES_EVENTO = "resEvento"
+    PROC_EVENTO_NFE = "procEventoNFe"
+    CTE_PROC = "cteProc"
+    PROC_EVENTO_CTE = "procEventoCTe"
+    NFSE = "nfse"
+    NFSE_EVENTO = "nfse_evento"
+    DPS = "dps"
+    UNKNOWN = "unknown"
+
+
+# How complete a document version is: a fuller version becomes the current one, a poorer one
+# (a resNFe fetched again after the nfeProc) only joins the history.
+KIND_RANK: dict[DocumentKind, int] = {
+    DocumentKind.UNKNOWN: 0,
+    DocumentKind.RES_NFE: 1,
+    DocumentKind.RES_EVENTO: 1,
+    DocumentKind.DPS: 1,
+    DocumentKind.NFE_PROC: 2,
+    DocumentKind.CTE_PROC: 2,
+    DocumentKind.NFSE: 2,
+    DocumentKind.PROC_EVENTO_NFE: 2,
+    DocumentKind.PROC_EVENTO_CTE: 2,
+    DocumentKind.NFSE_EVENTO: 2,
+}
+
+
+class DocumentStatus(StrEnum):
+    AUTHORISED = "authorised"
+    CANCELLED = "cancelled"
+    DENIED = "denied"
+    SUMMARY = "summary"
+    UNKNOWN = "unknown"
+
+
+class PartyRole(StrEnum):
+    EMITTER = "emitter"
+    RECIPIENT = "recipient"
+    TRANSPORTER = "transporter"
+    TAKER = "taker"
+    SENDER = "sender"  # CT-e remetente
+    SHIPPER = "shipper"  # CT-e expedidor
+    RECEIVER = "receiver"  # CT-e recebedor
+    INTERMEDIARY = "intermediary"  # NFS-e intermediário
+    AUTHORISED = "authorised"  # autXML
+
+
+class GapStatus(StrEnum):
+    PENDING = "pending"
+    RECOVERED = "recovered"
+    NOT_FOUND = "not_found"  # 137 for that NSU: it never existed
+    ABANDONED = "abandoned"  # attempts exhausted
+
+
+class ManifestationStatus(StrEnum):
+    PENDING = "pending"
+    SENT = "sent"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    INTERRUPTED = "interrupted"  # the app stopped while it ran
+
+
+class CallOutcome(StrEnum):
+    OK = "ok"  # the service answered (any cStat)
+    REJECTED = "rejected"  # answered with a rejection
+    HTTP_ERROR = "http_error"
+    NETWORK_ERROR = "network_error"
+    TIMEOUT = "timeout"
+
+
+# ---------------------------------------------------------------- companies and settings
+
+
+@dataclass(frozen=True, slots=True)
+class Company:
+    """A client company. The certificate itself never enters the database: only its reference."""
+
+    id: int
+    cnpj: Cnpj
+    name: str
+    certificate_ref: str | None
+    active: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureSettings:
+    """Per company and product capture settings (rule book §4.1, §5.1, §6.1)."""
+
+    company_id: int
+    product: Product
+    environment: Environment = Environment.PRODUCAO
+    enabled: bool = True
+    auto_ciencia: bool = False
+    ciencia_wait_minutes: int = 5
+    cte_event_types: tuple[str, ...] = ()  # empty: every event type notifies
+    cte_party_roles: tuple[PartyRole, ...] = ()  # empty: every role notifies
+    nfse_cutoff_date: date | None = None
+    nfse_capture_own_issued: bool = False
+    c_uf_autor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureState:
+    """The cursor and cadence of one company and product; engines change it with ``replace``."""
+
+    company_id: int
+    product: Product
+    ult_nsu: int = 0
+    max_nsu: int = 0
+    last_query_at: datetime | None = None
+    last_dh_resp: datetime | None = None
+    clock_offset_ms: int | None = None  # government dhResp minus our clock, when measured
+    next_query_at: datetime | None = None
+    wait_reason: str | None = None
+    blocked_until: datetime | None = None
+    block_reason: str | None = None
+    point_queries_blocked_until: datetime | None = None  # a 656 on consNSU/consChNFe
+    paused: bool = False
+    consecutive_failures: int = 0
+    last_cstat: str | None = None
+    last_message: str | None = None
+    disabled_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServicePause:
+    """A global pause of one service (cStat 108/109) for every company."""
+
+    product: Product
+    environment: Environment
+    paused_until: datetime
+    reason: str
+    cstat: str | None
+
+
+# ---------------------------------------------------------------- documents and events
+
+
+@dataclass(frozen=True, slots=True)
+class Party:
+    role: PartyRole
+    tax_id: str | None  # CNPJ (14) or CPF (11); None for a foreign party
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInput:
+    """One document as it arrived, with the metadata the parser extracted.
+
+    ``xml`` is the exact bytes received; ``parse_error`` set means the document is kept in
+    quarantine. ``total_cents`` is the total in centavos (vNF, vTPrest, vServ have 2 decimals).
+    ``issued_at`` must be aware; its original UTC offset is kept beside the UTC instant.
+    """
+
+    product: Product
+    kind: DocumentKind
+    xml: bytes
+    access_key: str | None
+    nsu: int | None = None
+    schema: str | None = None
+    model: str | None = None
+    serie: int | None = None
+    number: int | None = None
+    emitter_id: str | None = None
+    emitter_name: str | None = None
+    recipient_id: str | None = None
+    recipient_name: str | None = None
+    parties: tuple[Party, ...] = ()
+    total_cents: int | None = None
+    issued_at: datetime | None = None
+    direction: Direction = Direction.RECEIVED
+    status: DocumentStatus = DocumentStatus.UNKNOWN
+    situation: str | None = None
+    parse_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    """What ``store_document`` did: ids plus flags the engine uses to notify or schedule."""
+
+    document_id: int
+    version_id: int
+    created: bool  # first time this document was seen
+    new_version: bool  # these bytes were not stored before
+    became_current: bool  # this version now drives the document's metadata
+    nsu_was_new: bool  # the NSU had not been recorded (False also when no NSU)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSummary:
+    """One grid row."""
+
+    id: int
+    company_id: int
+    product: Product
+    kind: DocumentKind
+    access_key: str | None
+    nsu: int | None
+    model: str | None
+    serie: int | None
+    number: int | None
+    emitter_id: str | None
+    emitter_name: str | None
+    recipient_id: str | None
+    recipient_name: str | None
+    total_cents: int | None
+    issued_at: datetime | None
+    issued_offset_minutes: int | None
+    direction: Direction
+    status: DocumentStatus
+    situation: str | None
+    quarantined: bool
+    parse_error: str | None
+    version_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentVersionInfo:
+    id: int
+    document_id: int
+    kind: DocumentKind
+    nsu: int | None
+    schema: str | None
+    sha256: str
+    size: int
+    is_current: bool
+    received_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentQuery:
+    """Filters of a grid page; ``company_id`` and ``product`` match the grid index."""
+
+    company_id: int
+    product: Product
+    issued_from: datetime | None = None  # inclusive
+    issued_to: datetime | None = None  # exclusive
+    direction: Direction | None = None
+    kinds: tuple[DocumentKind, ...] = ()
+    status: DocumentStatus | None = None
+    quarantined: bool | None = None
+    newest_first: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class EventInput:
+    """One event (resEvento, procEventoNFe, procEventoCTe, NFS-e evento) as it arrived."""
+
+    product: Product
+    kind: DocumentKind
+    xml: bytes
+    access_key: str
+    tp_evento: str
+    n_seq_evento: int = 1
+    nsu: int | None = None
+    schema: str | None = None
+    description: str | None = None
+    protocol: str | None = None
+    event_at: datetime | None = None
+    cstat: str | None = None
+    author_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    id: int
+    company_id: int
+    product: Product
+    kind: DocumentKind
+    access_key: str
+    tp_evento: str
+    n_seq_evento: int
+    nsu: int | None
+    description: str | None
+    protocol: str | None
+    event_at: datetime | None
+    cstat: str | None
+    author_id: str | None
+    sha256: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    event_id: int
+    created: bool
+    replaced: bool  # a fuller form (procEvento) replaced a summary (resEvento)
+    nsu_was_new: bool
+
+
+# ---------------------------------------------------------------- work queues and audit
+
+
+@dataclass(frozen=True, slots=True)
+class GapRecovery:
+    id: int
+    company_id: int
+    product: Product
+    nsu: int | None
+    access_key: str | None
+    attempts: int
+    next_attempt_at: datetime
+    status: GapStatus
+    last_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Manifestation:
+    """A recipient (NF-e) or taker (NFS-e) manifestation request and its result."""
+
+    id: int
+    company_id: int
+    product: Product
+    access_key: str
+    tp_evento: str
+    n_seq_evento: int
+    justification: str | None
+    automatic: bool
+    status: ManifestationStatus
+    not_before: datetime
+    attempts: int
+    cstat: str | None
+    x_motivo: str | None
+    protocol: str | None
+    created_at: datetime
+    updated_at: datetime
+    sent_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One government call, as logged."""
+
+    service: str
+    outcome: CallOutcome
+    at: datetime
+    duration_ms: int
+    company_id: int | None = None
+    product: Product | None = None
+    operation: str | None = None
+    cstat: str | None = None
+    http_status: int | None = None
+    error_text: str | None = None
+    run_id: int | None = None
+    id: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PruneResult:
+    archives: int
+    calls: int
+    runs: int
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    id: int
+    job_type: str
+    trigger: str
+    status: RunStatus
+    company_id: int | None
+    product: Product | None
+    reason: str | None
+    started_at: datetime
+    finished_at: datetime | None

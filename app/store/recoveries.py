@@ -1,0 +1,121 @@
+"""Pending gap recoveries: NSUs (or keys) to fetch one by one with consNSU/consChNFe."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.dialects.sqlite import insert
+
+from app.store.db import Database
+from app.store.errors import InvalidRecord
+from app.store.models import GapRecoveryRow
+from app.store.records import GapRecovery, GapStatus, Product
+
+
+class UnknownGap(InvalidRecord, LookupError):
+    """No gap recovery with that id."""
+
+
+def _gap(row: GapRecoveryRow) -> GapRecovery:
+    return GapRecovery(
+        id=row.id,
+        company_id=row.company_id,
+        product=Product(row.product),
+        nsu=row.nsu,
+        access_key=row.access_key,
+        attempts=row.attempts,
+        next_attempt_at=row.next_attempt_at,
+        status=GapStatus(row.status),
+        last_error=row.last_error,
+    )
+
+
+class GapRecoveryRepository:
+    """Add gaps idempotently, list the due ones, record each attempt."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def add(
+        self,
+        company_id: int,
+        product: Product,
+        *,
+        next_attempt_at: datetime,
+        nsus: tuple[int, ...] = (),
+        access_key: str | None = None,
+    ) -> int:
+        """Queue NSUs (and/or one key); ones already queued are left alone. Returns how many were new."""
+        if not nsus and access_key is None:
+            raise InvalidRecord("Lacuna sem NSU e sem chave de acesso.")
+        now = self._db.clock.now()
+        base = {
+            "company_id": company_id,
+            "product": product.value,
+            "attempts": 0,
+            "next_attempt_at": next_attempt_at,
+            "status": GapStatus.PENDING.value,
+            "created_at": now,
+            "updated_at": now,
+        }
+        rows = [{**base, "nsu": n, "access_key": None} for n in nsus]
+        if access_key is not None:
+            rows.append({**base, "nsu": None, "access_key": access_key})
+        added = 0
+        with self._db.session() as s:
+            for values in rows:
+                result = s.execute(insert(GapRecoveryRow).values(values).on_conflict_do_nothing())
+                added += int(getattr(result, "rowcount", 0) or 0)
+        return added
+
+    def due(self, now: datetime, limit: int = 100, product: Product | None = None) -> list[GapRecovery]:
+        query = (
+            select(GapRecoveryRow)
+            .where(
+                GapRecoveryRow.status == GapStatus.PENDING.value,
+                GapRecoveryRow.next_attempt_at <= now,
+            )
+            .order_by(GapRecoveryRow.next_attempt_at, GapRecoveryRow.id)
+            .limit(limit)
+        )
+        if product is not None:
+            query = query.where(GapRecoveryRow.product == product.value)
+        with self._db.reader() as s:
+            return [_gap(r) for r in s.scalars(query)]
+
+    def pending(self, company_id: int, product: Product) -> list[GapRecovery]:
+        with self._db.reader() as s:
+            rows = s.scalars(
+                select(GapRecoveryRow)
+                .where(
+                    GapRecoveryRow.company_id == company_id,
+                    GapRecoveryRow.product == product.value,
+                    GapRecoveryRow.status == GapStatus.PENDING.value,
+                )
+                .order_by(GapRecoveryRow.nsu, GapRecoveryRow.id)
+            )
+            return [_gap(r) for r in rows]
+
+    def update(
+        self,
+        gap_id: int,
+        *,
+        status: GapStatus,
+        next_attempt_at: datetime | None = None,
+        count_attempt: bool = True,
+        last_error: str | None = None,
+    ) -> GapRecovery:
+        """Record an attempt's result. A deferral for lack of quota passes ``count_attempt=False``."""
+        with self._db.session() as s:
+            row = s.get(GapRecoveryRow, gap_id)
+            if row is None:
+                raise UnknownGap(f"Lacuna não encontrada (id {gap_id}).")
+            row.status = status.value
+            if count_attempt:
+                row.attempts += 1
+            if next_attempt_at is not None:
+                row.next_attempt_at = next_attempt_at
+            row.last_error = last_error
+            row.updated_at = self._db.clock.now()
+            return _gap(row)

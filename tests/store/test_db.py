@@ -1,0 +1,195 @@
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect, text
+
+from app.core.clock import FakeClock
+from app.store.db import Database, head_revision, open_database
+from app.store.documents import DocumentRepository
+from app.store.errors import StorageBug, StorageUnavailable
+from app.store.items import DistributionItemRepository
+from app.store.models import Base
+from app.store.records import Company, DocumentInput, DocumentKind, Product
+
+EXPECTED_TABLES = {
+    "companies",
+    "capture_settings",
+    "capture_state",
+    "service_pauses",
+    "documents",
+    "document_versions",
+    "document_parties",
+    "events",
+    "distribution_items",
+    "archived_exchanges",
+    "gap_recoveries",
+    "manifestations",
+    "point_queries",
+    "runs",
+    "government_calls",
+}
+
+
+def _diff(db: Database) -> list[object]:
+    with db.engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        return list(compare_metadata(context, Base.metadata))
+
+
+def test_opening_creates_the_file_and_every_table(db_path: Path, db: Database) -> None:
+    assert db_path.is_file()
+    tables = set(inspect(db.engine).get_table_names())
+    assert tables == EXPECTED_TABLES | {"alembic_version"}
+    assert set(Base.metadata.tables) == EXPECTED_TABLES
+    assert db.revision() == head_revision()
+
+
+def test_models_and_migrations_do_not_drift(db: Database) -> None:
+    assert _diff(db) == []
+
+
+def test_the_drift_check_does_see_a_difference(db: Database) -> None:
+    # Guards the test above: a schema changed behind the models' back must show up.
+    with db.engine.begin() as connection:
+        connection.exec_driver_sql("DROP INDEX ix_documents_grid")
+        connection.exec_driver_sql("ALTER TABLE runs ADD COLUMN stray INTEGER")
+    kinds = {entry[0] for entry in _diff(db) if isinstance(entry, tuple)}
+    assert {"add_index", "remove_column"} <= kinds
+
+
+def test_pragmas_are_on_for_every_connection(db: Database) -> None:
+    with db.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+        assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar_one() >= 5000
+
+
+def test_foreign_keys_are_enforced(db: Database) -> None:
+    with pytest.raises(StorageBug), db.session() as s:
+        s.execute(
+            text(
+                "INSERT INTO distribution_items (company_id, product, nsu, received_at) "
+                "VALUES (999, 'nfe', 1, '2026-01-01 00:00:00.000000')"
+            )
+        )
+
+
+def test_reopening_keeps_data_and_does_not_migrate_again(
+    db_path: Path, company: Company, db: Database
+) -> None:
+    db.close()
+    again = open_database(db_path, clock=FakeClock())
+    try:
+        assert again.revision() == head_revision()
+        with again.reader() as s:
+            assert s.execute(text("SELECT cnpj FROM companies")).scalar() == company.cnpj.value
+    finally:
+        again.close()
+
+
+def test_a_file_that_is_not_a_database_is_an_environment_error(tmp_path: Path) -> None:
+    path = tmp_path / "lixo.db"
+    path.write_bytes(b"isto nao e um banco sqlite" * 200)
+    with pytest.raises(StorageUnavailable) as caught:
+        open_database(path)
+    assert "não é um banco de dados" in caught.value.message
+    assert str(path) in caught.value.message
+
+
+def test_a_database_from_a_newer_version_is_refused_with_a_clear_message(db_path: Path, db: Database) -> None:
+    with db.engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = 'ffff_future'")
+    db.close()
+    with pytest.raises(StorageUnavailable) as caught:
+        open_database(db_path)
+    assert "versão mais nova" in caught.value.message
+
+
+def test_a_locked_database_is_an_environment_error(
+    db_path: Path, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.store.db.BUSY_TIMEOUT_MS", 50)
+    impatient = open_database(db_path)
+    blocker = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        blocker.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StorageUnavailable) as caught, impatient.session() as s:
+            s.execute(text("UPDATE companies SET name = name"))
+        assert caught.value.sqlite_code == 5  # SQLITE_BUSY
+        assert "ocupado" in caught.value.message
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        impatient.close()
+
+
+def test_write_sessions_take_the_write_lock_at_begin(
+    db_path: Path, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # BEGIN IMMEDIATE: a second writer waits at its first statement, even a SELECT, instead of
+    # failing later when a deferred transaction tries to upgrade its lock.
+    monkeypatch.setattr("app.store.db.BUSY_TIMEOUT_MS", 50)
+    impatient = open_database(db_path)
+    try:
+        with db.session() as holder:
+            holder.execute(text("SELECT 1"))
+            with pytest.raises(StorageUnavailable), impatient.session() as second:
+                second.execute(text("SELECT 1"))
+            with impatient.reader() as reader:
+                assert reader.execute(text("SELECT 1")).scalar() == 1
+    finally:
+        impatient.close()
+
+
+def test_readers_are_not_blocked_by_an_open_write(db: Database, company: Company) -> None:
+    with db.session() as writer:
+        writer.execute(text("UPDATE companies SET name = 'durante a escrita'"))
+        with db.reader() as reader:  # WAL: the old snapshot, immediately
+            assert reader.execute(text("SELECT name FROM companies")).scalar() == company.name
+    with db.reader() as reader:
+        assert reader.execute(text("SELECT name FROM companies")).scalar() == "durante a escrita"
+
+
+def test_concurrent_writers_from_two_threads_lose_no_row(db: Database, company: Company) -> None:
+    docs = DocumentRepository(db)
+    items = DistributionItemRepository(db)
+    per_thread = 150
+    errors: list[BaseException] = []
+    start = threading.Barrier(2, timeout=10)
+
+    def writer(offset: int) -> None:
+        try:
+            start.wait()
+            for i in range(per_thread):
+                nsu = offset + i
+                docs.store(
+                    company.id,
+                    DocumentInput(
+                        product=Product.NFE,
+                        kind=DocumentKind.RES_NFE,
+                        xml=f"<resNFe n='{nsu}'/>".encode(),
+                        access_key=f"{nsu:044d}",
+                        nsu=nsu,
+                    ),
+                )
+                items.record(company.id, Product.CTE, nsu)
+        except Exception as error:  # noqa: BLE001 (any failure is reported to the main thread)
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(base,)) for base in (1, 10_001)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "writer threads did not finish"
+    assert errors == []
+    with db.reader() as s:
+        assert s.execute(text("SELECT count(*) FROM documents")).scalar() == 2 * per_thread
+        assert s.execute(text("SELECT count(*) FROM distribution_items")).scalar() == 4 * per_thread
