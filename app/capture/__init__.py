@@ -1,0 +1,1 @@
+"""The capture engines and the scheduler service that drives them."""

@@ -1,0 +1,127 @@
+"""The office: one data folder's database, certificate vault and settings, opened together.
+
+The facade both faces of the app (window and command line) use, so that registering a company
+means the same thing in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from app.certs.a1 import A1Certificate, CertificateError, load_a1
+from app.certs.vault import CertificateVault
+from app.config.paths import database_path, ensure_data_dir
+from app.config.settings import Settings, load_settings
+from app.core.clock import Clock, SystemClock
+from app.core.errors import CapturaError
+from app.core.ids import Cnpj
+from app.core.products import Environment, Product
+from app.store.companies import CompanyRepository
+from app.store.db import Database, open_database
+from app.store.records import CaptureSettings, Company
+
+
+class RegistrationRefused(CapturaError):
+    """The company cannot be registered with that certificate."""
+
+
+@dataclass(frozen=True, slots=True)
+class CertificateStatus:
+    """What the UI shows of a company's certificate; ``problem`` is a sentence when it is unusable."""
+
+    not_after: datetime | None
+    problem: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CompanyOverview:
+    company: Company
+    settings: tuple[CaptureSettings, ...]
+    certificate: CertificateStatus
+
+
+class Office:
+    """Opens (and migrates) the data folder; call ``close()`` or use it as a context manager."""
+
+    def __init__(self, data_dir: Path, *, clock: Clock | None = None) -> None:
+        self.data_dir = ensure_data_dir(data_dir)
+        self.clock = clock or SystemClock()
+        self.settings: Settings = load_settings(self.data_dir)
+        self.db: Database = open_database(database_path(self.data_dir), clock=self.clock)
+        self.vault = CertificateVault(self.data_dir)
+        self.companies = CompanyRepository(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Office:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def register_company(
+        self,
+        pfx: bytes,
+        password: str,
+        *,
+        cnpj: Cnpj | None = None,
+        name: str | None = None,
+        environment: Environment = Environment.PRODUCAO,
+        products: Iterable[Product] = tuple(Product),
+    ) -> Company:
+        """Store the certificate in the vault and the company with its capture settings.
+
+        ``cnpj`` may name a branch: the national services authorise any establishment whose
+        8-character base equals the certificate's (cStat 593 otherwise), so that is checked here.
+        """
+        now = self.clock.now()
+        # Validate before touching the vault: a refused certificate leaves nothing behind.
+        cert = load_a1(pfx, password, now=now)
+        company_cnpj = self._company_cnpj(cert, cnpj)
+        if self.companies.find(company_cnpj) is not None:
+            raise RegistrationRefused(f"A empresa {company_cnpj.formatted()} já está cadastrada.")
+        self.vault.store(pfx, password, now)
+        assert cert.cnpj is not None
+        company = self.companies.add(company_cnpj, name or cert.holder_name, certificate_ref=cert.cnpj.value)
+        for product in products:
+            self.companies.save_settings(CaptureSettings(company.id, product, environment=environment))
+        return company
+
+    @staticmethod
+    def _company_cnpj(cert: A1Certificate, requested: Cnpj | None) -> Cnpj:
+        if cert.cnpj is None:
+            raise RegistrationRefused(
+                "Este certificado é de pessoa física (e-CPF). Para capturar documentos de uma empresa, "
+                "use o certificado e-CNPJ dela."
+            )
+        if requested is None:
+            return cert.cnpj
+        if requested.base != cert.cnpj.base:
+            raise RegistrationRefused(
+                f"O CNPJ {requested.formatted()} não pertence à mesma empresa do certificado "
+                f"({cert.cnpj.formatted()}): a raiz do CNPJ (8 primeiros caracteres) precisa ser a mesma."
+            )
+        return requested
+
+    def overview(self) -> list[CompanyOverview]:
+        now = self.clock.now()
+        result = []
+        for company in self.companies.list_companies():
+            settings = tuple(self.companies.list_settings(company.id))
+            result.append(CompanyOverview(company, settings, self._certificate_status(company, now)))
+        return result
+
+    def _certificate_status(self, company: Company, now: datetime) -> CertificateStatus:
+        if company.certificate_ref is None:
+            return CertificateStatus(None, "Nenhum certificado instalado.")
+        try:
+            cert = self.vault.load(company.certificate_ref, now)
+        except CertificateError as error:
+            return CertificateStatus(getattr(error, "not_after", None), error.message)
+        except CapturaError as error:
+            return CertificateStatus(None, error.message)
+        return CertificateStatus(cert.not_after, None)

@@ -1,0 +1,1 @@
+"""Headless command line: the same services as the GUI, for scripts, servers and tests."""

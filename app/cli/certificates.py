@@ -1,0 +1,47 @@
+"""`certificate show FILE`: open an A1 file and say whose it is, without storing anything."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from app.certs.a1 import InvalidCertificateFile, load_a1
+from app.cli.io import print_json, read_secret
+from app.core.clock import SystemClock
+
+
+def register(sub: Any) -> None:
+    group = sub.add_parser("certificate", help="certificados A1")
+    group.set_defaults(group_parser=group)
+    actions = group.add_subparsers(dest="action", metavar="AÇÃO")
+    show = actions.add_parser("show", help="mostra titular, CNPJ, emissor e validade de um arquivo .pfx/.p12")
+    show.add_argument("file", type=Path, metavar="ARQUIVO")
+    show.add_argument("--password-stdin", action="store_true", help="lê a senha da entrada padrão")
+    show.add_argument("--json", action="store_true", help="saída em JSON")
+    show.set_defaults(handler=_show)
+
+
+def _show(args: argparse.Namespace) -> int:
+    try:
+        pfx = args.file.read_bytes()
+    except OSError as error:
+        raise InvalidCertificateFile(f"Não foi possível ler o arquivo {args.file}: {error.strerror}.") from error
+    password = read_secret("Senha do certificado: ", from_stdin=args.password_stdin)
+    cert = load_a1(pfx, password, now=SystemClock().now())
+    if args.json:
+        print_json(
+            {
+                "cnpj": cert.cnpj.value if cert.cnpj else None,
+                "cpf": cert.cpf.value if cert.cpf else None,
+                "holder_name": cert.holder_name,
+                "subject": cert.subject,
+                "issuer": cert.issuer,
+                "not_before": cert.not_before.isoformat(),
+                "not_after": cert.not_after.isoformat(),
+                "sha1_fingerprint": cert.sha1_fingerprint,
+            }
+        )
+    else:
+        print("\n".join(cert.describe()))
+    return 0

@@ -1,0 +1,154 @@
+"""`company add | list | set`: the office's client companies and their capture settings."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from app.capture.office import Office, RegistrationRefused
+from app.certs.a1 import InvalidCertificateFile
+from app.cli.io import print_json, read_secret
+from app.config.paths import resolve_data_dir
+from app.core.ids import Cnpj
+from app.core.products import Environment, Product
+from app.store.records import CaptureSettings
+
+_ENVIRONMENTS = {e.key: e for e in Environment}
+
+
+def register(sub: Any) -> None:
+    group = sub.add_parser("company", help="empresas clientes e suas configurações de captura")
+    group.set_defaults(group_parser=group)
+    actions = group.add_subparsers(dest="action", metavar="AÇÃO")
+
+    add = actions.add_parser("add", help="cadastra uma empresa a partir do seu certificado A1")
+    add.add_argument("--pfx", type=Path, required=True, metavar="ARQUIVO", help="certificado A1 (.pfx/.p12)")
+    add.add_argument("--password-stdin", action="store_true", help="lê a senha do certificado da entrada padrão")
+    add.add_argument("--cnpj", help="CNPJ de uma filial com a mesma raiz do certificado (padrão: o do certificado)")
+    add.add_argument("--name", help="razão social (padrão: a do certificado)")
+    add.add_argument("--environment", choices=sorted(_ENVIRONMENTS), default="producao")
+    add.add_argument(
+        "--products", default="nfe,cte,nfse", help="produtos a capturar, separados por vírgula (padrão: nfe,cte,nfse)"
+    )
+    add.add_argument("--json", action="store_true")
+    add.set_defaults(handler=_add)
+
+    listing = actions.add_parser("list", help="lista as empresas, o certificado e o que é capturado")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=_list)
+
+    settings = actions.add_parser("set", help="altera a captura de uma empresa num produto")
+    settings.add_argument("cnpj")
+    settings.add_argument("--product", choices=[p.value for p in Product], required=True)
+    state = settings.add_mutually_exclusive_group()
+    state.add_argument("--enable", dest="enabled", action="store_true", default=None)
+    state.add_argument("--disable", dest="enabled", action="store_false")
+    settings.add_argument("--environment", choices=sorted(_ENVIRONMENTS))
+    ciencia = settings.add_mutually_exclusive_group()
+    ciencia.add_argument("--auto-ciencia", dest="auto_ciencia", action="store_true", default=None,
+                         help="envia a Ciência da Operação automaticamente (só NF-e)")
+    ciencia.add_argument("--no-auto-ciencia", dest="auto_ciencia", action="store_false")
+    settings.add_argument("--ciencia-wait", type=int, metavar="MINUTOS", help="espera antes da Ciência (mínimo 5)")
+    settings.add_argument("--json", action="store_true")
+    settings.set_defaults(handler=_set)
+
+
+def _office(args: argparse.Namespace) -> Office:
+    return Office(resolve_data_dir(args.data_dir, demo=args.demo))
+
+
+def _products(text: str) -> list[Product]:
+    try:
+        return [Product(part.strip().lower()) for part in text.split(",") if part.strip()]
+    except ValueError as error:
+        raise RegistrationRefused(f"Produto desconhecido em {text!r}: use nfe, cte e/ou nfse.") from error
+
+
+def _settings_json(settings: CaptureSettings) -> dict[str, Any]:
+    return {
+        "product": settings.product.value,
+        "enabled": settings.enabled,
+        "environment": settings.environment.key,
+        "auto_ciencia": settings.auto_ciencia,
+        "ciencia_wait_minutes": settings.ciencia_wait_minutes,
+    }
+
+
+def _add(args: argparse.Namespace) -> int:
+    try:
+        pfx = args.pfx.read_bytes()
+    except OSError as error:
+        raise InvalidCertificateFile(f"Não foi possível ler o arquivo {args.pfx}: {error.strerror}.") from error
+    products = _products(args.products)
+    password = read_secret("Senha do certificado: ", from_stdin=args.password_stdin)
+    with _office(args) as office:
+        company = office.register_company(
+            pfx,
+            password,
+            cnpj=Cnpj.parse(args.cnpj) if args.cnpj else None,
+            name=args.name,
+            environment=_ENVIRONMENTS[args.environment],
+            products=products,
+        )
+    if args.json:
+        print_json({"id": company.id, "cnpj": company.cnpj.value, "name": company.name})
+    else:
+        print(f"Empresa cadastrada: {company.cnpj.formatted()} {company.name}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    with _office(args) as office:
+        overview = office.overview()
+    if args.json:
+        print_json(
+            [
+                {
+                    "id": item.company.id,
+                    "cnpj": item.company.cnpj.value,
+                    "name": item.company.name,
+                    "active": item.company.active,
+                    "certificate_not_after": item.certificate.not_after,
+                    "certificate_problem": item.certificate.problem,
+                    "products": [_settings_json(s) for s in item.settings],
+                }
+                for item in overview
+            ]
+        )
+        return 0
+    if not overview:
+        print("Nenhuma empresa cadastrada. Use: python main.py company add --pfx ARQUIVO")
+    for item in overview:
+        enabled = ", ".join(s.product.label for s in item.settings if s.enabled) or "nenhum produto ativo"
+        cert = item.certificate.problem or f"certificado válido até {item.certificate.not_after:%d/%m/%Y}"
+        print(f"{item.company.cnpj.formatted()}  {item.company.name}  [{enabled}]  {cert}")
+    return 0
+
+
+def _set(args: argparse.Namespace) -> int:
+    cnpj = Cnpj.parse(args.cnpj)
+    product = Product(args.product)
+    with _office(args) as office:
+        company = office.companies.find(cnpj)
+        if company is None:
+            raise RegistrationRefused(f"A empresa {cnpj.formatted()} não está cadastrada.")
+        current = office.companies.get_settings(company.id, product) or CaptureSettings(company.id, product)
+        changes: dict[str, Any] = {}
+        if args.enabled is not None:
+            changes["enabled"] = args.enabled
+        if args.environment:
+            changes["environment"] = _ENVIRONMENTS[args.environment]
+        if args.auto_ciencia is not None:
+            if product is not Product.NFE:
+                raise RegistrationRefused("A Ciência da Operação automática só existe para NF-e.")
+            changes["auto_ciencia"] = args.auto_ciencia
+        if args.ciencia_wait is not None:
+            changes["ciencia_wait_minutes"] = args.ciencia_wait
+        saved = office.companies.save_settings(replace(current, **changes))
+    if args.json:
+        print_json(_settings_json(saved))
+    else:
+        print(f"{company.cnpj.formatted()} {product.label}: " + ("ativa" if saved.enabled else "desativada"))
+    return 0

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+
+from app.config.paths import database_path
+from app.launcher import main
+from app.sandbox.pki import IssuedCert, TestPki
+
+PASSWORD = "s3nh@-do-A1"
+
+
+@pytest.fixture(scope="module")
+def pki() -> TestPki:
+    return TestPki.create()
+
+
+@pytest.fixture(scope="module")
+def company_cert(pki: TestPki) -> IssuedCert:
+    return pki.company_cert("11222333000181", "COMERCIO EXEMPLO LTDA", password=PASSWORD)
+
+
+def _run(args: list[str], monkeypatch: pytest.MonkeyPatch, stdin: str = "") -> int:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    return main(args)
+
+
+def _add(tmp_path: Path, cert: IssuedCert, monkeypatch: pytest.MonkeyPatch, *extra: str) -> int:
+    pfx = tmp_path / "a1.pfx"
+    pfx.write_bytes(cert.pfx)
+    return _run(["company", "add", "--pfx", str(pfx), "--password-stdin", *extra], monkeypatch, PASSWORD + "\n")
+
+
+def test_add_then_list_shows_company_products_and_certificate(
+    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert _add(tmp_path, company_cert, monkeypatch, "--json") == 0
+    added = json.loads(capsys.readouterr().out)
+    assert added["cnpj"] == "11222333000181"
+
+    assert _run(["company", "list", "--json"], monkeypatch) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["name"].startswith("COMERCIO EXEMPLO")
+    assert listed["certificate_problem"] is None
+    assert {p["product"] for p in listed["products"]} == {"nfe", "cte", "nfse"}
+    assert all(p["environment"] == "producao" and p["enabled"] for p in listed["products"])
+
+
+def test_no_secret_reaches_the_database_or_the_data_folder_in_clear(
+    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _add(tmp_path, company_cert, monkeypatch) == 0
+    key = serialization.load_pem_private_key(company_cert.key_pem, None)
+    key_der = key.private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    assert database_path(data_dir).exists()
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            content = path.read_bytes()
+            assert PASSWORD.encode() not in content, path
+            assert key_der not in content, path
+            assert company_cert.pfx not in content, path
+            assert b"PRIVATE KEY" not in content, path
+
+
+def test_set_changes_one_product_and_refuses_a_short_ciencia_wait(
+    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert _add(tmp_path, company_cert, monkeypatch) == 0
+    capsys.readouterr()
+    args = ["company", "set", "11.222.333/0001-81", "--product", "nfe", "--auto-ciencia", "--ciencia-wait", "10"]
+    assert _run([*args, "--json"], monkeypatch) == 0
+    assert json.loads(capsys.readouterr().out)["ciencia_wait_minutes"] == 10
+    assert _run(["company", "set", "11222333000181", "--product", "nfe", "--ciencia-wait", "4"], monkeypatch) == 1
+    assert "pelo menos 5 minutos" in capsys.readouterr().err
+    assert _run(["company", "set", "11222333000181", "--product", "cte", "--disable"], monkeypatch) == 0
+    assert "CT-e: desativada" in capsys.readouterr().out
+    assert _run(["company", "list", "--json"], monkeypatch) == 0
+    products = {p["product"]: p for p in json.loads(capsys.readouterr().out)[0]["products"]}
+    assert products["cte"]["enabled"] is False
+    assert products["nfe"]["auto_ciencia"] is True
+
+
+def test_branch_must_share_the_certificate_base(
+    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert _add(tmp_path, company_cert, monkeypatch, "--cnpj", "11222333000262") == 0
+    assert _add(tmp_path, company_cert, monkeypatch, "--cnpj", "12ABC34501DE35") == 1
+    assert "raiz do CNPJ" in capsys.readouterr().err
+
+
+def test_person_certificate_is_refused(
+    tmp_path: Path, data_dir: Path, pki: TestPki, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cert = pki.person_cert("52998224725", "FULANO DE TAL", password=PASSWORD)
+    assert _add(tmp_path, cert, monkeypatch) == 1
+    assert "e-CPF" in capsys.readouterr().err
+
+
+def test_same_company_twice_is_refused(
+    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert _add(tmp_path, company_cert, monkeypatch) == 0
+    assert _add(tmp_path, company_cert, monkeypatch) == 1
+    assert "já está cadastrada" in capsys.readouterr().err
