@@ -1,0 +1,1 @@
+"""DANFE, DACTE and DANFSe renderers."""
