@@ -1,0 +1,1 @@
+"""Sandbox: a local imitation of the national services, for tests and demos."""

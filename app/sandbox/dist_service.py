@@ -1,0 +1,325 @@
+"""NFeDistribuicaoDFe (distDFeInt 1.01) and CTeDistribuicaoDFe (distDFeInt 1.00) as the AN runs them.
+
+One implementation, two flavours. Rules: MOC §5.7 (protocol.md §1.7), NT 2014.002 v1.12–1.15 (656:
+premature query, block that restarts, out-of-sequence NSU, 20 point queries/hour), NT 2015.002.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from lxml import etree
+
+from app.core.clock import BRASILIA, brasilia_iso
+from app.core.errors import InvalidIdentifier
+from app.core.ids import Cnpj, Cpf
+from app.core.keys import AccessKey
+from app.sandbox import rules, xsd
+from app.sandbox.context import VER_APLIC_DIST, Context
+from app.sandbox.faults import CONTENT_FAULTS, apply_content_fault
+from app.sandbox.rules import DistGuard
+from app.sandbox.soap import (
+    CTE_NS,
+    NFE_NS,
+    SOAP12,
+    BadEnvelope,
+    find_first,
+    gzip_b64,
+    parse_envelope,
+    soap_response,
+    sub,
+)
+from app.sandbox.state import RETENTION, Entry
+from app.sandbox.wire import SandboxRequest, SandboxResponse
+
+LOT_SIZE = 50
+
+
+@dataclass(frozen=True)
+class Flavor:
+    product: str
+    service: str
+    ns: str
+    versao: str
+    wsdl_ns: str
+    response_tag: str
+    result_tag: str
+    request_schema: str
+    dh_resp_with_tz: bool
+
+
+NFE = Flavor(
+    "nfe",
+    "nfe_dist",
+    NFE_NS,
+    "1.01",
+    "http://www.portalfiscal.inf.br/nfe/wsdl/NFeDistribuicaoDFe",
+    "nfeDistDFeInteresseResponse",
+    "nfeDistDFeInteresseResult",
+    "distDFeInt_v1.01",
+    True,
+)
+CTE = Flavor(
+    "cte",
+    "cte_dist",
+    CTE_NS,
+    "1.00",
+    "http://www.portalfiscal.inf.br/cte/wsdl/CTeDistribuicaoDFe",
+    "cteDistDFeInteresseResponse",
+    "cteDistDFeInteresseResult",
+    "distDFeInt_v1.00",
+    False,
+)
+
+MOTIVOS = {
+    137: "Nenhum documento localizado",
+    138: "Documento(s) localizado(s)",
+    108: "Servico Paralisado Momentaneamente (curto prazo)",
+    109: "Servico Paralisado sem Previsao",
+    215: "Rejeicao: Falha no schema XML",
+    217: "Rejeicao: NF-e nao consta na base de dados do Ambiente Nacional",
+    236: "Rejeicao: Chave de Acesso com digito verificador invalido",
+    243: "Rejeicao: XML Mal Formado",
+    252: "Rejeicao: Ambiente informado diverge do Ambiente de recebimento",
+    402: "Rejeicao: XML da area de dados com codificacao diferente de UTF-8",
+    472: "Rejeicao: CPF consultado difere do CPF do Certificado Digital",
+    489: "Rejeicao: CNPJ informado invalido (DV ou zeros)",
+    490: "Rejeicao: CPF informado invalido (DV ou zeros)",
+    589: "Rejeicao: Numero do NSU informado superior ao maior NSU da base de dados do Ambiente Nacional",
+    593: "Rejeicao: CNPJ-Base consultado difere do CNPJ-Base do Certificado Digital",
+    632: "Rejeicao: Solicitacao fora de prazo, a NF-e nao esta mais disponivel para download",
+    640: "Rejeicao: CNPJ/CPF do interessado nao possui permissao para consultar esta NF-e",
+    641: "Rejeicao: NF-e indisponivel para o emitente",
+    653: "Rejeicao: NF-e cancelada, arquivo indisponivel para download",
+}
+
+
+@dataclass
+class Answer:
+    cstat: int
+    motivo: str = ""
+    ult_nsu: int = 0
+    max_nsu: int = 0
+    docs: list[Entry] = field(default_factory=list)
+
+
+class DistributionService:
+    """Answers ``distDFeInt`` requests for one product (NF-e or CT-e)."""
+
+    def __init__(self, ctx: Context, flavor: Flavor) -> None:
+        self.ctx = ctx
+        self.flavor = flavor
+
+    # --- entry point -------------------------------------------------------------------------
+    def handle(self, req: SandboxRequest) -> SandboxResponse:
+        ctx, fl = self.ctx, self.flavor
+        with ctx.state.lock:
+            now = ctx.clock.now()
+            soap_ns = SOAP12
+            operation, queried, summary = "?", "", dict[str, object]()
+            try:
+                soap_ns, body = parse_envelope(req.body)
+            except BadEnvelope as exc:
+                code = 402 if "UTF-8" in str(exc) or "UTF-16" in str(exc) else 243
+                answer = Answer(code)
+            else:
+                operation, queried, summary, answer = self._process(body, req, now)
+            if not answer.motivo:
+                answer.motivo = MOTIVOS.get(answer.cstat, rules.MOTIVO_656 if answer.cstat == 656 else "")
+            ctx.referee.record(
+                at=now,
+                service=fl.service,
+                operation=operation,
+                caller=req.caller,
+                queried=queried,
+                summary={
+                    **summary,
+                    "ultNSU": answer.ult_nsu,
+                    "maxNSU": answer.max_nsu,
+                    "nsus": [d.nsu for d in answer.docs],
+                },
+                cstat=answer.cstat,
+            )
+            payload = self._render(answer, now, queried, req)
+        return soap_response(soap_ns, payload)
+
+    # --- processing --------------------------------------------------------------------------
+    def _process(
+        self, body: etree._Element, req: SandboxRequest, now: datetime
+    ) -> tuple[str, str, dict[str, object], Answer]:
+        ctx, fl = self.ctx, self.flavor
+        dist = find_first(body, fl.ns, "distDFeInt")
+        if dist is None:
+            return "?", "", {}, Answer(215, "Rejeicao: Falha no schema XML (distDFeInt ausente)")
+        operation = next(
+            (
+                etree.QName(c).localname
+                for c in dist
+                if etree.QName(c).localname in ("distNSU", "consNSU", "consChNFe", "consChCTe")
+            ),
+            "?",
+        )
+        queried = (dist.findtext(f"{{{fl.ns}}}CNPJ") or dist.findtext(f"{{{fl.ns}}}CPF") or "").strip()
+        cstat = ctx.outages.active(fl.service, now)
+        if cstat is not None:
+            return operation, queried, {}, Answer(cstat)
+        problems = xsd.errors(etree.fromstring(etree.tostring(dist)), fl.request_schema)
+        if problems:
+            return (
+                operation,
+                queried,
+                {"xsd": problems[0]},
+                Answer(215, f"Rejeicao: Falha no schema XML: {problems[0]}"[:255]),
+            )
+        if dist.findtext(f"{{{fl.ns}}}tpAmb") != str(ctx.tp_amb):
+            return operation, queried, {}, Answer(252)
+        identity = self._check_identity(dist, req)
+        if identity is not None:
+            return operation, queried, {}, Answer(identity)
+        guard = ctx.guard(fl.product, queried)
+        ledger = ctx.state.ledger(fl.product, queried)
+        max_nsu = ledger.max_nsu
+        if operation == "distNSU":
+            ult = int(dist.findtext(f"{{{fl.ns}}}distNSU/{{{fl.ns}}}ultNSU") or "0")
+            return operation, queried, {"asked": ult}, self._dist_nsu(req, guard, queried, ult, max_nsu, now)
+        if operation == "consNSU":
+            nsu = int(dist.findtext(f"{{{fl.ns}}}consNSU/{{{fl.ns}}}NSU") or "0")
+            return operation, queried, {"asked": nsu}, self._cons_nsu(req, guard, queried, nsu, max_nsu, now)
+        key = (dist.findtext(f"{{{fl.ns}}}consChNFe/{{{fl.ns}}}chNFe") or "").strip()
+        return operation, queried, {"chave": key}, self._cons_key(req, guard, queried, key, max_nsu, now)
+
+    def _check_identity(self, dist: etree._Element, req: SandboxRequest) -> int | None:
+        ns = self.flavor.ns
+        cnpj_text, cpf_text = dist.findtext(f"{{{ns}}}CNPJ"), dist.findtext(f"{{{ns}}}CPF")
+        if cnpj_text is not None:
+            try:
+                cnpj = Cnpj.parse(cnpj_text)
+            except InvalidIdentifier:
+                return 489
+            return None if req.caller.cnpj and req.caller.cnpj[:8] == cnpj.base else 593
+        try:
+            Cpf.parse(cpf_text or "")
+        except InvalidIdentifier:
+            return 490
+        return None if req.caller.cpf == cpf_text else 472
+
+    def _violate(
+        self, guard: DistGuard, req: SandboxRequest, now: datetime, rule: str, queried: str, detail: str
+    ) -> Answer:
+        """Record the broken rule, (re)start the block and answer 656 with the last ultNSU (v1.14)."""
+        caller = req.caller
+        if not caller.competitor and guard.competitor_touched:
+            # the shared sequence/hour was moved by another system using this CNPJ: not the app's fault
+            caller = replace(caller, competitor=True)
+            detail += " (provocado por outro sistema que usa o mesmo CNPJ)"
+        guard.competitor_touched = req.caller.competitor
+        self.ctx.referee.violation(
+            at=now, rule=rule, service=self.flavor.service, caller=caller, cnpj=queried, detail=detail
+        )
+        rules.block(guard, now)
+        ledger = self.ctx.state.ledger(self.flavor.product, queried)
+        return Answer(656, rules.motivo_656(rule), guard.last_ult_nsu or 0, ledger.max_nsu)
+
+    def _dist_nsu(
+        self, req: SandboxRequest, guard: DistGuard, queried: str, ult: int, max_nsu: int, now: datetime
+    ) -> Answer:
+        rule = rules.dist_nsu_violation(guard, ult, now)
+        if rule is not None and rule != rules.OUT_OF_SEQUENCE:
+            return self._violate(guard, req, now, rule, queried, f"distNSU ultNSU={ult}")
+        if ult > max_nsu:
+            return Answer(589, ult_nsu=guard.last_ult_nsu or 0, max_nsu=max_nsu)
+        if rule == rules.OUT_OF_SEQUENCE:
+            return self._violate(guard, req, now, rule, queried, f"distNSU ultNSU={ult}, esperado {guard.last_ult_nsu}")
+        ledger = self.ctx.state.ledger(self.flavor.product, queried)
+        docs = ledger.after(ult, now, LOT_SIZE)
+        if len(docs) == LOT_SIZE:
+            new_ult = docs[-1].nsu
+        else:
+            new_ult = max(max_nsu, ult)
+        rules.after_dist_answer(guard, ult, new_ult, max_nsu, now)
+        guard.competitor_touched = req.caller.competitor
+        if not docs:
+            return Answer(137, ult_nsu=new_ult, max_nsu=max_nsu)
+        self._delivered(queried, docs, now, "distNSU", req)
+        return Answer(138, ult_nsu=new_ult, max_nsu=max_nsu, docs=docs)
+
+    def _cons_nsu(
+        self, req: SandboxRequest, guard: DistGuard, queried: str, nsu: int, max_nsu: int, now: datetime
+    ) -> Answer:
+        rule = rules.point_query_violation(guard, now)
+        if rule is not None:
+            return self._violate(guard, req, now, rule, queried, f"consNSU NSU={nsu}")
+        if nsu > max_nsu:
+            return Answer(589, ult_nsu=nsu, max_nsu=max_nsu)
+        entry = self.ctx.state.ledger(self.flavor.product, queried).at(nsu, now)
+        if entry is None:
+            return Answer(137, ult_nsu=nsu, max_nsu=max_nsu)
+        guard.point_hits.append(now)
+        self._delivered(queried, [entry], now, "consNSU", req)
+        return Answer(138, ult_nsu=nsu, max_nsu=max_nsu, docs=[entry])
+
+    def _cons_key(
+        self, req: SandboxRequest, guard: DistGuard, queried: str, key: str, max_nsu: int, now: datetime
+    ) -> Answer:
+        rule = rules.point_query_violation(guard, now)
+        if rule is not None:
+            return self._violate(guard, req, now, rule, queried, f"consChNFe {key}")
+        last = guard.last_ult_nsu or 0
+        try:
+            AccessKey.parse(key)
+        except InvalidIdentifier:
+            return Answer(236, ult_nsu=last, max_nsu=max_nsu)
+        record = self.ctx.state.nfe.get(key)
+        if record is None:
+            return Answer(217, ult_nsu=last, max_nsu=max_nsu)
+        if now - record.published_at > RETENTION:
+            return Answer(632, ult_nsu=last, max_nsu=max_nsu)
+        if queried == record.emitter and queried not in (record.recipient, record.transporter, *record.aut_xml):
+            return Answer(641, ult_nsu=last, max_nsu=max_nsu)
+        if queried == record.recipient:
+            kind = "procNFe" if record.released_to_recipient else "resNFe"
+        elif queried == record.transporter or queried in record.aut_xml:
+            kind = "procNFe"
+        else:
+            return Answer(640, ult_nsu=last, max_nsu=max_nsu)
+        if record.cancelled and kind == "procNFe":
+            return Answer(653, ult_nsu=last, max_nsu=max_nsu)
+        ledger = self.ctx.state.ledger(self.flavor.product, queried)
+        entry = next((e for e in reversed(ledger.entries) if e.key == key and e.kind == kind), None)
+        if entry is None:  # released but not yet queued (should not happen): build from the record
+            xml = record.generated.nfe_proc if kind == "procNFe" else record.generated.res_nfe
+            entry = Entry(nsu=0, product="nfe", kind=kind, xml=xml, key=key, published_at=record.published_at)
+        guard.point_hits.append(now)
+        if entry.nsu:
+            self._delivered(queried, [entry], now, "consChNFe", req)
+        return Answer(138, ult_nsu=last, max_nsu=max_nsu, docs=[entry])
+
+    def _delivered(self, doc: str, entries: list[Entry], now: datetime, via: str, req: SandboxRequest) -> None:
+        for entry in entries:
+            self.ctx.referee.delivered(self.flavor.product, doc, entry.nsu, now, via, req.caller)
+
+    # --- rendering ---------------------------------------------------------------------------
+    def _render(self, answer: Answer, now: datetime, queried: str, req: SandboxRequest) -> etree._Element:
+        fl = self.flavor
+        response = etree.Element(f"{{{fl.wsdl_ns}}}{fl.response_tag}", nsmap={None: fl.wsdl_ns})
+        result = etree.SubElement(response, f"{{{fl.wsdl_ns}}}{fl.result_tag}")
+        ret = etree.SubElement(result, f"{{{fl.ns}}}retDistDFeInt", nsmap={None: fl.ns}, versao=fl.versao)
+        n = f"{{{fl.ns}}}"
+        sub(ret, n + "tpAmb", str(self.ctx.tp_amb))
+        sub(ret, n + "verAplic", VER_APLIC_DIST)
+        sub(ret, n + "cStat", str(answer.cstat))
+        sub(ret, n + "xMotivo", answer.motivo)
+        dh = brasilia_iso(now) if fl.dh_resp_with_tz else now.astimezone(BRASILIA).strftime("%Y-%m-%dT%H:%M:%S")
+        sub(ret, n + "dhResp", dh)
+        sub(ret, n + "ultNSU", f"{answer.ult_nsu:015d}")
+        sub(ret, n + "maxNSU", f"{answer.max_nsu:015d}")
+        if answer.docs:
+            items = [(e.nsu, e.schema_label or xsd.DOCZIP_SCHEMA[e.kind], gzip_b64(e.xml)) for e in answer.docs]
+            fault = self.ctx.faults.take(fl.service, queried, CONTENT_FAULTS, now)
+            if fault is not None:
+                items = apply_content_fault(fault.kind, items)
+            lot = sub(ret, n + "loteDistDFeInt")
+            for nsu, label, payload in items:
+                sub(lot, n + "docZip", payload, NSU=f"{nsu:015d}", schema=label)
+        return response
