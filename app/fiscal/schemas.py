@@ -37,6 +37,8 @@ class Schema(Enum):
     # NF-e 4.00 authorised document and events
     NFE_PROC = "nfe/schemas/v4_0/procNFe_v4.00.xsd"
     NFE_PROC_EVENTO = "nfe_evento_generico/schemas/v1_0/procEventoNFe_v1.00.xsd"
+    NFE_ENV_EVENTO = "nfe_evento_generico/schemas/v1_0/envEvento_v1.00.xsd"
+    NFE_RET_ENV_EVENTO = "nfe_evento_generico/schemas/v1_0/retEnvEvento_v1.00.xsd"
     # Recipient manifestation (MD-e, 210200/210210/210220/210240)
     MDE_ENV_EVENTO = "nfe_evento_mde/schemas/v1_0/envConfRecebto_v1.00.xsd"
     MDE_RET_ENV_EVENTO = "nfe_evento_mde/schemas/v1_0/retEnvConfRecebto_v1.00.xsd"

@@ -1,72 +1,31 @@
-"""Official XSD validation for the sandbox (schemas shipped by nfelib), compiled once and cached.
+"""Official XSD validation for the sandbox, by the file names the wire uses ("resNFe_v1.01").
 
-Kept local to the sandbox so it works whatever shape ``app.fiscal.schemas`` ends up with; lxml
-schema objects are thread-safe for validation once compiled.
+A thin adapter over :mod:`app.fiscal.schemas`, so the sandbox and the app judge documents by the
+same compiled schemas.
 """
 
 from __future__ import annotations
 
-import threading
-from importlib import resources
-from pathlib import Path
-
 from lxml import etree
 
-_SCHEMAS: dict[str, tuple[str, str]] = {
-    # name -> (nfelib subpackage, file)
-    "distDFeInt_v1.01": ("nfe_dist_dfe/schemas/v1_0", "distDFeInt_v1.01.xsd"),
-    "retDistDFeInt_v1.01": ("nfe_dist_dfe/schemas/v1_0", "retDistDFeInt_v1.01.xsd"),
-    "resNFe_v1.01": ("nfe_dist_dfe/schemas/v1_0", "resNFe_v1.01.xsd"),
-    "resEvento_v1.01": ("nfe_dist_dfe/schemas/v1_0", "resEvento_v1.01.xsd"),
-    "procNFe_v4.00": ("nfe/schemas/v4_0", "procNFe_v4.00.xsd"),
-    "procEventoNFe_v1.00": ("nfe_evento_generico/schemas/v1_0", "procEventoNFe_v1.00.xsd"),
-    "envEvento_v1.00": ("nfe_evento_generico/schemas/v1_0", "envEvento_v1.00.xsd"),
-    "retEnvEvento_v1.00": ("nfe_evento_generico/schemas/v1_0", "retEnvEvento_v1.00.xsd"),
-    "envConfRecebto_v1.00": ("nfe_evento_mde/schemas/v1_0", "envConfRecebto_v1.00.xsd"),
-    "retEnvConfRecebto_v1.00": ("nfe_evento_mde/schemas/v1_0", "retEnvConfRecebto_v1.00.xsd"),
-    "distDFeInt_v1.00": ("cte_dist_dfe/schemas/v1_0", "distDFeInt_v1.00.xsd"),
-    "retDistDFeInt_v1.00": ("cte_dist_dfe/schemas/v1_0", "retDistDFeInt_v1.00.xsd"),
-    "procCTe_v4.00": ("cte/schemas/v4_0", "procCTe_v4.00.xsd"),
-    "procEventoCTe_v4.00": ("cte/schemas/v4_0", "procEventoCTe_v4.00.xsd"),
-    "NFSe_v1.01": ("nfse/schemas/v1_0", "NFSe_v1.01.xsd"),
-    "DPS_v1.01": ("nfse/schemas/v1_0", "DPS_v1.01.xsd"),
-    "evento_v1.01": ("nfse/schemas/v1_0", "evento_v1.01.xsd"),
-    "pedRegEvento_v1.01": ("nfse/schemas/v1_0", "pedRegEvento_v1.01.xsd"),
-}
-
-_cache: dict[str, etree.XMLSchema] = {}
-_lock = threading.Lock()
+from app.fiscal import schemas
+from app.fiscal.schemas import Schema
 
 
 class SchemaError(Exception):
-    """The document does not validate; ``str()`` is the first lxml error line."""
+    """The document does not validate; ``str()`` is the first error line."""
 
 
-def schema_path(name: str) -> Path:
-    package, filename = _SCHEMAS[name.removesuffix(".xsd")]
-    root = resources.files("nfelib")
-    return Path(str(root.joinpath(package, filename)))
-
-
-def schema(name: str) -> etree.XMLSchema:
-    key = name.removesuffix(".xsd")
-    with _lock:
-        compiled = _cache.get(key)
-        if compiled is None:
-            compiled = etree.XMLSchema(etree.parse(str(schema_path(key))))
-            _cache[key] = compiled
-        return compiled
+def _schema(name: str) -> Schema:
+    schema = Schema.by_file_name(name.removesuffix(".xsd") + ".xsd")
+    if schema is None:
+        raise KeyError(f"no official schema named {name!r}")
+    return schema
 
 
 def errors(element: etree._Element | bytes, name: str) -> list[str]:
-    """The validation errors (empty when valid)."""
-    root = etree.fromstring(element) if isinstance(element, bytes) else element
-    compiled = schema(name)
-    # assertValid/validate keep error_log state on the schema object: copy it under the lock.
-    with _lock:
-        ok = compiled.validate(root)
-        log = [] if ok else [f"{e.line}: {e.message}" for e in compiled.error_log]
-    return log
+    """The validation errors (empty when valid); ``name`` is the XSD file name with or without .xsd."""
+    return schemas.errors(element, _schema(name))
 
 
 def validate(element: etree._Element | bytes, name: str) -> None:
