@@ -10,6 +10,12 @@ from pathlib import Path
 
 import keyring
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# No example database: nothing is written into the work tree, and every run is reproducible
+# from its seed rather than from a cache a clean checkout does not have.
+hypothesis_settings.register_profile("captura", database=None, deadline=None)
+hypothesis_settings.load_profile("captura")
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 

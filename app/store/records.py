@@ -10,32 +10,16 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
 
-from app.core.ids import Cnpj
+from app.core.cadence import CaptureState as CaptureState  # pure domain state, stored as is
 
 # Re-exported: the store speaks the domain's enums.
+from app.core.documents import Direction as Direction
+from app.core.documents import DocumentKind as DocumentKind
+from app.core.documents import DocumentStatus as DocumentStatus
+from app.core.documents import PartyRole as PartyRole
+from app.core.ids import Cnpj
 from app.core.products import Environment as Environment
 from app.core.products import Product as Product
-
-
-class Direction(StrEnum):
-    """Issued by the company itself only when it holds no other role in the document."""
-
-    RECEIVED = "received"
-    EMITTED = "emitted"
-
-
-class DocumentKind(StrEnum):
-    RES_NFE = "resNFe"
-    NFE_PROC = "nfeProc"
-    RES_EVENTO = "resEvento"
-    PROC_EVENTO_NFE = "procEventoNFe"
-    CTE_PROC = "cteProc"
-    PROC_EVENTO_CTE = "procEventoCTe"
-    NFSE = "nfse"
-    NFSE_EVENTO = "nfse_evento"
-    DPS = "dps"
-    UNKNOWN = "unknown"
-
 
 # How complete a document version is: a fuller version becomes the current one, a poorer one
 # (a resNFe fetched again after the nfeProc) only joins the history.
@@ -51,26 +35,6 @@ KIND_RANK: dict[DocumentKind, int] = {
     DocumentKind.PROC_EVENTO_CTE: 2,
     DocumentKind.NFSE_EVENTO: 2,
 }
-
-
-class DocumentStatus(StrEnum):
-    AUTHORISED = "authorised"
-    CANCELLED = "cancelled"
-    DENIED = "denied"
-    SUMMARY = "summary"
-    UNKNOWN = "unknown"
-
-
-class PartyRole(StrEnum):
-    EMITTER = "emitter"
-    RECIPIENT = "recipient"
-    TRANSPORTER = "transporter"
-    TAKER = "taker"
-    SENDER = "sender"  # CT-e remetente
-    SHIPPER = "shipper"  # CT-e expedidor
-    RECEIVER = "receiver"  # CT-e recebedor
-    INTERMEDIARY = "intermediary"  # NFS-e intermediário
-    AUTHORISED = "authorised"  # autXML
 
 
 class GapStatus(StrEnum):
@@ -133,29 +97,6 @@ class CaptureSettings:
     nfse_cutoff_date: date | None = None
     nfse_capture_own_issued: bool = False
     c_uf_autor: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CaptureState:
-    """The cursor and cadence of one company and product; engines change it with ``replace``."""
-
-    company_id: int
-    product: Product
-    ult_nsu: int = 0
-    max_nsu: int = 0
-    last_query_at: datetime | None = None
-    last_dh_resp: datetime | None = None
-    clock_offset_ms: int | None = None  # government dhResp minus our clock, when measured
-    next_query_at: datetime | None = None
-    wait_reason: str | None = None
-    blocked_until: datetime | None = None
-    block_reason: str | None = None
-    point_queries_blocked_until: datetime | None = None  # a 656 on consNSU/consChNFe
-    paused: bool = False
-    consecutive_failures: int = 0
-    last_cstat: str | None = None
-    last_message: str | None = None
-    disabled_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

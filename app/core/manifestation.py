@@ -1,0 +1,239 @@
+"""Recipient manifestation (MD-e) rules: event types, justification, deadlines, sequence, Ciência.
+
+protocol.md §3.2–3.6; rule book §4.5; NT 2020.001 v1.50 allows one rectification of a conclusive
+event (nSeqEvento 2, the last one counts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from app.core.errors import CapturaError
+
+CONFIRMACAO = "210200"
+CIENCIA = "210210"
+DESCONHECIMENTO = "210220"
+NAO_REALIZADA = "210240"
+
+MIN_CIENCIA_WAIT_MINUTES = 5  # rule book §4.1: MinutesToWaitAwarenessOperation >= 5
+MAX_SEQ_CONCLUSIVE = 2  # the event and its one permitted rectification
+JUSTIFICATION_MIN = 15
+JUSTIFICATION_MAX = 255
+_XJUST = re.compile(r"[!-ÿ][ -ÿ]*[!-ÿ]|[!-ÿ]")  # protocol.md §3.3
+_KEY = re.compile(r"[0-9]{44}")
+
+# Communication failures of a send are retried: 1 min doubling up to 30 min, 8 sends at most.
+EVENT_RETRY_BASE = timedelta(minutes=1)
+EVENT_RETRY_CAP = timedelta(minutes=30)
+MAX_EVENT_SENDS = 8
+
+
+class InvalidManifestation(CapturaError, ValueError):
+    """A manifestation that the service would reject: unknown type, bad justification, no sequence left."""
+
+
+class Justification(StrEnum):
+    NONE = "none"
+    OPTIONAL = "optional"
+    REQUIRED = "required"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestationType:
+    """One recipient event: ``desc_evento`` is the exact schema text, ``label`` the UI's."""
+
+    tp_evento: str
+    desc_evento: str
+    label: str
+    justification: Justification
+    conclusive: bool
+    deadline_days: int
+
+
+MANIFESTATION_TYPES: dict[str, ManifestationType] = {
+    t.tp_evento: t
+    for t in (
+        ManifestationType(
+            CONFIRMACAO, "Confirmacao da Operacao", "Confirmação da Operação", Justification.NONE, True, 90
+        ),
+        ManifestationType(CIENCIA, "Ciencia da Operacao", "Ciência da Operação", Justification.NONE, False, 10),
+        ManifestationType(
+            DESCONHECIMENTO,
+            "Desconhecimento da Operacao",
+            "Desconhecimento da Operação",
+            Justification.OPTIONAL,
+            True,
+            90,
+        ),
+        ManifestationType(
+            NAO_REALIZADA, "Operacao nao Realizada", "Operação não Realizada", Justification.REQUIRED, True, 90
+        ),
+    )
+}
+CONCLUSIVE_TYPES = frozenset(t.tp_evento for t in MANIFESTATION_TYPES.values() if t.conclusive)
+
+
+def manifestation_type(tp_evento: str) -> ManifestationType:
+    try:
+        return MANIFESTATION_TYPES[tp_evento]
+    except KeyError:
+        raise InvalidManifestation(f"Tipo de manifestação desconhecido: {tp_evento!r}.") from None
+
+
+def validate_justification(tp_evento: str, text: str | None) -> str | None:
+    """The ``xJust`` to send (stripped), or None; raises with the reason the service would give."""
+    kind = manifestation_type(tp_evento)
+    value = (text or "").strip()
+    if kind.justification is Justification.NONE:
+        if value:
+            raise InvalidManifestation(f"{kind.label} não aceita justificativa.")
+        return None
+    if not value:
+        if kind.justification is Justification.REQUIRED:
+            raise InvalidManifestation(f"{kind.label} exige justificativa de 15 a 255 caracteres.")
+        return None
+    if not JUSTIFICATION_MIN <= len(value) <= JUSTIFICATION_MAX:
+        raise InvalidManifestation(f"A justificativa deve ter de 15 a 255 caracteres (tem {len(value)}).")
+    if not _XJUST.fullmatch(value):
+        raise InvalidManifestation(
+            "A justificativa contém caracteres não permitidos (quebra de linha, tabulação ou símbolo fora do padrão)."
+        )
+    return value
+
+
+def deadline(tp_evento: str, authorised_at: datetime) -> datetime:
+    """Last instant to register the event: Ciência 10 days, conclusive 90 days from authorisation."""
+    return authorised_at + timedelta(days=manifestation_type(tp_evento).deadline_days)
+
+
+def within_deadline(tp_evento: str, authorised_at: datetime, now: datetime) -> bool:
+    return now <= deadline(tp_evento, authorised_at)
+
+
+def next_seq(tp_evento: str, registered_seqs: Iterable[int]) -> int:
+    """nSeqEvento for a new event of this type on this key, given those already registered.
+
+    Ciência: 1 only. A conclusive event: 1, then 2 for its one permitted rectification.
+    """
+    kind = manifestation_type(tp_evento)
+    taken = set(registered_seqs)
+    limit = MAX_SEQ_CONCLUSIVE if kind.conclusive else 1
+    for seq in range(1, limit + 1):
+        if seq not in taken:
+            return seq
+    if kind.conclusive:
+        raise InvalidManifestation(f"{kind.label} já foi registrada e retificada: não há nova retificação permitida.")
+    raise InvalidManifestation(f"{kind.label} já foi registrada para esta nota.")
+
+
+def event_id(tp_evento: str, key: str, seq: int) -> str:
+    """``ID`` + tpEvento + chNFe + nSeqEvento (2 digits): 54 characters, else cStat 572."""
+    manifestation_type(tp_evento)
+    if not _KEY.fullmatch(key):
+        raise InvalidManifestation(f"Chave de acesso inválida para manifestação: {key!r}.")
+    if not 1 <= seq <= 99:
+        raise InvalidManifestation(f"nSeqEvento fora do intervalo: {seq}.")
+    return f"ID{tp_evento}{key}{seq:02d}"
+
+
+# ---------------------------------------------------------------- automatic Ciência
+
+
+def ciencia_due_at(resnfe_received_at: datetime, wait_minutes: int) -> datetime:
+    """When an automatic Ciência may go: the configured wait after the resNFe, never under 5 min."""
+    return resnfe_received_at + timedelta(minutes=max(wait_minutes, MIN_CIENCIA_WAIT_MINUTES))
+
+
+def ciencia_due(resnfe_received_at: datetime, wait_minutes: int, now: datetime) -> bool:
+    return now >= ciencia_due_at(resnfe_received_at, wait_minutes)
+
+
+@dataclass(frozen=True, slots=True)
+class CienciaVerdict:
+    """Send the automatic Ciência or not, and why (for the log and the document's status)."""
+
+    send: bool
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.send
+
+
+def should_send_auto_ciencia(
+    enabled_now: bool,
+    accepted_events_for_key: Iterable[str],
+    pending_ciencia_exists: bool,
+    *,
+    own_document: bool = False,
+) -> CienciaVerdict:
+    """The check just before sending (rule book §4.5).
+
+    ``accepted_events_for_key``: tpEvento of the key's accepted manifestations (a pending
+    conclusive one does not count: it may be rejected). ``pending_ciencia_exists``: another
+    Ciência for the key is already queued, sent or accepted (at most one per key).
+    """
+    accepted = set(accepted_events_for_key)
+    if not enabled_now:
+        return CienciaVerdict(False, "Ciência automática desligada pela empresa.")
+    if own_document:
+        return CienciaVerdict(False, "Nota emitida pela própria empresa: sem manifestação automática.")
+    conclusive = accepted & CONCLUSIVE_TYPES
+    if conclusive:
+        label = manifestation_type(min(conclusive)).label
+        return CienciaVerdict(False, f"Já existe manifestação conclusiva aceita ({label}).")
+    if CIENCIA in accepted or pending_ciencia_exists:
+        return CienciaVerdict(False, "Ciência da Operação já enviada para esta nota.")
+    return CienciaVerdict(True, "Ciência da Operação automática.")
+
+
+# ---------------------------------------------------------------- results
+
+
+class EventOutcome(StrEnum):
+    ACCEPTED = "accepted"  # 135, 136
+    ALREADY_DONE = "already_done"  # 573: registered before (by us or another system): success
+    REJECTED = "rejected"
+    RETRY = "retry"  # no event result: communication failure, service paused, lot-level answer only
+
+
+@dataclass(frozen=True, slots=True)
+class EventResult:
+    outcome: EventOutcome
+    cstat: int | None
+    reason: str
+
+    @property
+    def success(self) -> bool:
+        return self.outcome in (EventOutcome.ACCEPTED, EventOutcome.ALREADY_DONE)
+
+
+def classify_event_result(event_cstat: int | None, xmotivo: str = "", *, lot_cstat: int | None = None) -> EventResult:
+    """Classify a ``retEnvEvento``: the event's own cStat decides; 128 is only the lot's."""
+    if event_cstat in (135, 136):
+        return EventResult(EventOutcome.ACCEPTED, event_cstat, xmotivo or "Evento registrado.")
+    if event_cstat == 573:
+        return EventResult(EventOutcome.ALREADY_DONE, 573, "Evento já registrado anteriormente (cStat 573).")
+    if event_cstat is not None and event_cstat != 128:
+        return EventResult(EventOutcome.REJECTED, event_cstat, _why(f"Rejeitado (cStat {event_cstat})", xmotivo))
+    if lot_cstat is not None and lot_cstat not in (128, 108, 109):
+        return EventResult(EventOutcome.REJECTED, lot_cstat, _why(f"Lote rejeitado (cStat {lot_cstat})", xmotivo))
+    if lot_cstat in (108, 109):
+        reason = "Serviço de eventos paralisado; nova tentativa."
+    else:
+        reason = "Resposta sem resultado do evento; nova tentativa."
+    return EventResult(EventOutcome.RETRY, lot_cstat, reason)
+
+
+def _why(head: str, xmotivo: str) -> str:
+    return f"{head}: {xmotivo}" if xmotivo else head
+
+
+def event_retry_delay(sends: int) -> timedelta | None:
+    """Wait before resending after ``sends`` unanswered sends; None when they are exhausted."""
+    if sends >= MAX_EVENT_SENDS:
+        return None
+    return min(EVENT_RETRY_BASE * (1 << max(0, sends - 1)), EVENT_RETRY_CAP)
