@@ -1,0 +1,99 @@
+"""Field conversions for document metadata: money to centavos, dates with their offset, lenient
+CNPJ/CPF checks and the strict access-key check.
+
+Lenient means a bad value never loses the document: it is kept raw and a PT warning is returned.
+The key is the exception: it identifies the document, so a bad key is a :class:`DocumentDataError`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta, timezone
+from functools import lru_cache
+
+from app.core.errors import InvalidIdentifier
+from app.core.ids import Cnpj, Cpf
+from app.core.keys import AccessKey
+from app.documents.model import DocumentDataError
+
+_MONEY = re.compile(r"([0-9]{1,15})(?:\.([0-9]{1,10}))?")
+# dEmi-only documents (layout 2.00) carry no offset: Brasília's standard time is the best guess.
+_BRASILIA_STANDARD = timezone(timedelta(hours=-3))
+
+
+def to_cents(text: str) -> int | None:
+    """``"3290.20"`` → 329020, exact (no float). None for empty text, for anything that is not a
+    plain non-negative decimal, or for a value with non-zero digits below the centavo."""
+    if not text:
+        return None
+    match = _MONEY.fullmatch(text.strip())
+    if match is None:
+        return None
+    whole, frac = match.groups()
+    if frac is None:
+        return int(whole) * 100
+    if len(frac) > 2:
+        if frac[2:].strip("0"):
+            return None
+        frac = frac[:2]
+    return int(whole) * 100 + int(frac.ljust(2, "0"))
+
+
+def to_int(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if text.isdigit() else None
+
+
+def to_datetime(text: str) -> tuple[datetime | None, bool]:
+    """An aware datetime keeping the written offset, and whether the text was usable as written.
+
+    A timestamp without offset is taken at -03:00 (flagged False); a bare date (dEmi) is 00:00 at
+    -03:00 (flagged True: that layout had no time); unreadable text gives (None, False).
+    """
+    text = text.strip()
+    if not text:
+        return None, True
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), time(), _BRASILIA_STANDARD), True
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        return None, False
+    if value.utcoffset() is None:
+        return value.replace(tzinfo=_BRASILIA_STANDARD), False
+    return value, True
+
+
+@lru_cache(maxsize=4096)
+def tax_id_problem(doc: str) -> str | None:
+    """None when ``doc`` is a valid CNPJ (14) or CPF (11), else a PT description of the fault.
+
+    Cached: the same suppliers and carriers come back in document after document.
+    """
+    try:
+        if len(doc) == 11 and doc.isdigit():
+            Cpf(doc)
+        else:
+            Cnpj(doc)
+    except InvalidIdentifier as exc:
+        return exc.message
+    return None
+
+
+def _key_problem(key: str) -> str | None:
+    try:
+        AccessKey(key)
+    except InvalidIdentifier as exc:
+        return exc.message
+    return None
+
+
+def checked_key(key: str, what: str) -> str:
+    """The access key, upper-cased; a :class:`DocumentDataError` naming ``what`` when invalid or missing."""
+    key = key.strip().upper()
+    if not key:
+        raise DocumentDataError(f"{what} sem chave de acesso.")
+    problem = _key_problem(key)
+    if problem is not None:
+        raise DocumentDataError(f"{what}: {problem}")
+    return key

@@ -1,0 +1,330 @@
+"""Throughput of NF-e document processing on one core, beside nfelib's bindings (issue 4).
+
+    .venv/bin/python tests/benchmarks/bench_nfe_processing.py [--n 5000] [--profile]
+
+Builds N docZips (base64 of gzip) with the sandbox generator, like a real stream: ~60% resNFe,
+25% nfeProc with 3-20 items, 15% events (cancellation, CC-e, Ciência, Confirmação; half as
+procEventoNFe, half as resEvento). Generation is not measured. Then, single-threaded:
+
+- ours, parse only: decode (base64 → gunzip, bounded) + safe parse + classify + extract;
+- ours, full pipeline: the same + mapping to the store's inputs + ``DocumentRepository.store_batch``
+  in lots of 50 with the cursor state (as the engine will), into a real SQLite file;
+- nfelib: decode + ``XmlParser.from_bytes(data, Class)`` with one reused parser, dispatching on the
+  docZip schema to NfeProc / ResNfe / ResEvento / ProcEventoNfe.
+
+Prints human lines, then ONE JSON object as the last line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import cProfile
+import gzip
+import io
+import json
+import pstats
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from app.core.errors import CapturaError  # noqa: E402
+from app.core.ids import Cnpj  # noqa: E402
+from app.core.keys import AccessKey, DocumentModel  # noqa: E402
+from app.documents import EventMeta, NfeMeta, direction_of, read_nfe_document  # noqa: E402
+from app.documents.model import DocumentMeta  # noqa: E402
+from app.safexml import decode_doczip  # noqa: E402
+from app.sandbox.docgen import DocumentFactory, GeneratedNFe, Party  # noqa: E402
+from app.sandbox.docgen.nfe import res_nfe  # noqa: E402
+from app.sandbox.pki import TestPki  # noqa: E402
+from app.store.companies import CompanyRepository  # noqa: E402
+from app.store.db import open_database  # noqa: E402
+from app.store.documents import DocumentRepository  # noqa: E402
+from app.store.records import (  # noqa: E402
+    CaptureState,
+    Direction,
+    DocumentInput,
+    DocumentKind,
+    DocumentStatus,
+    EventInput,
+    PartyRole,
+    Product,
+)
+from app.store.records import Party as StoreParty  # noqa: E402
+
+GOAL_PIPELINE = 5000
+GOAL_SPEEDUP = 5
+LOT = 50
+MAX_COMPRESSED = 10 * 1024 * 1024
+MAX_INFLATED = 20 * 1024 * 1024
+
+COMPANY = Party("11444777000161", "CLIENTE BENCHMARK LTDA", "PR", "4106902", ie="9032000301")
+START = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+
+Doc = tuple[int, str, bytes]  # (NSU, schema, base64 text of the docZip)
+
+
+# ---------------------------------------------------------------- building the stream
+
+
+def _suppliers(rng: random.Random, count: int) -> list[Party]:
+    ufs = [("SP", "3550308"), ("SC", "4205407"), ("PR", "4106902"), ("RS", "4314902"), ("MG", "3106200")]
+    found = []
+    for i in range(count):
+        uf, mun = ufs[i % len(ufs)]
+        cnpj = Cnpj.from_body(f"{rng.randrange(10**7, 10**8)}0001").value
+        found.append(Party(cnpj, f"FORNECEDOR {i:03d} LTDA", uf, mun, ie=f"{rng.randrange(10**8, 10**9)}"))
+    return found
+
+
+def _zip(xml: bytes) -> bytes:
+    return base64.b64encode(gzip.compress(xml, compresslevel=6))
+
+
+def build_stream(n: int, seed: int = 7) -> list[Doc]:
+    rng = random.Random(seed)
+    factory = DocumentFactory(TestPki.create(now=START - timedelta(days=30)), seed=seed)
+    suppliers = _suppliers(rng, 25)
+    carrier = Party("12ABC34501DE35", "TRANSPORTADORA ALFA LTDA", "SC", "4205407", ie="254123456")
+    n_proc = n * 25 // 100
+    n_events = n * 15 // 100
+    n_res = n - n_proc - n_events
+    docs: list[tuple[str, bytes]] = []
+    generated: list[GeneratedNFe] = []
+    at = START
+    for i in range(n_proc):
+        at += timedelta(seconds=rng.randrange(5, 90))
+        nfe = factory.nfe(
+            emitter=rng.choice(suppliers), recipient=COMPANY, issued_at=at, items=rng.randrange(3, 21),
+            transporter=carrier if i % 4 == 0 else None, aut_xml=("11222333000181",) if i % 10 == 0 else (),
+        )
+        generated.append(nfe)
+        docs.append(("procNFe_v4.00.xsd", nfe.nfe_proc))
+    for i in range(n_res):
+        at += timedelta(seconds=rng.randrange(5, 90))
+        emitter = rng.choice(suppliers)
+        key = AccessKey.build(
+            uf=emitter.uf, year_month=at.strftime("%y%m"), issuer=emitter.doc, model=DocumentModel.NFE,
+            serie=1, number=100_000 + i, tp_emis=1, code=rng.randrange(10_000_000, 99_999_999),
+        ).value
+        dig = base64.b64encode(rng.randbytes(20)).decode()
+        protocol = f"1{emitter.cuf}{at:%y}{i:010d}"
+        xml = res_nfe(key, emitter, at, rng.randrange(1_000, 5_000_000), dig, at + timedelta(seconds=30), protocol)
+        docs.append(("resNFe_v1.01.xsd", xml))
+    kinds = [
+        ("110111", "emitter", {"justification": "Pedido cancelado pelo cliente antes da entrega"}),
+        ("110110", "emitter", {"correction": "Corrigir o volume transportado para 4 volumes"}),
+        ("210210", "company", {}),
+        ("210200", "company", {}),
+    ]
+    for i in range(n_events):
+        nfe = generated[i % len(generated)]
+        tp, who, extra = kinds[i % len(kinds)]
+        author = nfe.emitter if who == "emitter" else COMPANY
+        event = factory.nfe_event(
+            nfe, tp_evento=tp, author=author, seq=1 + i // (len(generated) * len(kinds)),
+            at=nfe.authorised_at + timedelta(hours=1 + i % 48), **extra,
+        )
+        if i % 2 == 0 or event.res_evento is None:
+            docs.append(("procEventoNFe_v1.00.xsd", event.proc_evento))
+        else:
+            docs.append(("resEvento_v1.01.xsd", event.res_evento))
+    rng.shuffle(docs)
+    return [(1000 + i, schema, _zip(xml)) for i, (schema, xml) in enumerate(docs)]
+
+
+# ---------------------------------------------------------------- ours
+
+
+def to_store_input(
+    meta: DocumentMeta, xml: bytes, nsu: int, schema: str, company: str
+) -> DocumentInput | EventInput:
+    """The mapping the engine needs: document metadata → the store's inputs."""
+    if isinstance(meta, EventMeta):
+        return EventInput(
+            product=Product.NFE, kind=DocumentKind(meta.kind), xml=xml, access_key=meta.access_key,
+            tp_evento=meta.tp_evento, n_seq_evento=meta.n_seq_evento, nsu=nsu, schema=schema,
+            description=meta.description, protocol=meta.protocol, event_at=meta.event_at, cstat=meta.cstat,
+            author_id=meta.author_doc,
+        )
+    if isinstance(meta, NfeMeta):
+        emitter, recipient = meta.emitter, meta.recipient
+        return DocumentInput(
+            product=Product.NFE, kind=DocumentKind(meta.kind), xml=xml, access_key=meta.access_key, nsu=nsu,
+            schema=schema, model=meta.model, serie=meta.serie, number=meta.number,
+            emitter_id=emitter.doc if emitter else None, emitter_name=emitter.name if emitter else None,
+            recipient_id=recipient.doc if recipient else None,
+            recipient_name=recipient.name if recipient else None,
+            parties=tuple(StoreParty(PartyRole(p.role), p.doc, p.name) for p in meta.parties),
+            total_cents=meta.total_cents, issued_at=meta.issued_at,
+            direction=Direction(direction_of(company, meta)), status=DocumentStatus(meta.status),
+            situation=meta.situation,
+        )
+    return DocumentInput(product=Product.NFE, kind=DocumentKind.UNKNOWN, xml=xml, access_key=None, nsu=nsu,
+                         schema=schema)
+
+
+def ours_parse(docs: Sequence[Doc]) -> int:
+    count = 0
+    for _nsu, schema, text in docs:
+        xml = decode_doczip(text, max_compressed=MAX_COMPRESSED, max_inflated=MAX_INFLATED)
+        read_nfe_document(xml, schema)
+        count += 1
+    return count
+
+
+def ours_pipeline(docs: Sequence[Doc], db_path: Path) -> tuple[int, int]:
+    """Returns (stored, quarantined)."""
+    db = open_database(db_path)
+    try:
+        company = CompanyRepository(db).add(Cnpj(COMPANY.doc), COMPANY.name)
+        repo = DocumentRepository(db)
+        quarantined = 0
+        stored = 0
+        max_nsu = docs[-1][0]
+        for start in range(0, len(docs), LOT):
+            lot = docs[start : start + LOT]
+            items: list[DocumentInput | EventInput] = []
+            for nsu, schema, text in lot:
+                try:
+                    xml = decode_doczip(text, max_compressed=MAX_COMPRESSED, max_inflated=MAX_INFLATED)
+                    meta = read_nfe_document(xml, schema)
+                    items.append(to_store_input(meta, xml, nsu, schema, COMPANY.doc))
+                except CapturaError as exc:
+                    quarantined += 1
+                    items.append(DocumentInput(product=Product.NFE, kind=DocumentKind.UNKNOWN,
+                                               xml=base64.b64decode(text), access_key=None, nsu=nsu,
+                                               schema=schema, parse_error=exc.message))
+            state = CaptureState(company.id, Product.NFE, ult_nsu=lot[-1][0], max_nsu=max_nsu)
+            stored += len(repo.store_batch(company.id, items, state))
+        return stored, quarantined
+    finally:
+        db.close()
+
+
+# ---------------------------------------------------------------- nfelib
+
+
+def nfelib_parse_fn() -> Callable[[Sequence[Doc]], tuple[int, int]]:
+    from nfelib.nfe.bindings.v4_0.proc_nfe_v4_00 import NfeProc
+    from nfelib.nfe_dist_dfe.bindings.v1_0 import ResEvento, ResNfe
+    from nfelib.nfe_evento_generico.bindings.v1_0.proc_evento_nfe_v1_00 import ProcEventoNfe
+    from xsdata.formats.dataclass.parsers import XmlParser
+
+    parser = XmlParser()
+    classes: dict[str, type] = {
+        "procNFe": NfeProc, "resNFe": ResNfe, "resEvento": ResEvento, "procEventoNFe": ProcEventoNfe,
+    }
+
+    def run(docs: Sequence[Doc]) -> tuple[int, int]:
+        ok = failed = 0
+        for _nsu, schema, text in docs:
+            xml = gzip.decompress(base64.b64decode(text))
+            try:
+                parser.from_bytes(xml, classes[schema.split("_", 1)[0]])
+                ok += 1
+            except Exception:  # noqa: BLE001 - a binding failure is counted, not fatal
+                failed += 1
+        return ok, failed
+
+    return run
+
+
+# ---------------------------------------------------------------- main
+
+
+def _rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else float("inf")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    args.add_argument("--n", type=int, default=5000, help="documents in the stream (default 5000)")
+    args.add_argument("--repeat", type=int, default=3, help="runs of each measurement (best kept)")
+    args.add_argument("--profile", action="store_true", help="cProfile one pipeline run and print the top")
+    opts = args.parse_args(argv)
+
+    t0 = time.perf_counter()
+    docs = build_stream(opts.n)
+    mix: dict[str, int] = {}
+    for _nsu, schema, _text in docs:
+        mix[schema.split("_")[0]] = mix.get(schema.split("_")[0], 0) + 1
+    inflated = sum(len(gzip.decompress(base64.b64decode(t))) for _n, _s, t in docs)
+    print(f"built {len(docs)} docZips in {time.perf_counter() - t0:.1f}s (not measured): {mix}, "
+          f"{inflated / len(docs) / 1024:.1f} KiB average inflated")
+
+    parse_times = []
+    for _ in range(opts.repeat):
+        t = time.perf_counter()
+        ours_parse(docs)
+        parse_times.append(time.perf_counter() - t)
+    ours_parse_rate = _rate(len(docs), min(parse_times))
+    print(f"ours   decode+parse+classify+extract : {ours_parse_rate:9.0f} docs/s (best of {opts.repeat})")
+
+    pipeline_times = []
+    quarantined = 0
+    with tempfile.TemporaryDirectory(prefix="bench-nfe-") as folder:
+        for run in range(opts.repeat):
+            t = time.perf_counter()
+            stored, quarantined = ours_pipeline(docs, Path(folder) / f"run{run}" / "captura.db")
+            pipeline_times.append(time.perf_counter() - t)
+            assert stored == len(docs), (stored, len(docs))
+        db_size = (Path(folder) / "run0" / "captura.db").stat().st_size
+        profile_text = None
+        if opts.profile:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            ours_pipeline(docs, Path(folder) / "profile" / "captura.db")
+            profiler.disable()
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(35)
+            profile_text = out.getvalue()
+    pipeline_rate = _rate(len(docs), min(pipeline_times))
+    print(f"ours   full pipeline into SQLite     : {pipeline_rate:9.0f} docs/s (best of {opts.repeat}; "
+          f"runs {', '.join(f'{len(docs) / s:.0f}' for s in pipeline_times)}; quarantined {quarantined}; "
+          f"db {db_size / 1024 / 1024:.1f} MiB)")
+
+    nfelib_run = nfelib_parse_fn()
+    t = time.perf_counter()
+    ok, failed = nfelib_run(docs)
+    nfelib_rate = _rate(len(docs), time.perf_counter() - t)
+    print(f"nfelib decode+from_bytes (reused)    : {nfelib_rate:9.0f} docs/s ({ok} parsed, {failed} failed)")
+    speedup = ours_parse_rate / nfelib_rate
+    print(f"speed-up, parse vs parse             : {speedup:9.1f}x  (goal ≥ {GOAL_SPEEDUP}x)")
+    print(f"pipeline goal                        : {GOAL_PIPELINE} docs/s -> "
+          f"{'MET' if pipeline_rate >= GOAL_PIPELINE else 'NOT MET'}")
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if profile_text:
+        print(profile_text)
+    print(json.dumps({
+        "documents": len(docs),
+        "mix": mix,
+        "avg_inflated_kib": round(inflated / len(docs) / 1024, 2),
+        "ours_parse_per_s": round(ours_parse_rate),
+        "ours_pipeline_per_s": round(pipeline_rate),
+        "ours_pipeline_runs_per_s": [round(len(docs) / s) for s in pipeline_times],
+        "ours_pipeline_median_per_s": round(len(docs) / statistics.median(pipeline_times)),
+        "nfelib_parse_per_s": round(nfelib_rate),
+        "nfelib_failed": failed,
+        "speedup_vs_nfelib": round(speedup, 1),
+        "goal_pipeline_per_s": GOAL_PIPELINE,
+        "goal_speedup": GOAL_SPEEDUP,
+        "pipeline_goal_met": pipeline_rate >= GOAL_PIPELINE,
+        "speedup_goal_met": speedup >= GOAL_SPEEDUP,
+        "peak_rss_mb": round(peak_rss_mb, 1),
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
