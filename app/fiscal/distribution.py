@@ -1,0 +1,390 @@
+"""NFeDistribuicaoDFe (distDFeInt 1.01) and CTeDistribuicaoDFe (distDFeInt 1.00): bytes in, dataclasses out.
+
+Requests (protocol.md §1.3, §2): ``tpAmb``, ``cUFAutor`` (optional for NF-e, required for CT-e),
+``CNPJ`` or ``CPF``, then ``distNSU/ultNSU`` | ``consNSU/NSU`` | ``consChNFe/chNFe`` (NF-e only: the
+CT-e layout has no by-key query). NSUs are always 15 digits. Every request is validated against
+the official XSD before it is sent: an invalid one raises :class:`RequestInvalid` and never
+reaches the network (field-lessons #15).
+
+Replies (``retDistDFeInt``) are read tolerantly: found anywhere under the SOAP Body (any wrapper,
+any prefix), ``ultNSU``/``maxNSU`` optional (the XSD requires them, the MOC does not), ``dhResp``
+with or without a UTC offset (the CT-e XSD has none: Brasília time is assumed). Each ``docZip``
+is decoded (base64 → bounded gunzip) into the document's original bytes; a corrupt one does not
+fail the reply: its :class:`DistributedDocument` carries the error and the raw base64, so the
+engine can quarantine it. Dispatching on the root element is the caller's job.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+
+import httpx
+from lxml import etree
+
+from app.certs.a1 import A1Certificate
+from app.config.endpoints import CTE_NS, NFE_NS, SOAP_BINDINGS, Service
+from app.core.clock import BRASILIA
+from app.core.errors import InvalidIdentifier
+from app.core.ids import Cnpj, Cpf
+from app.core.keys import CODE_BY_UF, UF_BY_CODE, AccessKey, DocumentModel
+from app.core.nsu import Nsu
+from app.core.products import Environment, Product
+from app.fiscal.errors import MalformedResponse, RequestInvalid
+from app.fiscal.http import HttpClientFactory
+from app.fiscal.schemas import Schema, SchemaInvalid, validate
+from app.fiscal.soap import post_soap
+from app.safexml import DEFAULT_MAX, MiB, XmlRejected, decode_doczip
+
+MAX_DOCZIP_COMPRESSED = 10 * MiB
+MAX_DOCUMENT_BYTES = DEFAULT_MAX
+RESULT_ELEMENT = "retDistDFeInt"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    service: Service
+    namespace: str
+    versao: str
+    schema: Schema
+    requires_uf: bool
+    by_key: bool
+    alphanumeric_cnpj: bool
+
+
+_LAYOUTS = {
+    Product.NFE: _Layout(Service.NFE_DISTRIBUICAO, NFE_NS, "1.01", Schema.NFE_DIST_REQUEST, False, True, True),
+    Product.CTE: _Layout(Service.CTE_DISTRIBUICAO, CTE_NS, "1.00", Schema.CTE_DIST_REQUEST, True, False, False),
+}
+
+
+def _layout(product: Product) -> _Layout:
+    try:
+        return _LAYOUTS[product]
+    except KeyError:
+        raise RequestInvalid(
+            f"{product.label} não usa os serviços SOAP de distribuição (use o cliente do ADN)."
+        ) from None
+
+
+# --- queries -------------------------------------------------------------------------------------
+
+
+class Operation(Enum):
+    DIST_NSU = "distNSU"
+    CONS_NSU = "consNSU"
+    CONS_CHAVE = "consChNFe"
+
+
+@dataclass(frozen=True)
+class DistNsu:
+    """The lot after ``ult_nsu`` (the cursor)."""
+
+    ult_nsu: Nsu
+    operation = Operation.DIST_NSU
+
+
+@dataclass(frozen=True)
+class ConsNsu:
+    """The one document of ``nsu`` (gap recovery)."""
+
+    nsu: Nsu
+    operation = Operation.CONS_NSU
+
+
+@dataclass(frozen=True)
+class ConsChNFe:
+    """The NF-e of ``key`` (resNFe, or nfeProc once manifested); NF-e only."""
+
+    key: AccessKey
+    operation = Operation.CONS_CHAVE
+
+
+Query = DistNsu | ConsNsu | ConsChNFe
+
+
+def c_uf_code(value: str | int | None) -> str | None:
+    """The 2-digit IBGE code for ``cUFAutor`` from "35", 35 or "SP" (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    text = f"{value:02d}" if isinstance(value, int) else value.strip().upper()
+    if text in UF_BY_CODE:
+        return text
+    if text in CODE_BY_UF:
+        return CODE_BY_UF[text]
+    raise RequestInvalid(f"UF do autor (cUFAutor) inválida: {value!r}. Informe a sigla (SP) ou o código IBGE (35).")
+
+
+def build_request(
+    product: Product,
+    environment: Environment,
+    interested: Cnpj | Cpf,
+    query: Query,
+    c_uf_autor: str | int | None = None,
+) -> bytes:
+    """The ``distDFeInt`` of ``product`` (no XML declaration), validated against the official XSD."""
+    layout = _layout(product)
+    uf = c_uf_code(c_uf_autor)
+    if layout.requires_uf and uf is None:
+        raise RequestInvalid(f"A distribuição de {product.label} exige a UF do autor (cUFAutor).")
+    ns = layout.namespace
+    if isinstance(query, DistNsu):
+        mode = f"<distNSU><ultNSU>{query.ult_nsu}</ultNSU></distNSU>"
+    elif isinstance(query, ConsNsu):
+        mode = f"<consNSU><NSU>{query.nsu}</NSU></consNSU>"
+    else:
+        if not layout.by_key:
+            raise RequestInvalid(
+                f"A distribuição de {product.label} não oferece consulta por chave de acesso "
+                "(o leiaute oficial só tem distNSU e consNSU)."
+            )
+        if query.key.model != DocumentModel.NFE.value:
+            raise RequestInvalid(
+                f"A consulta por chave (consChNFe) só atende NF-e modelo 55; a chave {query.key} é do modelo "
+                f"{query.key.model}."
+            )
+        mode = f"<consChNFe><chNFe>{query.key}</chNFe></consChNFe>"
+    who = f"<CNPJ>{interested.value}</CNPJ>" if isinstance(interested, Cnpj) else f"<CPF>{interested.value}</CPF>"
+    uf_xml = f"<cUFAutor>{uf}</cUFAutor>" if uf is not None else ""
+    request = (
+        f'<distDFeInt xmlns="{ns}" versao="{layout.versao}"><tpAmb>{int(environment)}</tpAmb>{uf_xml}{who}{mode}'
+        "</distDFeInt>"
+    ).encode()
+    try:
+        validate(request, layout.schema)
+    except SchemaInvalid as exc:
+        hint = ""
+        if isinstance(interested, Cnpj) and interested.is_alphanumeric and not layout.alphanumeric_cnpj:
+            hint = (
+                f" O leiaute da distribuição de {product.label} (versão {layout.versao}) ainda não aceita CNPJ "
+                f"alfanumérico: {interested.formatted()} não pode ser consultado por este serviço."
+            )
+        raise RequestInvalid(
+            f"Requisição de distribuição de {product.label} recusada antes do envio: {exc.message}.{hint}",
+            errors=exc.errors,
+        ) from exc
+    return request
+
+
+# --- replies -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DistributedDocument:
+    """One ``docZip``: ``xml`` is the decoded original bytes, or ``None`` with ``error`` when corrupt.
+
+    ``raw_b64`` is the docZip text as received (kept for quarantine and re-decoding).
+    """
+
+    nsu: int
+    schema: str
+    xml: bytes | None
+    error: XmlRejected | None
+    raw_b64: str = field(repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class DistributionReply:
+    """A ``retDistDFeInt`` and the exchange that produced it.
+
+    ``ult_nsu``/``max_nsu`` are ``None`` when absent; ``dh_resp`` is aware (Brasília assumed when the
+    service omits the offset) or ``None`` when absent or unreadable.
+    """
+
+    product: Product
+    operation: Operation
+    cstat: int
+    xmotivo: str
+    dh_resp: datetime | None
+    ult_nsu: int | None
+    max_nsu: int | None
+    ver_aplic: str
+    tp_amb: int | None
+    documents: tuple[DistributedDocument, ...]
+    request_bytes: bytes = field(repr=False)
+    response_bytes: bytes = field(repr=False)
+    elapsed_ms: float
+    http_status: int = 200
+
+    @property
+    def caught_up(self) -> bool:
+        """The cursor reached the last NSU the service has (137, or ultNSU == maxNSU)."""
+        if self.cstat == 137:
+            return True
+        return self.ult_nsu is not None and self.max_nsu is not None and self.ult_nsu >= self.max_nsu
+
+
+_DIGITS = re.compile(r"\s*([0-9]{1,15})\s*")
+
+
+def _children(element: etree._Element) -> dict[str, etree._Element]:
+    """First child per local name (any namespace, any prefix)."""
+    out: dict[str, etree._Element] = {}
+    for child in element:
+        if isinstance(child.tag, str):
+            out.setdefault(etree.QName(child).localname, child)
+    return out
+
+
+def _text(children: dict[str, etree._Element], name: str) -> str | None:
+    node = children.get(name)
+    if node is None or node.text is None:
+        return None
+    return str(node.text).strip()
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    match = _DIGITS.fullmatch(text)
+    return int(match.group(1)) if match else None
+
+
+def parse_datetime(text: str | None) -> datetime | None:
+    """An ISO date-time from the services; without an offset it is Brasília time (CT-e ``dhResp``)."""
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=BRASILIA)
+
+
+def decode_documents(ret: etree._Element) -> tuple[DistributedDocument, ...]:
+    """Every ``docZip`` of a ``retDistDFeInt``, decoded one by one (errors stay per document)."""
+    documents: list[DistributedDocument] = []
+    for node in ret.iter():
+        if not isinstance(node.tag, str) or etree.QName(node).localname != "docZip":
+            continue
+        nsu = _int(node.get("NSU"))
+        if nsu is None:
+            # without its NSU a document cannot be placed in the sequence: the reply is unusable
+            raise MalformedResponse(f"docZip com NSU ausente ou inválido ({node.get('NSU')!r}) na resposta.")
+        raw = node.text or ""
+        xml: bytes | None = None
+        error: XmlRejected | None = None
+        try:
+            xml = decode_doczip(raw, max_compressed=MAX_DOCZIP_COMPRESSED, max_inflated=MAX_DOCUMENT_BYTES)
+        except XmlRejected as exc:
+            error = exc
+        documents.append(DistributedDocument(nsu, (node.get("schema") or "").strip(), xml, error, raw))
+    return tuple(documents)
+
+
+def parse_ret_dist(
+    ret: etree._Element,
+    *,
+    product: Product,
+    operation: Operation,
+    request_bytes: bytes = b"",
+    response_bytes: bytes = b"",
+    elapsed_ms: float = 0.0,
+    http_status: int = 200,
+) -> DistributionReply:
+    """A :class:`DistributionReply` from a ``retDistDFeInt`` element (live or recorded)."""
+    children = _children(ret)
+    cstat = _int(_text(children, "cStat"))
+    if cstat is None:
+        raise MalformedResponse("Resposta da distribuição sem cStat legível.")
+    ult_text, max_text = _text(children, "ultNSU"), _text(children, "maxNSU")
+    ult_nsu, max_nsu = _int(ult_text), _int(max_text)
+    if (ult_text and ult_nsu is None) or (max_text and max_nsu is None):
+        raise MalformedResponse(
+            f"Resposta da distribuição com NSU ilegível (ultNSU={ult_text!r}, maxNSU={max_text!r})."
+        )
+    return DistributionReply(
+        product=product,
+        operation=operation,
+        cstat=cstat,
+        xmotivo=_text(children, "xMotivo") or "",
+        dh_resp=parse_datetime(_text(children, "dhResp")),
+        ult_nsu=ult_nsu,
+        max_nsu=max_nsu,
+        ver_aplic=_text(children, "verAplic") or "",
+        tp_amb=_int(_text(children, "tpAmb")),
+        documents=decode_documents(ret),
+        request_bytes=request_bytes,
+        response_bytes=response_bytes,
+        elapsed_ms=elapsed_ms,
+        http_status=http_status,
+    )
+
+
+# --- client --------------------------------------------------------------------------------------
+
+
+class DistributionClient:
+    """Queries one distribution service (NF-e or CT-e) for any interested party over ``http_client``.
+
+    The client holds no state between calls: cadence, locks and cursors belong to the engine.
+    """
+
+    def __init__(
+        self, http_client: httpx.Client, endpoint_url: str, product: Product, environment: Environment
+    ) -> None:
+        self._layout = _layout(product)
+        self.http_client = http_client
+        self.endpoint_url = endpoint_url
+        self.product = product
+        self.environment = environment
+        self.binding = SOAP_BINDINGS[self._layout.service]
+
+    @classmethod
+    def from_factory(
+        cls, factory: HttpClientFactory, a1: A1Certificate, product: Product, environment: Environment
+    ) -> DistributionClient:
+        service = _layout(product).service
+        return cls(factory.client(a1, service, environment), factory.url(service, environment), product, environment)
+
+    def dist_nsu(
+        self, interested: Cnpj | Cpf, ult_nsu: int | Nsu, c_uf_autor: str | int | None = None
+    ) -> DistributionReply:
+        return self.query(interested, DistNsu(_nsu(ult_nsu)), c_uf_autor)
+
+    def cons_nsu(
+        self, interested: Cnpj | Cpf, nsu: int | Nsu, c_uf_autor: str | int | None = None
+    ) -> DistributionReply:
+        return self.query(interested, ConsNsu(_nsu(nsu)), c_uf_autor)
+
+    def cons_ch_nfe(
+        self, interested: Cnpj | Cpf, key: AccessKey | str, c_uf_autor: str | int | None = None
+    ) -> DistributionReply:
+        try:
+            access_key = key if isinstance(key, AccessKey) else AccessKey.parse(key)
+        except InvalidIdentifier as exc:
+            raise RequestInvalid(exc.message) from exc
+        return self.query(interested, ConsChNFe(access_key), c_uf_autor)
+
+    def query(self, interested: Cnpj | Cpf, query: Query, c_uf_autor: str | int | None = None) -> DistributionReply:
+        """Build, validate, send and read one request; raises RequestInvalid or CommunicationError."""
+        payload = build_request(self.product, self.environment, interested, query, c_uf_autor)
+        reply = post_soap(self.http_client, self.endpoint_url, self.binding, payload, expect=RESULT_ELEMENT)
+        try:
+            return parse_ret_dist(
+                reply.element,
+                product=self.product,
+                operation=query.operation,
+                request_bytes=reply.request,
+                response_bytes=reply.content,
+                elapsed_ms=reply.elapsed_ms,
+                http_status=reply.status,
+            )
+        except MalformedResponse as exc:
+            exc.url = self.endpoint_url
+            raise
+
+
+def _nsu(value: int | Nsu) -> Nsu:
+    if isinstance(value, Nsu):
+        return value
+    try:
+        return Nsu(value)
+    except InvalidIdentifier as exc:
+        raise RequestInvalid(exc.message) from exc

@@ -1,0 +1,257 @@
+"""HTTP clients for the government services: one mutual-TLS ``httpx.Client`` per company and endpoint.
+
+Design decision: hand-built SOAP 1.2 envelopes with lxml + httpx, not zeep. zeep needs a WSDL
+(none is published for CTeDistribuicaoDFe), rides on ``requests`` and measured 2x slower on
+loopback (shared/docs/libraries.md §5); every service here is "one xs:any payload in, one out",
+and signed XML must be embedded as bytes anyway. See :mod:`app.fiscal.soap`.
+
+The client presents the company's A1 (``app.certs.tls.client_ssl_context``: the private key never
+touches a disk in clear) and trusts the endpoint's ``ca_bundle`` (settings) or, by default, the
+ICP-Brasil bundle given to the factory. Tests and simulations inject ``transport_for(a1)`` (e.g.
+``Sandbox.transport``) and then no TLS context is built at all.
+
+Every httpx failure is translated by :func:`translate` into the tree of
+:mod:`app.fiscal.errors` (re-exported here), each with a Portuguese message and ``retryable``.
+"""
+
+from __future__ import annotations
+
+import ssl
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from app.certs.a1 import A1Certificate
+from app.certs.tls import TrustBundleError, client_ssl_context
+from app.config.endpoints import Service
+from app.config.settings import Endpoint, Settings
+from app.core.products import Environment
+from app.fiscal.errors import (
+    CommunicationError,
+    ConnectionFailed,
+    HttpStatusError,
+    MalformedResponse,
+    RequestInvalid,
+    ServiceTimeout,
+    SoapFault,
+    TlsRefused,
+)
+
+__all__ = [
+    "CommunicationError",
+    "ConnectionFailed",
+    "HttpClientFactory",
+    "HttpStatusError",
+    "MalformedResponse",
+    "RequestInvalid",
+    "ServiceTimeout",
+    "SoapFault",
+    "TlsRefused",
+    "TransportFactory",
+    "translate",
+]
+
+TransportFactory = Callable[[A1Certificate], httpx.BaseTransport]
+USER_AGENT = "CapturaDFe/0.1"
+DEFAULT_CONNECT_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class _Built:
+    """What a cached client was built from: a change (new A1, new URL or timeout) rebuilds it."""
+
+    fingerprint: str
+    endpoint: Endpoint
+    timeout: float
+    client: httpx.Client
+
+
+class HttpClientFactory:
+    """Builds and caches the ``httpx.Client`` of each (company, service, environment).
+
+    ``icp_bundle`` is the PEM trust bundle for the real services (an endpoint's own ``ca_bundle``
+    wins); ``transport_for`` replaces the network (sandbox in-process transport). Thread-safe;
+    ``close()`` (or the context manager) closes every client.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        icp_bundle: Path | None = None,
+        transport_for: TransportFactory | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    ) -> None:
+        self._settings = settings
+        self._icp_bundle = icp_bundle
+        self._transport_for = transport_for
+        self._connect_timeout = connect_timeout
+        self._clients: dict[tuple[str, Service, Environment], _Built] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    def update_settings(self, settings: Settings) -> None:
+        """New settings: clients whose URL, bundle or timeout changed are rebuilt on next use."""
+        with self._lock:
+            self._settings = settings
+
+    def endpoint(self, service: Service, environment: Environment) -> Endpoint:
+        return self._settings.endpoint(service, environment)
+
+    def url(self, service: Service, environment: Environment) -> str:
+        return self.endpoint(service, environment).url
+
+    def client(self, a1: A1Certificate, service: Service, environment: Environment) -> httpx.Client:
+        """The client presenting ``a1`` to ``service``; built on first use, then reused."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("HttpClientFactory já foi encerrada")
+            endpoint = self._settings.endpoint(service, environment)
+            timeout = self._settings.call_timeout(service)
+            key = (a1.holder_id, service, environment)
+            built = self._clients.get(key)
+            if (
+                built is not None
+                and built.fingerprint == a1.sha256_fingerprint
+                and built.endpoint == endpoint
+                and built.timeout == timeout
+            ):
+                return built.client
+            client = self._build(a1, endpoint, timeout)
+            self._clients[key] = _Built(a1.sha256_fingerprint, endpoint, timeout, client)
+        if built is not None:
+            built.client.close()
+        return client
+
+    def _build(self, a1: A1Certificate, endpoint: Endpoint, timeout: float) -> httpx.Client:
+        limits = httpx.Timeout(timeout, connect=min(self._connect_timeout, timeout))
+        headers = {"User-Agent": USER_AGENT}
+        if self._transport_for is not None:
+            return httpx.Client(transport=self._transport_for(a1), timeout=limits, headers=headers)
+        cafile = endpoint.ca_bundle or self._icp_bundle
+        try:
+            context = client_ssl_context(a1, cafile=cafile)
+        except (OSError, ssl.SSLError) as exc:
+            raise TrustBundleError(
+                f"Não foi possível carregar a cadeia de certificados confiáveis ({cafile or 'sistema'}): "
+                f"{exc}. Indique nas configurações um arquivo PEM com a cadeia ICP-Brasil."
+            ) from exc
+        return httpx.Client(verify=context, timeout=limits, http2=False, headers=headers)
+
+    def discard(self, holder_id: str) -> None:
+        """Close the clients of one company (certificate replaced or company removed)."""
+        with self._lock:
+            gone = [key for key in self._clients if key[0] == holder_id]
+            clients = [self._clients.pop(key).client for key in gone]
+        for client in clients:
+            client.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            clients = [built.client for built in self._clients.values()]
+            self._clients.clear()
+        for client in clients:
+            client.close()
+
+    def __enter__(self) -> HttpClientFactory:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+# --- translation of httpx failures -------------------------------------------------------------
+
+_CLIENT_CERT_ALERTS = (
+    "CERTIFICATE_REQUIRED",
+    "BAD_CERTIFICATE",
+    "CERTIFICATE_EXPIRED",
+    "CERTIFICATE_REVOKED",
+    "UNKNOWN_CA",
+    "CERTIFICATE_UNKNOWN",
+    "ACCESS_DENIED",
+    "HANDSHAKE_FAILURE",
+)
+
+
+def _ssl_error(exc: BaseException) -> ssl.SSLError | None:
+    """The ssl error somewhere in the exception's cause/context chain."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ssl.SSLError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _tls_refused(exc: BaseException, url: str | None) -> TlsRefused | None:
+    found = _ssl_error(exc)
+    text = str(found or exc)
+    upper = text.upper()
+    if found is None and "SSL" not in upper and "CERTIFICATE" not in upper and "HANDSHAKE" not in upper:
+        return None
+    if isinstance(found, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in upper:
+        message = (
+            "O certificado do servidor do serviço não é confiável para este computador. Verifique a cadeia "
+            "de certificados ICP-Brasil configurada (arquivo PEM) e a data/hora do sistema."
+        )
+    elif any(alert in upper for alert in _CLIENT_CERT_ALERTS):
+        message = (
+            "O serviço recusou o certificado digital da empresa na conexão segura (TLS). Verifique se o "
+            "certificado A1 está dentro da validade, se é o certificado da empresa e se a cadeia do "
+            "certificado está completa."
+        )
+    else:
+        message = (
+            "Falha na conexão segura (TLS) com o serviço. Verifique o certificado A1 da empresa e a cadeia "
+            "de certificados ICP-Brasil configurada."
+        )
+    return TlsRefused(message, url=url, detail=text)
+
+
+def translate(exc: httpx.HTTPError, url: str | None = None) -> CommunicationError:
+    """The :class:`CommunicationError` an httpx failure means to the user."""
+    where = url or (str(exc.request.url) if _has_request(exc) else None)
+    detail = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, httpx.TimeoutException):
+        if isinstance(exc, httpx.ConnectTimeout):
+            text = "O serviço não aceitou a conexão dentro do tempo limite. Nova tentativa mais tarde."
+        else:
+            text = "O serviço não respondeu dentro do tempo limite. Nova tentativa mais tarde."
+        return ServiceTimeout(text, url=where, detail=detail)
+    tls = _tls_refused(exc, where)
+    if tls is not None:
+        return tls
+    if isinstance(exc, httpx.ConnectError):
+        return ConnectionFailed(
+            "Não foi possível conectar ao serviço (rede indisponível, endereço incorreto ou servidor fora do "
+            "ar). Nova tentativa mais tarde.",
+            url=where,
+            detail=detail,
+        )
+    if isinstance(exc, httpx.TransportError):
+        return ConnectionFailed(
+            "A conexão com o serviço foi interrompida antes da resposta completa. Nova tentativa mais tarde.",
+            url=where,
+            detail=detail,
+        )
+    return ConnectionFailed("Falha de comunicação com o serviço.", url=where, detail=detail)
+
+
+def _has_request(exc: httpx.HTTPError) -> bool:
+    try:
+        exc.request  # noqa: B018 - raises RuntimeError when the exception carries no request
+    except RuntimeError:
+        return False
+    return True

@@ -1,0 +1,398 @@
+"""Recipient manifestation (MD-e) at the Ambiente Nacional's NFeRecepcaoEvento4: build, sign, send, store.
+
+Layout (protocol.md §3.2–3.5): ``envEvento`` 1.00 holding 1..20 signed ``evento`` 1.00, each with
+``infEvento Id = "ID" + tpEvento + chNFe + nSeqEvento (2 digits)``, ``cOrgao`` 91, ``verEvento``
+1.00 and the exact ``descEvento``; ``xJust`` (15–255) only for 210220 (optional) and 210240
+(required). The MD-e schema still takes numeric CNPJ and chNFe only: an alphanumeric author or
+key is refused here, before anything is built.
+
+The ``evento`` is signed with the company's A1 (SEFAZ profile: enveloped, RSA-SHA1, C14N 1.0,
+unprefixed Signature) and its signed bytes are embedded TEXTUALLY in the envEvento (re-serialising
+would change what the signature covers); the whole envEvento is validated against the official
+XSD before it is sent. The AN's own action ``nfeRecepcaoEventoNF`` is used; answers wrapped in
+``nfeRecepcaoEventoNFResult`` or ``nfeResultMsg`` are both read. Each ``retEvento`` is kept as the
+bytes the AN sent, and :func:`proc_evento_nfe` assembles the ``procEventoNFe`` to store.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from xml.sax.saxutils import escape
+
+import httpx
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from lxml import etree
+
+from app.certs.a1 import A1Certificate
+from app.config.endpoints import NFE_NS, SOAP_BINDINGS, Service
+from app.core.clock import brasilia_iso
+from app.core.errors import InvalidIdentifier
+from app.core.ids import Cnpj, Cpf
+from app.core.keys import AccessKey
+from app.core.products import Environment
+from app.fiscal.distribution import parse_datetime
+from app.fiscal.errors import MalformedResponse, RequestInvalid
+from app.fiscal.http import HttpClientFactory
+from app.fiscal.schemas import Schema, SchemaInvalid, validate
+from app.fiscal.soap import post_soap
+from app.fiscal.xmldsig import SignatureInvalid, SignedElementNotFound, extract_signed_element, sign_enveloped
+from app.safexml import parse_xml
+
+C_ORGAO_AN = "91"
+MAX_EVENTS_PER_LOT = 20
+RESULT_ELEMENT = "retEnvEvento"
+JUSTIFICATION_MIN, JUSTIFICATION_MAX = 15, 255
+_ALNUM_REFUSAL = "o leiaute do evento de manifestação ainda não aceita CNPJ alfanumérico"
+_DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>'
+# xJust pattern [!-ÿ][ -ÿ]*[!-ÿ]: printable Latin-1 only
+_LATIN1_PRINTABLE = re.compile(r"[ -ÿ]*")
+
+
+class Manifestation(StrEnum):
+    """The four recipient manifestations; the value is ``tpEvento``."""
+
+    CONFIRMACAO = "210200"
+    CIENCIA = "210210"
+    DESCONHECIMENTO = "210220"
+    NAO_REALIZADA = "210240"
+
+    @property
+    def description(self) -> str:
+        """``descEvento``, exactly as the schema enumerates it."""
+        return _DESCRIPTIONS[self]
+
+    @property
+    def label(self) -> str:
+        """Name shown to the user."""
+        return _LABELS[self]
+
+    @property
+    def conclusive(self) -> bool:
+        return self is not Manifestation.CIENCIA
+
+
+_DESCRIPTIONS = {
+    Manifestation.CONFIRMACAO: "Confirmacao da Operacao",
+    Manifestation.CIENCIA: "Ciencia da Operacao",
+    Manifestation.DESCONHECIMENTO: "Desconhecimento da Operacao",
+    Manifestation.NAO_REALIZADA: "Operacao nao Realizada",
+}
+_LABELS = {
+    Manifestation.CONFIRMACAO: "Confirmação da Operação",
+    Manifestation.CIENCIA: "Ciência da Operação",
+    Manifestation.DESCONHECIMENTO: "Desconhecimento da Operação",
+    Manifestation.NAO_REALIZADA: "Operação não Realizada",
+}
+
+
+def _manifestation(tp_evento: Manifestation | str) -> Manifestation:
+    try:
+        return Manifestation(str(tp_evento))
+    except ValueError:
+        raise RequestInvalid(
+            f"Tipo de evento de manifestação desconhecido: {tp_evento!r} (use 210200, 210210, 210220 ou 210240)."
+        ) from None
+
+
+def event_id(tp_evento: Manifestation | str, key: AccessKey | str, seq: int) -> str:
+    """``ID`` + tpEvento + chNFe + nSeqEvento with 2 digits (54 characters); a mismatch gives 572."""
+    return f"ID{tp_evento}{key}{seq:02d}"
+
+
+def _justification(kind: Manifestation, justification: str | None) -> str | None:
+    text = " ".join(justification.split()) if justification is not None else ""
+    if kind in (Manifestation.CONFIRMACAO, Manifestation.CIENCIA):
+        if text:
+            raise RequestInvalid(f"O evento {kind.label} ({kind.value}) não leva justificativa.")
+        return None
+    if not text:
+        if kind is Manifestation.NAO_REALIZADA:
+            raise RequestInvalid(
+                f"O evento {kind.label} ({kind.value}) exige justificativa de {JUSTIFICATION_MIN} a "
+                f"{JUSTIFICATION_MAX} caracteres."
+            )
+        return None
+    if not JUSTIFICATION_MIN <= len(text) <= JUSTIFICATION_MAX:
+        raise RequestInvalid(
+            f"A justificativa deve ter de {JUSTIFICATION_MIN} a {JUSTIFICATION_MAX} caracteres (tem {len(text)})."
+        )
+    if not _LATIN1_PRINTABLE.fullmatch(text):
+        odd = "".join(sorted({c for c in text if not _LATIN1_PRINTABLE.fullmatch(c)}))
+        raise RequestInvalid(f"A justificativa contém caracteres não aceitos pelo leiaute: {odd!r}.")
+    return text
+
+
+def build_event(
+    key: AccessKey | str,
+    tp_evento: Manifestation | str,
+    author: Cnpj | Cpf,
+    seq: int,
+    dh_evento: datetime,
+    tp_amb: Environment | int,
+    justification: str | None = None,
+) -> bytes:
+    """The unsigned ``<evento>`` (no XML declaration); raises :class:`RequestInvalid` on bad input."""
+    kind = _manifestation(tp_evento)
+    try:
+        access_key = key if isinstance(key, AccessKey) else AccessKey.parse(key)
+    except InvalidIdentifier as exc:
+        raise RequestInvalid(exc.message) from exc
+    if isinstance(author, Cnpj) and author.is_alphanumeric:
+        raise RequestInvalid(
+            f"Manifestação não enviada para a empresa {author.formatted()}: {_ALNUM_REFUSAL} (o esquema oficial "
+            "do evento só aceita CNPJ numérico)."
+        )
+    if not access_key.value.isdigit():
+        raise RequestInvalid(
+            f"Manifestação não enviada para a chave {access_key}: {_ALNUM_REFUSAL} (a chave traz o CNPJ "
+            "alfanumérico do emitente e o esquema oficial do evento só aceita chave numérica)."
+        )
+    if access_key.model != "55":
+        raise RequestInvalid(f"A manifestação do destinatário só existe para NF-e modelo 55 (chave {access_key}).")
+    if not 1 <= seq <= 99:
+        raise RequestInvalid(f"Número de sequência do evento inválido: {seq} (de 1 a 99).")
+    if dh_evento.tzinfo is None:
+        raise RequestInvalid("A data e hora do evento precisa de fuso horário.")
+    amb = int(tp_amb)
+    if amb not in (1, 2):
+        raise RequestInvalid(f"Ambiente inválido: {tp_amb!r} (1 produção, 2 homologação).")
+    just = _justification(kind, justification)
+    who = f"<CNPJ>{author.value}</CNPJ>" if isinstance(author, Cnpj) else f"<CPF>{author.value}</CPF>"
+    just_xml = f"<xJust>{escape(just)}</xJust>" if just is not None else ""
+    return (
+        f'<evento xmlns="{NFE_NS}" versao="1.00"><infEvento Id="{event_id(kind, access_key, seq)}">'
+        f"<cOrgao>{C_ORGAO_AN}</cOrgao><tpAmb>{amb}</tpAmb>{who}<chNFe>{access_key}</chNFe>"
+        f"<dhEvento>{brasilia_iso(dh_evento)}</dhEvento><tpEvento>{kind.value}</tpEvento>"
+        f"<nSeqEvento>{seq}</nSeqEvento><verEvento>1.00</verEvento>"
+        f'<detEvento versao="1.00"><descEvento>{kind.description}</descEvento>{just_xml}</detEvento>'
+        "</infEvento></evento>"
+    ).encode()
+
+
+def sign_event(evento: bytes, a1: A1Certificate) -> bytes:
+    """``evento`` signed with the company's A1 (SEFAZ profile); keep and embed these exact bytes."""
+    root = parse_xml(evento)
+    inf = root.find(f"{{{NFE_NS}}}infEvento")
+    reference = inf.get("Id") if inf is not None else None
+    if not reference:
+        raise RequestInvalid("Evento sem infEvento/@Id: não pode ser assinado.")
+    if not isinstance(a1.private_key, rsa.RSAPrivateKey):
+        raise RequestInvalid("A chave privada do certificado A1 não é RSA; os eventos exigem assinatura RSA-SHA1.")
+    cert_pem = a1.certificate.public_bytes(serialization.Encoding.PEM)
+    try:
+        return sign_enveloped(evento, reference, a1.private_key, cert_pem)
+    except SignatureInvalid as exc:
+        raise RequestInvalid(f"Não foi possível assinar o evento: {exc.message}") from exc
+
+
+def prepare_event(
+    a1: A1Certificate,
+    key: AccessKey | str,
+    tp_evento: Manifestation | str,
+    author: Cnpj | Cpf,
+    seq: int,
+    dh_evento: datetime,
+    tp_amb: Environment | int,
+    justification: str | None = None,
+) -> bytes:
+    """:func:`build_event` then :func:`sign_event`: the signed ``evento`` bytes ready for :meth:`send`."""
+    return sign_event(build_event(key, tp_evento, author, seq, dh_evento, tp_amb, justification), a1)
+
+
+def _strip_declaration(data: bytes) -> bytes:
+    stripped = data.strip()
+    if stripped.startswith(b"<?xml"):
+        return stripped[stripped.index(b"?>") + 2 :].lstrip()
+    return stripped
+
+
+def env_evento(signed_events: Sequence[bytes], id_lote: int) -> bytes:
+    """The ``envEvento`` lot (signed events embedded as bytes), validated against envConfRecebto 1.00."""
+    if not signed_events:
+        raise RequestInvalid("Lote de eventos vazio.")
+    if len(signed_events) > MAX_EVENTS_PER_LOT:
+        raise RequestInvalid(f"Um lote aceita no máximo {MAX_EVENTS_PER_LOT} eventos ({len(signed_events)} dados).")
+    if not 0 <= id_lote < 10**15:
+        raise RequestInvalid(f"Identificador de lote inválido: {id_lote} (até 15 dígitos).")
+    body = b"".join(_strip_declaration(event) for event in signed_events)
+    lot = f'<envEvento xmlns="{NFE_NS}" versao="1.00"><idLote>{id_lote}</idLote>'.encode() + body + b"</envEvento>"
+    try:
+        validate(lot, Schema.MDE_ENV_EVENTO)
+    except SchemaInvalid as exc:
+        raise RequestInvalid(f"Lote de manifestação recusado antes do envio: {exc.message}", errors=exc.errors) from exc
+    return lot
+
+
+# --- answers -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventResult:
+    """One ``retEvento``: the outcome of one event, with the exact bytes the AN sent."""
+
+    key: str
+    tp_evento: str
+    seq: int | None
+    cstat: int
+    xmotivo: str
+    protocol: str | None
+    dh_reg_evento: datetime | None
+    ret_evento_bytes: bytes = field(repr=False)
+
+    @property
+    def registered(self) -> bool:
+        """135 (linked to the NF-e) or 136 (registered, NF-e not yet at the AN). 573 is a duplicate."""
+        return self.cstat in (135, 136)
+
+
+@dataclass(frozen=True)
+class EventReply:
+    """A ``retEnvEvento``: the lot's status (128 when processed) and one result per event."""
+
+    lot_cstat: int
+    lot_xmotivo: str
+    id_lote: str
+    tp_amb: int | None
+    ver_aplic: str
+    results: tuple[EventResult, ...]
+    request_bytes: bytes = field(repr=False)
+    response_bytes: bytes = field(repr=False)
+    elapsed_ms: float = 0.0
+    http_status: int = 200
+
+    def result_for(self, key: AccessKey | str, tp_evento: Manifestation | str, seq: int) -> EventResult | None:
+        for result in self.results:
+            if result.key == str(key) and result.tp_evento == str(tp_evento) and result.seq == seq:
+                return result
+        return None
+
+
+def _local(element: etree._Element) -> str:
+    return etree.QName(element).localname if isinstance(element.tag, str) else ""
+
+
+def _texts(element: etree._Element | None) -> dict[str, str]:
+    """Child texts by local name (first wins), any namespace."""
+    out: dict[str, str] = {}
+    if element is None:
+        return out
+    for child in element:
+        name = _local(child)
+        if name and name not in out:
+            out[name] = (child.text or "").strip()
+    return out
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text and text.isdigit() else None
+
+
+def parse_ret_env_evento(
+    ret_env: etree._Element,
+    response_bytes: bytes,
+    *,
+    request_bytes: bytes = b"",
+    elapsed_ms: float = 0.0,
+    http_status: int = 200,
+) -> EventReply:
+    """An :class:`EventReply` from a ``retEnvEvento`` element and the bytes it was parsed from."""
+    lot = _texts(ret_env)
+    lot_cstat = _int(lot.get("cStat"))
+    if lot_cstat is None:
+        raise MalformedResponse("Resposta da recepção de eventos sem cStat legível.")
+    results: list[EventResult] = []
+    ret_events = [child for child in ret_env if _local(child) == "retEvento"]
+    for index, ret in enumerate(ret_events):
+        inf = next((child for child in ret if _local(child) == "infEvento"), None)
+        fields = _texts(inf)
+        cstat = _int(fields.get("cStat"))
+        if cstat is None:
+            raise MalformedResponse("Resultado de evento sem cStat legível na resposta.")
+        try:
+            raw = extract_signed_element(response_bytes, "retEvento", index=index)
+        except SignedElementNotFound:
+            raw = etree.tostring(ret, encoding="UTF-8")
+        results.append(
+            EventResult(
+                key=fields.get("chNFe", ""),
+                tp_evento=fields.get("tpEvento", ""),
+                seq=_int(fields.get("nSeqEvento")),
+                cstat=cstat,
+                xmotivo=fields.get("xMotivo", ""),
+                protocol=fields.get("nProt") or None,
+                dh_reg_evento=parse_datetime(fields.get("dhRegEvento")),
+                ret_evento_bytes=raw,
+            )
+        )
+    return EventReply(
+        lot_cstat=lot_cstat,
+        lot_xmotivo=lot.get("xMotivo", ""),
+        id_lote=lot.get("idLote", ""),
+        tp_amb=_int(lot.get("tpAmb")),
+        ver_aplic=lot.get("verAplic", ""),
+        results=tuple(results),
+        request_bytes=request_bytes,
+        response_bytes=response_bytes,
+        elapsed_ms=elapsed_ms,
+        http_status=http_status,
+    )
+
+
+class ManifestationClient:
+    """Sends manifestation lots to NFeRecepcaoEvento4 at the Ambiente Nacional."""
+
+    def __init__(self, http_client: httpx.Client, url: str, environment: Environment) -> None:
+        self.http_client = http_client
+        self.url = url
+        self.environment = environment
+        self.binding = SOAP_BINDINGS[Service.NFE_RECEPCAO_EVENTO]
+
+    @classmethod
+    def from_factory(
+        cls, factory: HttpClientFactory, a1: A1Certificate, environment: Environment
+    ) -> ManifestationClient:
+        service = Service.NFE_RECEPCAO_EVENTO
+        return cls(factory.client(a1, service, environment), factory.url(service, environment), environment)
+
+    def send(self, signed_events: Sequence[bytes], id_lote: int) -> EventReply:
+        """Validate and send one lot; raises RequestInvalid (nothing sent) or CommunicationError."""
+        for event in signed_events:
+            amb = parse_xml(event).findtext(f"{{{NFE_NS}}}infEvento/{{{NFE_NS}}}tpAmb")
+            if amb != str(int(self.environment)):
+                raise RequestInvalid(
+                    f"Evento com tpAmb={amb} enviado ao ambiente {self.environment.label}: seria rejeitado (252)."
+                )
+        lot = env_evento(signed_events, id_lote)
+        reply = post_soap(self.http_client, self.url, self.binding, lot, expect=RESULT_ELEMENT)
+        try:
+            return parse_ret_env_evento(
+                reply.element,
+                reply.content,
+                request_bytes=reply.request,
+                elapsed_ms=reply.elapsed_ms,
+                http_status=reply.status,
+            )
+        except MalformedResponse as exc:
+            exc.url = self.url
+            raise
+
+
+def proc_evento_nfe(signed_evento: bytes, ret_evento: bytes) -> bytes:
+    """The ``procEventoNFe`` 1.00 to store: the signed evento and the AN's retEvento, both byte-exact.
+
+    Validated against procConfRecebtoNFe 1.00; raises :class:`app.fiscal.schemas.SchemaInvalid`.
+    """
+    proc = (
+        _DECLARATION
+        + f'<procEventoNFe xmlns="{NFE_NS}" versao="1.00">'.encode()
+        + _strip_declaration(signed_evento)
+        + _strip_declaration(ret_evento)
+        + b"</procEventoNFe>"
+    )
+    validate(proc, Schema.MDE_PROC_EVENTO)
+    return proc
