@@ -91,6 +91,12 @@ class Sandbox:
         self.base_url = f"https://{host}:{self._server.server_address[1]}"
         return self.base_url
 
+    def serve_in_process(self, base_url: str = "https://sandbox.invalid") -> str:
+        """No sockets: URLs under ``base_url`` for clients that use :meth:`transport` (simulations)."""
+        if self.base_url is None:
+            self.base_url = base_url
+        return self.base_url
+
     def stop(self, timeout: float = 5.0) -> None:
         if self._server is not None:
             self._server.stop(timeout)

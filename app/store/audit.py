@@ -78,6 +78,20 @@ class AuditRepository:
         with self._db.reader() as s:
             return [_call(r) for r in s.scalars(query.limit(limit))]
 
+    def calls_for(self, service: str, operation: str, since: datetime) -> list[CallRecord]:
+        """The calls of one operation (e.g. one event Id) since ``since``, oldest first."""
+        query = (
+            select(GovernmentCallRow)
+            .where(
+                GovernmentCallRow.service == service,
+                GovernmentCallRow.operation == operation,
+                GovernmentCallRow.at >= since,
+            )
+            .order_by(GovernmentCallRow.at, GovernmentCallRow.id)
+        )
+        with self._db.reader() as s:
+            return [_call(r) for r in s.scalars(query)]
+
     def archive_exchange(
         self,
         service: str,

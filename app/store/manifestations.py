@@ -165,6 +165,18 @@ class ManifestationRepository:
             row.updated_at = self._db.clock.now()
             return _manifestation(row)
 
+    def reopen(self, manifestation_id: int, not_before: datetime, justification: str | None = None) -> Manifestation:
+        """A user asks again for a rejected event: back to pending (the caller checked NT 2018.002)."""
+        with self._db.session() as s:
+            row = self._row(s, manifestation_id)
+            if row.status != ManifestationStatus.REJECTED.value:
+                return _manifestation(row)
+            row.status = ManifestationStatus.PENDING.value
+            row.not_before = not_before
+            row.justification = justification
+            row.updated_at = self._db.clock.now()
+            return _manifestation(row)
+
     def result_xml(self, manifestation_id: int) -> bytes | None:
         """The procEventoNFe (or NFS-e evento) returned for an accepted manifestation."""
         with self._db.reader() as s:

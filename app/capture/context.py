@@ -1,0 +1,131 @@
+"""What every capture engine needs: the store's repositories, the clock, the clients, certificates.
+
+One ``CaptureContext`` per data folder; the engines are cheap objects over it. Listeners receive
+``CaptureNotice`` values from worker threads: the UI adapts them to Qt signals itself.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TypeVar
+
+from app.certs.a1 import A1Certificate, CertificateExpired, CertificateNotYetValid
+from app.certs.vault import CertificateVault
+from app.config.settings import Settings
+from app.core.clock import Clock
+from app.core.errors import CapturaError
+from app.core.products import Product
+from app.fiscal.http import HttpClientFactory
+from app.store.audit import AuditRepository
+from app.store.companies import CompanyRepository
+from app.store.cursors import CaptureStateRepository
+from app.store.db import Database
+from app.store.documents import DocumentRepository
+from app.store.events import EventRepository
+from app.store.items import DistributionItemRepository
+from app.store.manifestations import ManifestationRepository
+from app.store.quota import PointQueryLedger
+from app.store.records import Company
+from app.store.recoveries import GapRecoveryRepository
+from app.store.runs import RunRepository
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureNotice:
+    """Something a person may want to see: a document arrived, a company got blocked, an alert."""
+
+    kind: str  # "documents", "status", "alert", "manifestation", "recovery"
+    company_id: int | None
+    product: Product | None
+    message: str
+    count: int = 0
+
+
+Listener = Callable[[CaptureNotice], None]
+T = TypeVar("T")
+
+
+class CertificateSource:
+    """Loads each company's A1 from the vault once and says, before any call, if it is unusable."""
+
+    def __init__(self, vault: CertificateVault) -> None:
+        self._vault = vault
+        self._cache: dict[str, A1Certificate] = {}
+        self._lock = threading.Lock()
+
+    def get(self, company: Company, now: datetime) -> A1Certificate:
+        """The certificate, or a ``CapturaError`` whose message says why it cannot be used."""
+        ref = company.certificate_ref
+        if ref is None:
+            raise CapturaError("Nenhum certificado instalado para esta empresa.")
+        with self._lock:
+            cached = self._cache.get(ref)
+        if cached is not None:
+            if now > cached.not_after:
+                raise CertificateExpired(cached.not_after)
+            if now < cached.not_before:
+                raise CertificateNotYetValid(cached.not_before)
+            return cached
+        cert = self._vault.load(ref, now)  # raises CertificateExpired and friends with their messages
+        with self._lock:
+            self._cache[ref] = cert
+        return cert
+
+    def problem(self, company: Company, now: datetime) -> str | None:
+        try:
+            self.get(company, now)
+        except CapturaError as error:
+            return error.message
+        return None
+
+    def forget(self, ref: str) -> None:
+        """After a certificate is replaced: the next use reads the vault again."""
+        with self._lock:
+            self._cache.pop(ref, None)
+
+
+@dataclass
+class CaptureContext:
+    """One data folder's capture dependencies; thread-safe to share between engines."""
+
+    db: Database
+    clock: Clock
+    settings: Settings
+    http: HttpClientFactory
+    certificates: CertificateSource
+    rng: random.Random = field(default_factory=random.Random)
+    listeners: list[Listener] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.companies = CompanyRepository(self.db)
+        self.cursors = CaptureStateRepository(self.db)
+        self.documents = DocumentRepository(self.db)
+        self.events = EventRepository(self.db)
+        self.items = DistributionItemRepository(self.db)
+        self.audit = AuditRepository(self.db)
+        self.runs = RunRepository(self.db)
+        self.recoveries = GapRecoveryRepository(self.db)
+        self.manifestations = ManifestationRepository(self.db)
+        self.quota = PointQueryLedger(self.db)
+        self._rng_lock = threading.Lock()
+
+    def jitter(self) -> float:
+        """A value in [0, 1) from the one seeded RNG (thread-safe)."""
+        return self.draw(_unit)
+
+    def draw(self, fn: Callable[[random.Random], T]) -> T:
+        """Use the one seeded RNG under its lock (runs are reproducible from the seed)."""
+        with self._rng_lock:
+            return fn(self.rng)
+
+    def notify(self, notice: CaptureNotice) -> None:
+        for listener in list(self.listeners):
+            listener(notice)
+
+
+def _unit(rng: random.Random) -> float:
+    return rng.random()

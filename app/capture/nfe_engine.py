@@ -1,0 +1,322 @@
+"""NF-e Inbound: the distribution loop of one company (rule book §4.2-4.4, flows 001 §2).
+
+One run: check (certificate, global pause, block, wait: ``app.core.cadence.decide``), query
+``distNSU`` from the cursor, process every document of the lot, then store the lot and the new
+cursor in ONE transaction, and chain while ``ultNSU < maxNSU``. The rules themselves are the pure
+functions of ``app.core.cadence_an``; this module only does the I/O around them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from app.capture.context import CaptureContext, CaptureNotice
+from app.capture.nfe_processing import StoreInput, is_registered_cancellation, process_document
+from app.config.endpoints import Service
+from app.core.cadence import Action, CaptureState, CommunicationFailure, Decision, Transition, decide, rules_for
+from app.core.cadence_an import DistributionResult, apply_distribution
+from app.core.manifestation import CIENCIA, ciencia_due_at
+from app.core.nsu import Nsu
+from app.core.products import Environment, Product
+from app.fiscal.distribution import DistributionClient
+from app.fiscal.errors import (
+    CommunicationError,
+    ConnectionFailed,
+    HttpStatusError,
+    RequestInvalid,
+    ServiceTimeout,
+    TlsRefused,
+)
+from app.store.records import (
+    CallOutcome,
+    CallRecord,
+    CaptureSettings,
+    Company,
+    DocumentKind,
+    DocumentStatus,
+    RunStatus,
+    StoredDocument,
+    StoredEvent,
+)
+
+PRODUCT = Product.NFE
+SERVICE = Service.NFE_DISTRIBUICAO
+# A run never chains forever: a company with a huge backlog yields to the others after this many
+# lots and continues on the next scheduler cycle (its state says "query now").
+MAX_LOTS_PER_RUN = 40
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What one company's run did."""
+
+    company_id: int
+    queries: int
+    documents: int
+    quarantined: int
+    decision: Decision  # the decision that ended the run
+    skipped: bool = False  # another run of the same company was in progress
+
+
+class CompanyLocks:
+    """Never two queries for the same CNPJ at once (within this process; the service lock of the
+    data folder keeps a second process out)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def for_cnpj(self, cnpj: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(cnpj, threading.Lock())
+
+
+class NfeDistributionEngine:
+    """Runs the NF-e distribution of the office's companies."""
+
+    def __init__(self, ctx: CaptureContext, locks: CompanyLocks | None = None) -> None:
+        self.ctx = ctx
+        self.rules = rules_for(PRODUCT)
+        self.locks = locks or CompanyLocks()
+
+    # ------------------------------------------------------------------ planning
+
+    def decision(self, company: Company, settings: CaptureSettings, now: datetime) -> tuple[CaptureState, Decision]:
+        state = self.ctx.cursors.get(company.id, PRODUCT)
+        pause = self.ctx.cursors.get_pause(PRODUCT, settings.environment)
+        return state, decide(
+            state,
+            self.rules,
+            now,
+            global_pause_until=pause.paused_until if pause else None,
+            certificate_problem=self.ctx.certificates.problem(company, now),
+            enabled=settings.enabled and company.active,
+        )
+
+    def due(self, now: datetime) -> list[Company]:
+        """Companies whose NF-e distribution may be queried now."""
+        return [
+            company
+            for company, settings in self.ctx.companies.enabled_for(PRODUCT)
+            if self.decision(company, settings, now)[1].query
+        ]
+
+    def next_due_at(self, now: datetime) -> datetime | None:
+        """The earliest time a waiting, blocked or paused company becomes queryable."""
+        times = []
+        for company, settings in self.ctx.companies.enabled_for(PRODUCT):
+            _state, decision = self.decision(company, settings, now)
+            if decision.query:
+                return now
+            if decision.until is not None:
+                times.append(decision.until)
+        return min(times, default=None)
+
+    # ------------------------------------------------------------------ one company
+
+    def run_company(self, company_id: int, *, trigger: str = "scheduler") -> RunResult:
+        company = self.ctx.companies.get(company_id)
+        lock = self.locks.for_cnpj(company.cnpj.value)
+        if not lock.acquire(blocking=False):
+            return RunResult(company_id, 0, 0, 0, Decision(Action.WAIT, "Consulta já em andamento."), skipped=True)
+        try:
+            return self._run_locked(company, trigger)
+        finally:
+            lock.release()
+
+    def _run_locked(self, company: Company, trigger: str) -> RunResult:
+        queries = documents = quarantined = 0
+        run_id: int | None = None
+        decision = Decision(Action.WAIT, "")
+        try:
+            for _lot in range(MAX_LOTS_PER_RUN):
+                settings = self.ctx.companies.get_settings(company.id, PRODUCT)
+                if settings is None:
+                    return RunResult(
+                        company.id,
+                        queries,
+                        documents,
+                        quarantined,
+                        Decision(Action.DISABLED, "Captura de NF-e não configurada."),
+                    )
+                now = self.ctx.clock.now()
+                state, decision = self.decision(company, settings, now)
+                if not decision.query:
+                    break
+                if run_id is None:
+                    run_id = self.ctx.runs.start("nfe_distribution", trigger, company_id=company.id, product=PRODUCT)
+                transition, stored, bad = self._query_once(company, settings, state, run_id)
+                queries += 1
+                documents += stored
+                quarantined += bad
+                self._apply_effects(company, settings, transition)
+                if not transition.chain_immediately:
+                    now = self.ctx.clock.now()
+                    state, decision = self.decision(company, settings, now)
+                    break
+        except Exception as error:
+            if run_id is not None:
+                self.ctx.runs.finish(run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}")
+            raise
+        if run_id is not None:
+            self.ctx.runs.finish(
+                run_id, RunStatus.SUCCEEDED, f"{queries} consulta(s), {documents} documento(s). {decision.reason}"
+            )
+        if documents:
+            self.ctx.notify(
+                CaptureNotice(
+                    "documents", company.id, PRODUCT, f"{documents} documento(s) de NF-e recebido(s).", documents
+                )
+            )
+        return RunResult(company.id, queries, documents, quarantined, decision)
+
+    def _client(self, company: Company, environment: Environment) -> DistributionClient:
+        a1 = self.ctx.certificates.get(company, self.ctx.clock.now())
+        return DistributionClient.from_factory(self.ctx.http, a1, PRODUCT, environment)
+
+    def _query_once(
+        self, company: Company, settings: CaptureSettings, state: CaptureState, run_id: int
+    ) -> tuple[Transition, int, int]:
+        """One distNSU: returns the transition applied and how many documents were stored/quarantined."""
+        started = time.monotonic()
+        at = self.ctx.clock.now()
+        try:
+            client = self._client(company, settings.environment)
+            reply = client.dist_nsu(company.cnpj, Nsu(state.ult_nsu), settings.c_uf_autor)
+        except RequestInvalid as error:
+            # Our own request broke the schema: a program or settings fault, never sent. Stop this
+            # company with the reason rather than retrying the same invalid request forever.
+            self._log(company, run_id, at, started, CallOutcome.REJECTED, error_text=error.message)
+            stopped = replace(state, disabled_reason=error.message)
+            self.ctx.cursors.save(stopped)
+            return Transition(stopped), 0, 0
+        except CommunicationError as error:
+            outcome = (
+                CallOutcome.TIMEOUT
+                if isinstance(error, ServiceTimeout)
+                else CallOutcome.HTTP_ERROR
+                if isinstance(error, HttpStatusError)
+                else CallOutcome.NETWORK_ERROR
+            )
+            self._log(company, run_id, at, started, outcome, error_text=error.message)
+            reached = not isinstance(error, ConnectionFailed | TlsRefused)
+            transition = apply_distribution(
+                state, self.rules, self.ctx.clock.now(), CommunicationFailure(error.message, reached)
+            )
+            self.ctx.cursors.save(transition.state)
+            return transition, 0, 0
+        now = self.ctx.clock.now()
+        items = [process_document(company.cnpj, doc) for doc in reply.documents]
+        result = DistributionResult(
+            cstat=reply.cstat,
+            xmotivo=reply.xmotivo,
+            dh_resp=reply.dh_resp,
+            ult_nsu=reply.ult_nsu,
+            max_nsu=reply.max_nsu,
+            received_nsus=tuple(doc.nsu for doc in reply.documents),
+        )
+        transition = apply_distribution(state, self.rules, now, result)
+        # The lot and the cursor land together or not at all: a crash never skips an NSU.
+        stored = self.ctx.documents.store_batch(company.id, items, state=transition.state)
+        call_id = self._log(
+            company,
+            run_id,
+            at,
+            started,
+            CallOutcome.OK if reply.cstat in (137, 138) else CallOutcome.REJECTED,
+            cstat=str(reply.cstat),
+            http_status=reply.http_status,
+        )
+        if reply.documents or reply.cstat not in (137, 138):
+            # Archive what carried documents or a rejection (the rule book's audit); plain 137s are
+            # only logged.
+            self.ctx.audit.archive_exchange(
+                SERVICE.value,
+                request=reply.request_bytes,
+                response=reply.response_bytes,
+                company_id=company.id,
+                call_id=call_id,
+            )
+        self._after_store(company, settings, items, stored, now)
+        bad = sum(1 for item in items if getattr(item, "parse_error", None))
+        return transition, len(items) - bad, bad
+
+    def _after_store(
+        self,
+        company: Company,
+        settings: CaptureSettings,
+        items: list[StoreInput],
+        stored: Sequence[StoredDocument | StoredEvent],
+        now: datetime,
+    ) -> None:
+        """Schedule automatic Ciência for new summaries; mark cancelled NF-e."""
+        cancelled_keys = {item.access_key for item in items if is_registered_cancellation(item) and item.access_key}
+        for item, outcome in zip(items, stored, strict=True):
+            key = item.access_key
+            if key is None:
+                continue
+            if (
+                settings.auto_ciencia
+                and item.kind is DocumentKind.RES_NFE
+                and isinstance(outcome, StoredDocument)
+                and outcome.created
+            ):
+                self.ctx.manifestations.request(
+                    company.id,
+                    PRODUCT,
+                    key,
+                    CIENCIA,
+                    not_before=ciencia_due_at(now, settings.ciencia_wait_minutes),
+                    automatic=True,
+                )
+            if item.kind in (DocumentKind.RES_NFE, DocumentKind.NFE_PROC) and self._has_cancellation(company, key):
+                cancelled_keys.add(key)
+        for key in cancelled_keys:
+            summary = self.ctx.documents.find(company.id, PRODUCT, key)
+            if summary is not None and summary.status is not DocumentStatus.CANCELLED:
+                self.ctx.documents.set_status(summary.id, DocumentStatus.CANCELLED)
+
+    def _has_cancellation(self, company: Company, key: str) -> bool:
+        return any(e.tp_evento in ("110111", "110112") for e in self.ctx.events.for_key(company.id, PRODUCT, key))
+
+    def _apply_effects(self, company: Company, settings: CaptureSettings, transition: Transition) -> None:
+        if transition.global_pause is not None:
+            pause = transition.global_pause
+            self.ctx.cursors.set_pause(PRODUCT, settings.environment, pause.until, pause.reason, str(pause.cstat))
+            self.ctx.notify(CaptureNotice("status", None, PRODUCT, pause.reason))
+        if transition.gap_nsus:
+            self.ctx.recoveries.add(company.id, PRODUCT, next_attempt_at=self.ctx.clock.now(), nsus=transition.gap_nsus)
+        if transition.alert:
+            self.ctx.notify(CaptureNotice("alert", company.id, PRODUCT, transition.alert))
+
+    def _log(
+        self,
+        company: Company,
+        run_id: int,
+        at: datetime,
+        started: float,
+        outcome: CallOutcome,
+        *,
+        cstat: str | None = None,
+        http_status: int | None = None,
+        error_text: str | None = None,
+    ) -> int:
+        return self.ctx.audit.log_call(
+            CallRecord(
+                service=SERVICE.value,
+                outcome=outcome,
+                at=at,
+                duration_ms=int((time.monotonic() - started) * 1000),
+                company_id=company.id,
+                product=PRODUCT,
+                operation="distNSU",
+                cstat=cstat,
+                http_status=http_status,
+                error_text=error_text,
+                run_id=run_id,
+            )
+        )

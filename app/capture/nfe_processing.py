@@ -1,0 +1,121 @@
+"""Per-document processing of the NF-e distribution: one docZip in, one store input out.
+
+Nothing is dropped: a docZip that does not decode, or bytes that are not acceptable XML, become a
+quarantined document (kept with its error, shown, retried later); an unknown root is kept as
+``unknown``. Metadata come from app.documents; the original bytes are stored as received.
+"""
+
+from __future__ import annotations
+
+from app.core.errors import CapturaError
+from app.core.ids import Cnpj
+from app.core.products import Product
+from app.documents.model import EventMeta, NfeMeta, UnknownMeta, direction_of
+from app.documents.nfe import read_nfe_document
+from app.fiscal.distribution import DistributedDocument
+from app.store.records import (
+    Direction,
+    DocumentInput,
+    DocumentKind,
+    DocumentStatus,
+    EventInput,
+    Party,
+    PartyRole,
+)
+
+StoreInput = DocumentInput | EventInput
+
+# The events that change an NF-e's situation when registered (cStat 135/136/155).
+CANCELLATION_EVENTS = frozenset({"110111", "110112"})
+
+
+def process_document(company: Cnpj, doc: DistributedDocument, product: Product = Product.NFE) -> StoreInput:
+    """Classify and extract one distributed document; never raises for bad content."""
+    if doc.xml is None:
+        # Corrupt base64/gzip: keep what arrived so nothing is lost and it can be decoded again.
+        error = doc.error.message if doc.error is not None else "Conteúdo do docZip ilegível."
+        return _quarantined(product, doc.raw_b64.encode("ascii", "replace"), doc.nsu, doc.schema, error)
+    return process_xml(company, doc.xml, nsu=doc.nsu, schema=doc.schema, product=product)
+
+
+def process_xml(
+    company: Cnpj, xml: bytes, *, nsu: int | None, schema: str | None, product: Product = Product.NFE
+) -> StoreInput:
+    try:
+        meta = read_nfe_document(xml, schema)
+    except CapturaError as error:
+        return _quarantined(product, xml, nsu, schema, error.message)
+    if isinstance(meta, EventMeta):
+        return EventInput(
+            product=product,
+            kind=DocumentKind(meta.kind.value),
+            xml=xml,
+            access_key=meta.access_key,
+            tp_evento=meta.tp_evento,
+            n_seq_evento=meta.n_seq_evento,
+            nsu=nsu,
+            schema=schema,
+            description=meta.description,
+            protocol=meta.protocol,
+            event_at=meta.event_at,
+            cstat=meta.cstat,
+            author_id=meta.author_doc,
+        )
+    if isinstance(meta, UnknownMeta):
+        return DocumentInput(
+            product=product,
+            kind=DocumentKind.UNKNOWN,
+            xml=xml,
+            access_key=None,
+            nsu=nsu,
+            schema=schema,
+            situation=f"Documento não reconhecido (raiz <{meta.root}>)",
+        )
+    return _document_input(company, meta, xml, nsu, schema, product)
+
+
+def _document_input(
+    company: Cnpj, meta: NfeMeta, xml: bytes, nsu: int | None, schema: str | None, product: Product
+) -> DocumentInput:
+    emitter, recipient = meta.emitter, meta.recipient
+    return DocumentInput(
+        product=product,
+        kind=DocumentKind(meta.kind.value),
+        xml=xml,
+        access_key=meta.access_key,
+        nsu=nsu,
+        schema=schema,
+        model=meta.model,
+        serie=meta.serie,
+        number=meta.number,
+        emitter_id=emitter.doc if emitter else None,
+        emitter_name=emitter.name if emitter else None,
+        recipient_id=recipient.doc if recipient else None,
+        recipient_name=recipient.name if recipient else None,
+        parties=tuple(Party(PartyRole(p.role.value), p.doc, p.name) for p in meta.parties),
+        total_cents=meta.total_cents,
+        issued_at=meta.issued_at,
+        direction=Direction(direction_of(company, meta).value),
+        status=DocumentStatus(meta.status.value),
+        situation=meta.situation,
+    )
+
+
+def _quarantined(product: Product, data: bytes, nsu: int | None, schema: str | None, error: str) -> DocumentInput:
+    return DocumentInput(
+        product=product,
+        kind=DocumentKind.UNKNOWN,
+        xml=data,
+        access_key=None,
+        nsu=nsu,
+        schema=schema,
+        parse_error=error,
+    )
+
+
+def is_registered_cancellation(item: StoreInput) -> bool:
+    return (
+        isinstance(item, EventInput)
+        and item.tp_evento in CANCELLATION_EVENTS
+        and (item.cstat is None or item.cstat in {"135", "136", "155"})
+    )

@@ -1,0 +1,103 @@
+"""Recipient manifestation against the sandbox: automatic Ciência, manual events, NT 2018.002."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from app.capture.nfe_manifestation import ManifestationRefused
+from app.core.manifestation import InvalidManifestation
+from app.core.products import Product
+from app.fiscal.xmldsig import verify_enveloped
+from app.store.records import DocumentKind, ManifestationStatus
+from tests.capture.conftest import RECIPIENT, SUPPLIER, Harness
+
+
+def _key(harness: Harness) -> str:
+    nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    return str(nfe.key)
+
+
+def test_automatic_ciencia_releases_the_full_nfe_under_a_new_nsu(harness: Harness) -> None:
+    harness.settings(auto_ciencia=True, ciencia_wait_minutes=10)
+    key = _key(harness)
+    start = harness.clock.now()
+    harness.run_until(start + timedelta(hours=3))
+
+    [request] = harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key)
+    assert request.automatic and request.status is ManifestationStatus.ACCEPTED
+    assert request.cstat == "135" and request.protocol
+    assert request.sent_at is not None and request.sent_at - start >= timedelta(minutes=10)
+    summary = harness.ctx.documents.find(harness.company.id, Product.NFE, key)
+    assert summary is not None and summary.kind is DocumentKind.NFE_PROC  # upgraded, one document
+    assert summary.version_count == 2  # the resNFe kept in its history
+    proc = harness.ctx.manifestations.result_xml(request.id)
+    assert proc is not None and b"<procEventoNFe" in proc
+    verify_enveloped(proc[proc.index(b"<evento") : proc.index(b"</evento>") + 9], at=harness.clock.now())
+    report = harness.sandbox.referee.report()
+    assert report["violations"] == []
+    assert report["companies"][RECIPIENT]["nfe"]["undelivered"] == []
+    nsus = [p["nsu"] for p in report["companies"][RECIPIENT]["nfe"]["published"] if p["key"] == key]
+    assert len(nsus) >= 2 and len(set(nsus)) == len(nsus)  # resNFe and nfeProc under different NSUs
+
+
+def test_no_automatic_ciencia_when_the_user_already_confirmed(harness: Harness) -> None:
+    harness.settings(auto_ciencia=True, ciencia_wait_minutes=30)
+    key = _key(harness)
+    harness.capture.run_due()  # the resNFe arrives; Ciência scheduled for +30 min
+    harness.capture.manifestation.request(harness.company.id, key, "210200")
+    harness.run_until(harness.clock.now() + timedelta(hours=2))
+    by_type = {m.tp_evento: m for m in harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key)}
+    assert by_type["210200"].status is ManifestationStatus.ACCEPTED
+    assert by_type["210210"].status is ManifestationStatus.REJECTED  # never sent
+    assert by_type["210210"].sent_at is None
+    assert "conclusiva" in (by_type["210210"].x_motivo or "")
+    assert harness.sandbox.referee.report()["violations"] == []
+
+
+def test_operacao_nao_realizada_needs_a_justification(harness: Harness) -> None:
+    key = _key(harness)
+    harness.capture.run_due()
+    with pytest.raises(InvalidManifestation):
+        harness.capture.manifestation.request(harness.company.id, key, "210240")
+    request = harness.capture.manifestation.request(
+        harness.company.id, key, "210240", "Mercadoria não foi entregue no prazo combinado."
+    )
+    harness.capture.manifestation.dispatch()
+    [done] = [m for m in harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key) if m.id == request.id]
+    assert done.status is ManifestationStatus.ACCEPTED, done.x_motivo
+
+
+def test_one_rectification_of_a_conclusive_event_then_refused(harness: Harness) -> None:
+    key = _key(harness)
+    harness.capture.run_due()
+    first = harness.capture.manifestation.request(harness.company.id, key, "210200")
+    harness.capture.manifestation.dispatch()
+    second = harness.capture.manifestation.request(harness.company.id, key, "210200")
+    assert (first.n_seq_evento, second.n_seq_evento) == (1, 2)
+    harness.capture.manifestation.dispatch()
+    statuses = {
+        m.n_seq_evento: m.status for m in harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key)
+    }
+    assert statuses == {1: ManifestationStatus.ACCEPTED, 2: ManifestationStatus.ACCEPTED}
+    with pytest.raises((ManifestationRefused, InvalidManifestation)):
+        harness.capture.manifestation.request(harness.company.id, key, "210200")
+
+
+def test_a_rejected_event_is_not_resent_within_the_hour(harness: Harness) -> None:
+    key = _key(harness)
+    harness.capture.run_due()
+    harness.capture.manifestation.request(harness.company.id, key, "210240", "Operação cancelada pelo cliente final.")
+    harness.capture.manifestation.dispatch()
+    # Ciência after a conclusive event: the AN rejects it (655).
+    harness.capture.manifestation.request(harness.company.id, key, "210210")
+    harness.capture.manifestation.dispatch()
+    ciencia = [
+        m for m in harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key) if m.tp_evento == "210210"
+    ]
+    assert ciencia[0].status is ManifestationStatus.REJECTED and ciencia[0].cstat == "655"
+    with pytest.raises(ManifestationRefused, match="1 de 1 tentativas"):
+        harness.capture.manifestation.request(harness.company.id, key, "210210")
+    report = harness.sandbox.referee.report()
+    assert report["violations"] == []  # one rejection is information; a second would be misuse

@@ -1,0 +1,50 @@
+"""consNSU/consChNFe: only for gaps and user requests, within the quota, never for what is stored."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from app.core.keys import AccessKey
+from app.core.products import Product
+from tests.capture.conftest import RECIPIENT, SUPPLIER, Harness
+
+
+def test_a_stored_document_is_never_queried_again(harness: Harness) -> None:
+    harness.settings(auto_ciencia=True, ciencia_wait_minutes=5)
+    nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    harness.run_until(harness.clock.now() + timedelta(hours=2, minutes=5))  # resNFe → Ciência → nfeProc
+    before = harness.sandbox.referee.report()["requests"]
+    result = harness.capture.points.reprocess_key(harness.company.id, str(nfe.key))
+    assert result.status == "local"
+    assert harness.sandbox.referee.report()["requests"] == before
+
+
+def test_unknown_key_is_asked_once_and_reported(harness: Harness) -> None:
+    key = AccessKey.build(
+        uf="SP", year_month="2611", issuer=SUPPLIER, model="55", serie=1, number=999, tp_emis=1, code=12345678
+    )
+    result = harness.capture.points.reprocess_key(harness.company.id, key.value)
+    assert result.status == "not_found"
+    assert "217" in result.message
+    calls = harness.ctx.audit.calls_for(
+        "nfe_distribuicao", f"consChNFe:{key.value}", harness.clock.now() - timedelta(hours=1)
+    )
+    assert len(calls) == 1
+
+
+def test_user_request_beyond_twenty_per_hour_is_told_when_it_can_run(harness: Harness) -> None:
+    keys = [str(harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key) for _ in range(21)]
+    outcomes = []
+    for key in keys:
+        outcomes.append(harness.capture.points.reprocess_key(harness.company.id, key))
+        harness.clock.advance(timedelta(seconds=30))
+    assert [o.status for o in outcomes[:20]] == ["fetched"] * 20
+    assert outcomes[20].status == "deferred"
+    assert "Consulta disponível a partir de" in outcomes[20].message
+    assert outcomes[20].available_at is not None
+    assert outcomes[20].available_at >= harness.clock.now() + timedelta(minutes=49)
+    report = harness.sandbox.referee.report()
+    assert report["violations"] == []
+    assert (
+        harness.ctx.quota.count_since(harness.company.cnpj, Product.NFE, harness.clock.now() - timedelta(hours=1)) == 20
+    )
