@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext, CaptureNotice
 from app.capture.nfe_processing import StoreInput, is_registered_cancellation, process_document
@@ -48,6 +48,7 @@ SERVICE = Service.NFE_DISTRIBUICAO
 # A run never chains forever: a company with a huge backlog yields to the others after this many
 # lots and continues on the next scheduler cycle (its state says "query now").
 MAX_LOTS_PER_RUN = 40
+RECHECK_DISABLED = timedelta(hours=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,8 @@ class NfeDistributionEngine:
         self.ctx = ctx
         self.rules = rules_for(PRODUCT)
         self.locks = locks or CompanyLocks()
+        self._plan: dict[int, datetime] = {}
+        self._plan_lock = threading.Lock()
 
     # ------------------------------------------------------------------ planning
 
@@ -98,23 +101,48 @@ class NfeDistributionEngine:
         )
 
     def due(self, now: datetime) -> list[Company]:
-        """Companies whose NF-e distribution may be queried now."""
-        return [
-            company
-            for company, settings in self.ctx.companies.enabled_for(PRODUCT)
-            if self.decision(company, settings, now)[1].query
-        ]
+        """Companies whose NF-e distribution may be queried now.
+
+        A company is decided again only when its planned time comes, so a scheduler pass over
+        hundreds of waiting companies reads nothing but the list of companies.
+        """
+        due = []
+        for company, settings in self.ctx.companies.enabled_for(PRODUCT):
+            with self._plan_lock:
+                planned = self._plan.get(company.id)
+            if planned is not None and planned > now:
+                continue
+            if self._replan(company, settings, now) <= now:
+                due.append(company)
+        return due
 
     def next_due_at(self, now: datetime) -> datetime | None:
-        """The earliest time a waiting, blocked or paused company becomes queryable."""
+        """The earliest planned look at any company (a wait, block or pause ending)."""
         times = []
         for company, settings in self.ctx.companies.enabled_for(PRODUCT):
-            _state, decision = self.decision(company, settings, now)
-            if decision.query:
-                return now
-            if decision.until is not None:
-                times.append(decision.until)
+            with self._plan_lock:
+                planned = self._plan.get(company.id)
+            times.append(planned if planned is not None else self._replan(company, settings, now))
         return min(times, default=None)
+
+    def replan(self, company_id: int | None = None) -> None:
+        """Forget the plan of one company (or all): after its settings, certificate or pause changed."""
+        with self._plan_lock:
+            if company_id is None:
+                self._plan.clear()
+            else:
+                self._plan.pop(company_id, None)
+
+    def _replan(self, company: Company, settings: CaptureSettings, now: datetime) -> datetime:
+        _state, decision = self.decision(company, settings, now)
+        return self._remember(company.id, decision, now)
+
+    def _remember(self, company_id: int, decision: Decision, now: datetime) -> datetime:
+        # DISABLED has no end of its own (an expired certificate, a stop): look again hourly.
+        when = now if decision.query else (decision.until or now + RECHECK_DISABLED)
+        with self._plan_lock:
+            self._plan[company_id] = when
+        return when
 
     # ------------------------------------------------------------------ one company
 
