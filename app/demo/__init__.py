@@ -1,0 +1,1 @@
+"""The built-in demonstration: the sandbox and the capture service on a sped-up clock."""
