@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 import zlib
 
 from app.safexml.errors import CorruptPayload, TooLarge
@@ -19,7 +18,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip container only: docZip and ADN are GZip by specification
 _INPUT_CHUNK = 64 * 1024
 _OUTPUT_STEP = 1 * MiB
-_WHITESPACE = re.compile(rb"\s+")
+# What ``\s`` matches in bytes: line wrapping inside the base64 is tolerated and dropped.
+_WHITESPACE = b" \t\n\r\x0b\x0c"
 
 
 def inflate(data: bytes, *, max_output: int) -> bytes:
@@ -101,7 +101,7 @@ def decode_doczip(b64_text: str | bytes, *, max_compressed: int, max_inflated: i
     # Rough bound before any copy (base64 is 4/3 of the payload, plus generous room for wrapping).
     if len(raw) > 2 * max_compressed + 64:
         raise _compressed_too_large(max_compressed)
-    compact = _WHITESPACE.sub(b"", raw)
+    compact = raw.translate(None, _WHITESPACE)  # C-speed delete; a regex cost half the decode
     if not compact:
         raise CorruptPayload("Conteúdo compactado (docZip) vazio.", reason="corrupt_base64")
     try:

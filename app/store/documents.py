@@ -4,27 +4,50 @@
 A fuller version (nfeProc) becomes current over a summary (resNFe); a poorer one arriving later
 only joins the history. ``store_batch`` writes a lot and the cursor in one transaction, so a
 crash never leaves the cursor ahead of the documents.
+
+Lots are written by ``store_lot_in``: one look-up per table for the keys and NSUs of the lot, then
+bulk inserts (executemany) for everything new, which is nearly every item of a capture stream.
+Only an item whose key, event or NSU is already known (in the database or earlier in the same
+lot) takes the per-row ORM path, in its place in the lot's order, so the outcome is the same as
+storing the items one by one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ColumnElement, delete, func, select
+from sqlalchemy import ColumnElement, Connection, bindparam, delete, func, select
 from sqlalchemy.orm import Session
 
 from app.store.cursors import save_state_in
 from app.store.db import Database
 from app.store.errors import InvalidRecord
-from app.store.events import store_event_in
-from app.store.items import record_item_in
+from app.store.events import (
+    INSERT_EVENTS,
+    EventIdentity,
+    existing_events,
+    identity,
+    new_event_values,
+    store_event_in,
+    validate_event,
+)
+from app.store.items import (
+    IN_CHUNK,
+    INSERT_ITEMS,
+    check_nsu,
+    new_item_values,
+    record_item_in,
+    recorded_nsus,
+)
 from app.store.models import (
     KEY_LEN,
     DistributionItemRow,
     DocumentPartyRow,
     DocumentRow,
     DocumentVersionRow,
+    EventRow,
 )
 from app.store.records import (
     KIND_RANK,
@@ -43,9 +66,23 @@ from app.store.records import (
     StoredDocument,
     StoredEvent,
 )
-from app.store.types import pack_xml, unpack_xml
+from app.store.types import BulkInsert, PackedXml, pack_xml, unpack_xml, utc_text
 
-_ID_CHUNK = 500  # ids per IN (...) list: far below SQLite's variable limit
+_DOCUMENTS = DocumentRow.__table__
+# Prepared once: the lot writer's statements.
+_INSERT_DOCUMENTS = BulkInsert(DocumentRow)
+_INSERT_VERSIONS = BulkInsert(DocumentVersionRow)
+_INSERT_PARTIES = BulkInsert(DocumentPartyRow, omit=("id",))
+_EXISTING_KEYS = select(_DOCUMENTS.c.access_key).where(
+    _DOCUMENTS.c.company_id == bindparam("company_id"),
+    _DOCUMENTS.c.product == bindparam("product"),
+    _DOCUMENTS.c.access_key.in_(bindparam("keys", expanding=True)),
+)
+# The tables whose new rows get their ids from the lot writer, and their highest ids in one query.
+_DOCUMENT, _VERSION, _EVENT = 0, 1, 2
+_MAX_IDS = select(
+    *(select(func.max(model.id)).scalar_subquery() for model in (DocumentRow, DocumentVersionRow, EventRow))
+)
 
 
 class UnknownDocument(InvalidRecord, LookupError):
@@ -59,6 +96,13 @@ def _validate(doc: DocumentInput) -> None:
         raise InvalidRecord("Data de emissão sem fuso horário; o documento deve informar o fuso.")
     if not doc.xml:
         raise InvalidRecord("Documento sem conteúdo XML.")
+
+
+def validate_document(doc: DocumentInput) -> None:
+    """Every refusal ``store_document_in`` can raise, before anything is written."""
+    _validate(doc)
+    if doc.nsu is not None:
+        check_nsu(doc.nsu)
 
 
 def _offset_minutes(instant: datetime | None) -> int | None:
@@ -190,6 +234,207 @@ def store_document_in(session: Session, company_id: int, doc: DocumentInput, now
     )
 
 
+def _new_document_values(
+    document_id: int, company_id: int, doc: DocumentInput, stamp: str
+) -> dict[str, Any]:
+    """The row ``store_document_in`` creates for a key never seen (``_apply_metadata``'s fields)."""
+    return {
+        "id": document_id,
+        "company_id": company_id,
+        "product": doc.product.value,
+        "kind": doc.kind.value,
+        "access_key": doc.access_key,
+        "nsu": doc.nsu,
+        "model": doc.model,
+        "serie": doc.serie,
+        "number": doc.number,
+        "emitter_id": doc.emitter_id,
+        "emitter_name": doc.emitter_name,
+        "recipient_id": doc.recipient_id,
+        "recipient_name": doc.recipient_name,
+        "total_cents": doc.total_cents,
+        "issued_at": utc_text(doc.issued_at),
+        "issued_offset_minutes": _offset_minutes(doc.issued_at),
+        "direction": doc.direction.value,
+        "status": doc.status.value,
+        "situation": doc.situation,
+        "quarantined": doc.parse_error is not None,
+        "parse_error": doc.parse_error,
+        "version_count": 1,
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
+
+
+def _first_version_values(
+    version_id: int, document_id: int, doc: DocumentInput, packed: PackedXml, stamp: str
+) -> dict[str, Any]:
+    return {
+        "id": version_id,
+        "document_id": document_id,
+        "kind": doc.kind.value,
+        "nsu": doc.nsu,
+        "schema": doc.schema,
+        "xml_zlib": packed.blob,
+        "xml_sha256": packed.sha256,
+        "xml_size": packed.size,
+        "is_current": True,
+        "parse_error": doc.parse_error,
+        "received_at": stamp,
+    }
+
+
+def _existing_keys(connection: Connection, company_id: int, product: Product, keys: Iterable[str]) -> set[str]:
+    wanted = sorted(set(keys))
+    found: set[str] = set()
+    for start in range(0, len(wanted), IN_CHUNK):
+        params = {"company_id": company_id, "product": product.value, "keys": wanted[start : start + IN_CHUNK]}
+        found.update(connection.execute(_EXISTING_KEYS, params).scalars())
+    return found
+
+
+class _LotWriter:
+    """One lot inside an open write session: new rows queued for executemany, the rest per row.
+
+    ``_known_*`` hold what exists in the database or was met earlier in the lot; an item touching
+    any of it goes through ``store_document_in``/``store_event_in`` after the queue is flushed, so
+    it sees every earlier row. Ids of queued rows are taken from ``max(id) + 1`` (what SQLite
+    itself would choose): the write lock (``BEGIN IMMEDIATE``) keeps other writers out, and the
+    counters are re-read after any row the ORM inserted.
+    """
+
+    def __init__(self, session: Session, company_id: int, now: datetime) -> None:
+        self._session = session
+        self._connection = session.connection()
+        self._company_id = company_id
+        self._now = now
+        stamp = utc_text(now)
+        assert stamp is not None
+        self._stamp = stamp  # ``now`` as the bulk rows store it
+        self._known_keys: dict[Product, set[str]] = {}
+        self._known_events: dict[Product, set[EventIdentity]] = {}
+        self._known_nsus: dict[Product, set[int]] = {}
+        self._next_ids: list[int] = []  # per _DOCUMENT, _VERSION, _EVENT; empty: read them again
+        self._documents: list[dict[str, Any]] = []
+        self._versions: list[dict[str, Any]] = []
+        self._parties: list[dict[str, Any]] = []
+        self._events: list[dict[str, Any]] = []
+        self._items: list[dict[str, Any]] = []
+
+    def look_up(self, items: Sequence[DocumentInput | EventInput]) -> None:
+        """One query per table and product for the lot's keys, event keys and NSUs."""
+        products = {item.product for item in items}
+        for product in products:
+            doc_keys = [
+                i.access_key
+                for i in items
+                if i.product is product and isinstance(i, DocumentInput) and i.access_key is not None
+            ]
+            event_keys = [i.access_key for i in items if i.product is product and isinstance(i, EventInput)]
+            nsus = [i.nsu for i in items if i.product is product and i.nsu is not None]
+            connection, company = self._connection, self._company_id
+            self._known_keys[product] = _existing_keys(connection, company, product, doc_keys) if doc_keys else set()
+            self._known_events[product] = (
+                existing_events(connection, company, product, event_keys) if event_keys else set()
+            )
+            self._known_nsus[product] = recorded_nsus(connection, company, product, nsus) if nsus else set()
+
+    def document(self, doc: DocumentInput) -> StoredDocument:
+        keys, nsus = self._known_keys[doc.product], self._known_nsus[doc.product]
+        known = (doc.access_key is not None and doc.access_key in keys) or (doc.nsu is not None and doc.nsu in nsus)
+        if doc.access_key is not None:
+            keys.add(doc.access_key)
+        if doc.nsu is not None:
+            nsus.add(doc.nsu)
+        if known:
+            self.flush()
+            stored = store_document_in(self._session, self._company_id, doc, self._now)
+            self._next_ids.clear()
+            return stored
+        packed = pack_xml(doc.xml)
+        document_id, version_id = self._take_id(_DOCUMENT), self._take_id(_VERSION)
+        self._documents.append(_new_document_values(document_id, self._company_id, doc, self._stamp))
+        self._versions.append(_first_version_values(version_id, document_id, doc, packed, self._stamp))
+        self._parties.extend(
+            {"document_id": document_id, "role": p.role.value, "tax_id": p.tax_id, "name": p.name}
+            for p in _parties_of(doc)
+        )
+        if doc.nsu is not None:
+            self._items.append(
+                new_item_values(
+                    self._company_id, doc.product, doc.nsu, doc.schema, document_id=document_id, stamp=self._stamp
+                )
+            )
+        return StoredDocument(
+            document_id=document_id,
+            version_id=version_id,
+            created=True,
+            new_version=True,
+            became_current=True,
+            nsu_was_new=doc.nsu is not None,
+        )
+
+    def event(self, event: EventInput) -> StoredEvent:
+        events, nsus = self._known_events[event.product], self._known_nsus[event.product]
+        key = identity(event)
+        known = key in events or (event.nsu is not None and event.nsu in nsus)
+        events.add(key)
+        if event.nsu is not None:
+            nsus.add(event.nsu)
+        if known:
+            self.flush()
+            stored = store_event_in(self._session, self._company_id, event, self._now)
+            self._next_ids.clear()
+            return stored
+        event_id = self._take_id(_EVENT)
+        self._events.append(new_event_values(event_id, self._company_id, event, pack_xml(event.xml), self._stamp))
+        if event.nsu is not None:
+            self._items.append(
+                new_item_values(
+                    self._company_id, event.product, event.nsu, event.schema, event_id=event_id, stamp=self._stamp
+                )
+            )
+        return StoredEvent(event_id=event_id, created=True, replaced=False, nsu_was_new=event.nsu is not None)
+
+    def flush(self) -> None:
+        """Insert the queued rows, parents before children (foreign keys are checked per row)."""
+        for statement, rows in (
+            (_INSERT_DOCUMENTS, self._documents),
+            (INSERT_EVENTS, self._events),
+            (_INSERT_VERSIONS, self._versions),
+            (_INSERT_PARTIES, self._parties),
+            (INSERT_ITEMS, self._items),
+        ):
+            statement.run(self._connection, rows)
+            rows.clear()
+
+    def _take_id(self, table: int) -> int:
+        if not self._next_ids:
+            highest = self._connection.execute(_MAX_IDS).one()
+            self._next_ids.extend((value or 0) + 1 for value in highest)
+        next_id = self._next_ids[table]
+        self._next_ids[table] = next_id + 1
+        return next_id
+
+
+def store_lot_in(
+    session: Session, company_id: int, items: Sequence[DocumentInput | EventInput], now: datetime
+) -> list[StoredDocument | StoredEvent]:
+    """Store documents and events inside an open write session; results in the items' order."""
+    for item in items:  # every refusal before the first write, in the order one-by-one would raise
+        if isinstance(item, EventInput):
+            validate_event(item)
+        else:
+            validate_document(item)
+    writer = _LotWriter(session, company_id, now)
+    writer.look_up(items)
+    results: list[StoredDocument | StoredEvent] = [
+        writer.event(item) if isinstance(item, EventInput) else writer.document(item) for item in items
+    ]
+    writer.flush()
+    return results
+
+
 def _summary(row: DocumentRow) -> DocumentSummary:
     return DocumentSummary(
         id=row.id,
@@ -240,8 +485,8 @@ def _where(query: DocumentQuery) -> list[ColumnElement[bool]]:
 
 
 def _chunks(ids: Sequence[int]) -> Iterable[Sequence[int]]:
-    for start in range(0, len(ids), _ID_CHUNK):
-        yield ids[start : start + _ID_CHUNK]
+    for start in range(0, len(ids), IN_CHUNK):
+        yield ids[start : start + IN_CHUNK]
 
 
 class DocumentRepository:
@@ -254,7 +499,9 @@ class DocumentRepository:
 
     def store(self, company_id: int, doc: DocumentInput) -> StoredDocument:
         with self._db.session() as s:
-            return store_document_in(s, company_id, doc, self._db.clock.now())
+            [stored] = store_lot_in(s, company_id, [doc], self._db.clock.now())
+        assert isinstance(stored, StoredDocument)
+        return stored
 
     def store_batch(
         self,
@@ -267,13 +514,8 @@ class DocumentRepository:
         if state is not None and state.company_id != company_id:
             raise InvalidRecord("O estado de captura pertence a outra empresa.")
         now = self._db.clock.now()
-        results: list[StoredDocument | StoredEvent] = []
         with self._db.session() as s:
-            for item in items:
-                if isinstance(item, EventInput):
-                    results.append(store_event_in(s, company_id, item, now))
-                else:
-                    results.append(store_document_in(s, company_id, item, now))
+            results = store_lot_in(s, company_id, items, now)
             if state is not None:
                 save_state_in(s, state, now)
         return results

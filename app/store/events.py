@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.orm import Session
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
-from app.store.items import record_item_in
+from app.store.items import IN_CHUNK, check_nsu, record_item_in
 from app.store.models import KEY_LEN, EventRow
 from app.store.records import KIND_RANK, DocumentKind, EventInput, EventRecord, Product, StoredEvent
-from app.store.types import pack_xml, unpack_xml
+from app.store.types import BulkInsert, PackedXml, pack_xml, unpack_xml, utc_text
+
+EventIdentity = tuple[str, str, int]  # (access_key, tp_evento, n_seq_evento) within company and product
+
+_EVENTS = EventRow.__table__
+# Prepared once: the lot writer's executemany of new events (ids chosen by the caller).
+INSERT_EVENTS = BulkInsert(EventRow)
+_EXISTING = select(_EVENTS.c.access_key, _EVENTS.c.tp_evento, _EVENTS.c.n_seq_evento).where(
+    _EVENTS.c.company_id == bindparam("company_id"),
+    _EVENTS.c.product == bindparam("product"),
+    _EVENTS.c.access_key.in_(bindparam("keys", expanding=True)),
+)
 
 
 class UnknownEvent(InvalidRecord, LookupError):
@@ -46,6 +59,57 @@ def _validate(event: EventInput) -> None:
         raise InvalidRecord(f"Tipo de evento inválido: {event.tp_evento!r} (esperados 6 dígitos).")
     if event.event_at is not None and event.event_at.utcoffset() is None:
         raise InvalidRecord("Data do evento sem fuso horário.")
+
+
+def validate_event(event: EventInput) -> None:
+    """Every refusal ``store_event_in`` can raise, before anything is written."""
+    _validate(event)
+    if event.nsu is not None:
+        check_nsu(event.nsu)
+
+
+def identity(event: EventInput) -> EventIdentity:
+    return (event.access_key, event.tp_evento, event.n_seq_evento)
+
+
+def existing_events(
+    connection: Connection, company_id: int, product: Product, keys: Iterable[str]
+) -> set[EventIdentity]:
+    """Identities of the events already stored for ``keys``, in one query per 500 keys."""
+    wanted = sorted(set(keys))
+    found: set[EventIdentity] = set()
+    for start in range(0, len(wanted), IN_CHUNK):
+        params = {"company_id": company_id, "product": product.value, "keys": wanted[start : start + IN_CHUNK]}
+        found.update((key, tp, seq) for key, tp, seq in connection.execute(_EXISTING, params))
+    return found
+
+
+def new_event_values(
+    event_id: int, company_id: int, event: EventInput, packed: PackedXml, stamp: str
+) -> dict[str, Any]:
+    """The row ``store_event_in`` would add for an event never seen, for ``INSERT_EVENTS``
+    (``stamp``: the time of the lot as ``utc_text`` gives it)."""
+    return {
+        "id": event_id,
+        "company_id": company_id,
+        "product": event.product.value,
+        "kind": event.kind.value,
+        "access_key": event.access_key,
+        "tp_evento": event.tp_evento,
+        "n_seq_evento": event.n_seq_evento,
+        "nsu": event.nsu,
+        "schema": event.schema,
+        "description": event.description,
+        "protocol": event.protocol,
+        "event_at": utc_text(event.event_at),
+        "cstat": event.cstat,
+        "author_id": event.author_id,
+        "xml_zlib": packed.blob,
+        "xml_sha256": packed.sha256,
+        "xml_size": packed.size,
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
 
 
 def store_event_in(session: Session, company_id: int, event: EventInput, now: datetime) -> StoredEvent:

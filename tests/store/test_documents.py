@@ -1,19 +1,27 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import insert, text
 
+import app.store.documents as documents_module
 from app.core.clock import FakeClock
+from app.core.ids import Cnpj
 from app.core.keys import AccessKey
+from app.store.companies import CompanyRepository
 from app.store.cursors import CaptureStateRepository
-from app.store.db import Database
-from app.store.documents import DocumentRepository
+from app.store.db import Database, open_database
+from app.store.documents import DocumentRepository, store_document_in
 from app.store.errors import InvalidRecord, StorageBug, StorageCorrupt
+from app.store.events import EventRepository, store_event_in
+from app.store.items import DistributionItemRepository
 from app.store.models import DocumentRow, DocumentVersionRow
 from app.store.records import (
     CaptureState,
@@ -27,8 +35,11 @@ from app.store.records import (
     Party,
     PartyRole,
     Product,
+    StoredDocument,
+    StoredEvent,
 )
 from app.store.types import pack_xml
+from tests.store.conftest import CNPJ_A
 
 FIXTURE = "nfe/42210775277525000178550030000266631762885493-procNFe.xml"
 KEY = "42210775277525000178550030000266631762885493"
@@ -392,3 +403,222 @@ def test_grid_page_is_served_by_the_covering_index(db: Database, company: Compan
         )
     assert "COVERING INDEX ix_documents_grid" in plan
     assert "TEMP B-TREE" not in plan  # no sort step
+
+
+# ---------------------------------------------------------------- lots: bulk path vs one by one
+
+_LOT_TABLES = ("documents", "document_versions", "document_parties", "events", "distribution_items")
+
+
+def _one_by_one(db: Database, company_id: int, items: list[DocumentInput | EventInput]) -> list[object]:
+    """The per-row ORM path, item after item: the semantics a lot must reproduce."""
+    now = db.clock.now()
+    with db.session() as s:
+        return [
+            store_event_in(s, company_id, i, now)
+            if isinstance(i, EventInput)
+            else store_document_in(s, company_id, i, now)
+            for i in items
+        ]
+
+
+def _dump(db: Database) -> dict[str, list[tuple[object, ...]]]:
+    with db.reader() as s:
+        return {t: [tuple(r) for r in s.execute(text(f"SELECT * FROM {t} ORDER BY id"))] for t in _LOT_TABLES}
+
+
+def _event_input(key: str, tp: str, nsu: int | None, *, full: bool = False, xml: bytes | None = None) -> EventInput:
+    return EventInput(
+        product=Product.NFE,
+        kind=DocumentKind.PROC_EVENTO_NFE if full else DocumentKind.RES_EVENTO,
+        xml=xml or (b"<procEventoNFe/>" if full else b"<resEvento/>") + key.encode() + tp.encode(),
+        access_key=key,
+        tp_evento=tp,
+        nsu=nsu,
+        event_at=datetime(2021, 7, 23, 10, 0, tzinfo=BRT),
+        protocol="135210000000001",
+    )
+
+
+@pytest.fixture
+def reference(tmp_path: Path, clock: FakeClock) -> Iterator[Database]:
+    """A second database fed one item at a time, to compare a lot's outcome with."""
+    database = open_database(tmp_path / "referencia" / "captura.db", clock=clock)
+    try:
+        CompanyRepository(database).add(CNPJ_A, "Alfa Comércio Ltda", certificate_ref="cert-alfa")
+        yield database
+    finally:
+        database.close()
+
+
+def test_a_mixed_lot_stores_exactly_what_one_by_one_would(
+    db: Database, reference: Database, company: Company, fixtures_dir: Path, clock: FakeClock
+) -> None:
+    quarantined = DocumentInput(
+        product=Product.NFE, kind=DocumentKind.UNKNOWN, xml=b"<?", access_key=None, nsu=12, parse_error="x"
+    )
+    before: list[DocumentInput | EventInput] = [
+        _summary_input(_res_nfe(), nsu=10),  # to be upgraded by the lot
+        _event_input("2" * 44, "110111", 11),  # resEvento, to be replaced by its procEvento
+        quarantined,  # delivered again in the lot
+    ]
+    for database in (db, reference):
+        _one_by_one(database, company.id, before)
+        DistributionItemRepository(database).record(company.id, Product.NFE, 13)  # an NSU with no links
+    clock.advance(60)
+    new_a = replace(_full_input(b"<nfeProc>A</nfeProc>", nsu=20), access_key="1" * 44)
+    lot: list[DocumentInput | EventInput] = [
+        new_a,
+        _full_input(_proc(fixtures_dir), nsu=21),  # upgrade of a summary stored before
+        replace(_summary_input(b"<resNFe>B</resNFe>", nsu=22), access_key="2" * 44),
+        _event_input("1" * 44, "210200", 23),  # event for a key whose document is in this lot
+        _event_input("2" * 44, "110111", 24, full=True),  # procEvento replacing a stored resEvento
+        quarantined,  # the same unreadable NSU again
+        replace(_summary_input(b"<resNFe>C</resNFe>", nsu=13), access_key="3" * 44),  # NSU known, unlinked
+        replace(_summary_input(b"<resNFe>D</resNFe>", nsu=20), access_key="4" * 44),  # NSU repeated in the lot
+        replace(_summary_input(b"<resNFe>E</resNFe>", nsu=25), access_key="5" * 44),
+        replace(_full_input(b"<nfeProc>E</nfeProc>", nsu=26), access_key="5" * 44),  # upgrade in the lot
+        _event_input("6" * 44, "210210", 27),
+        _event_input("6" * 44, "210210", 28, full=True),  # replaced in the same lot
+        replace(_summary_input(b"<resNFe>F</resNFe>", nsu=29), access_key="7" * 44),  # new after ORM rows
+        replace(quarantined, nsu=None, xml=b"<sem-nsu"),  # keyless and without NSU: always a new row
+        replace(_full_input(b"<cteProc/>", nsu=20), product=Product.CTE, kind=DocumentKind.CTE_PROC),
+        replace(new_a, nsu=30),  # the same bytes under a new NSU
+    ]
+    cursor = CaptureState(company.id, Product.NFE, ult_nsu=30, max_nsu=30)
+    results = DocumentRepository(db).store_batch(company.id, lot, cursor)
+
+    assert results == _one_by_one(reference, company.id, lot)
+    assert _dump(db) == _dump(reference)
+    assert CaptureStateRepository(db).get(company.id, Product.NFE).ult_nsu == 30
+    # And the outcome is the intended one, not merely the same one.
+    flags = [
+        (r.created, r.new_version, r.became_current, r.nsu_was_new)
+        for r in results
+        if isinstance(r, StoredDocument)
+    ]
+    assert flags == [
+        (True, True, True, True),  # A
+        (False, True, True, True),  # upgrade
+        (True, True, True, True),  # B
+        (False, False, False, False),  # quarantined again
+        (True, True, True, False),  # C: its NSU was already recorded
+        (True, True, True, False),  # D: NSU 20 came with A
+        (True, True, True, True),  # E summary
+        (False, True, True, True),  # E full
+        (True, True, True, True),  # F
+        (True, True, True, False),  # no NSU
+        (True, True, True, True),  # CT-e: NSU 20 of another product
+        (False, False, False, True),  # A's bytes again
+    ]
+    events = [r for r in results if isinstance(r, StoredEvent)]
+    assert [(e.created, e.replaced) for e in events] == [(True, False), (False, True), (True, False), (False, True)]
+    docs = DocumentRepository(db)
+    assert docs.get_xml(company.id, Product.NFE, KEY) == _proc(fixtures_dir)
+    assert docs.get_xml(company.id, Product.NFE, "5" * 44) == b"<nfeProc>E</nfeProc>"
+    assert EventRepository(db).for_key(company.id, Product.NFE, "6" * 44)[0].kind is DocumentKind.PROC_EVENTO_NFE
+    items = DistributionItemRepository(db)
+    assert items.missing(company.id, Product.NFE, 20, 30) == []
+    with db.reader() as s:
+        assert s.execute(text("SELECT document_id FROM distribution_items WHERE nsu = 13")).scalar() == (
+            results[6].document_id if isinstance(results[6], StoredDocument) else None
+        )
+
+
+_KEYS = st.sampled_from(["1" * 44, "2" * 44, "3" * 44])
+_NSUS = st.none() | st.integers(1, 8)
+_XML = st.sampled_from([b"<a/>", b"<b/>", b"<c/>"])
+_DOCUMENT = st.builds(
+    DocumentInput,
+    product=st.sampled_from([Product.NFE, Product.NFE, Product.CTE]),
+    kind=st.sampled_from([DocumentKind.RES_NFE, DocumentKind.NFE_PROC]),
+    xml=_XML,
+    access_key=st.none() | _KEYS,
+    nsu=_NSUS,
+    parties=st.sampled_from([(), (Party(PartyRole.EMITTER, "75277525000178", "EMITENTE"),)]),
+    issued_at=st.sampled_from([None, datetime(2021, 7, 22, 15, 5, 23, 120_000, tzinfo=BRT)]),
+    parse_error=st.sampled_from([None, None, "x"]),
+)
+_EVENT = st.builds(
+    EventInput,
+    product=st.just(Product.NFE),
+    kind=st.sampled_from([DocumentKind.RES_EVENTO, DocumentKind.PROC_EVENTO_NFE]),
+    xml=_XML,
+    access_key=_KEYS,
+    tp_evento=st.sampled_from(["110111", "210200"]),
+    nsu=_NSUS,
+)
+_ITEMS = st.lists(st.one_of(_DOCUMENT, _EVENT), max_size=6)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(before=_ITEMS, lot=_ITEMS.filter(bool))
+def test_any_lot_matches_one_by_one(
+    db: Database, reference: Database, company: Company, clock: FakeClock, before: list[DocumentInput | EventInput],
+    lot: list[DocumentInput | EventInput],
+) -> None:
+    # Each example gets its own company in both databases (same id in each), so runs don't meet.
+    body = f"{clock.now().timestamp():012.0f}"[-12:]
+    ids = [CompanyRepository(d).add(Cnpj.from_body(body), "Empresa").id for d in (db, reference)]
+    assert ids[0] == ids[1]
+    _one_by_one(db, ids[0], before)
+    _one_by_one(reference, ids[0], before)
+    clock.advance(1)
+    assert DocumentRepository(db).store_batch(ids[0], lot) == _one_by_one(reference, ids[0], lot)
+    assert _dump(db) == _dump(reference)
+    clock.advance(1)
+
+
+def test_a_lot_bigger_than_one_look_up_chunk(db: Database, company: Company) -> None:
+    docs = DocumentRepository(db)
+    lot: list[DocumentInput | EventInput] = [
+        DocumentInput(Product.NFE, DocumentKind.RES_NFE, f"<r>{n}</r>".encode(), f"{n:044d}", nsu=n)
+        for n in range(1, 521)
+    ]
+    first = docs.store_batch(company.id, lot)
+    again = docs.store_batch(company.id, lot)
+    assert all(isinstance(r, StoredDocument) and r.created and r.nsu_was_new for r in first)
+    assert all(isinstance(r, StoredDocument) and not (r.created or r.new_version or r.nsu_was_new) for r in again)
+    assert [r.document_id for r in again] == [r.document_id for r in first]
+    assert docs.count(DocumentQuery(company.id, Product.NFE)) == 520
+    assert DistributionItemRepository(db).missing(company.id, Product.NFE, 1, 520) == []
+
+
+def test_a_refused_item_anywhere_in_the_lot_writes_nothing(db: Database, company: Company) -> None:
+    docs = DocumentRepository(db)
+    good = replace(_summary_input(_res_nfe(), nsu=1), access_key="3" * 44)
+    cursor = CaptureState(company.id, Product.NFE, ult_nsu=3, max_nsu=9)
+    with pytest.raises(InvalidRecord, match="NSU fora"):
+        docs.store_batch(company.id, [good, replace(good, access_key="4" * 44, nsu=10**15)], cursor)
+    with pytest.raises(InvalidRecord, match="Tipo de evento"):
+        docs.store_batch(company.id, [good, _event_input("3" * 44, "1101", 2)], cursor)
+    assert _dump(db) == {t: [] for t in _LOT_TABLES}
+    assert CaptureStateRepository(db).get(company.id, Product.NFE).ult_nsu == 0
+
+
+def test_a_fault_after_rows_were_flushed_rolls_back_the_lot_and_its_cursor(
+    db: Database, company: Company, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = DocumentRepository(db)
+    docs.store(company.id, replace(_summary_input(_res_nfe(), nsu=1), access_key="3" * 44))
+    before = _dump(db)
+
+    def failing(*_args: object, **_kwargs: object) -> StoredDocument:
+        raise StorageBug("falha simulada")
+
+    monkeypatch.setattr(documents_module, "store_document_in", failing)
+    lot: list[DocumentInput | EventInput] = [
+        replace(_summary_input(b"<novo/>", nsu=2), access_key="4" * 44),  # queued, flushed before...
+        replace(_full_input(b"<nfeProc/>", nsu=3), access_key="3" * 44),  # ...this known key fails
+    ]
+    with pytest.raises(StorageBug, match="falha simulada"):
+        docs.store_batch(company.id, lot, CaptureState(company.id, Product.NFE, ult_nsu=3, max_nsu=3))
+    assert _dump(db) == before
+    assert CaptureStateRepository(db).get(company.id, Product.NFE).ult_nsu == 0
+
+
+def test_a_lot_for_an_unknown_company_fails_whole(db: Database, company: Company) -> None:
+    lot: list[DocumentInput | EventInput] = [replace(_summary_input(_res_nfe(), nsu=1), access_key="3" * 44)]
+    with pytest.raises(StorageBug):
+        DocumentRepository(db).store_batch(company.id + 1, lot)
+    assert _dump(db) == {t: [] for t in _LOT_TABLES}
