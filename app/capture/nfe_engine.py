@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -85,6 +85,9 @@ class NfeDistributionEngine:
         self.locks = locks or CompanyLocks()
         self._plan: dict[int, datetime] = {}
         self._plan_lock = threading.Lock()
+        # Called after every lot with the company id (the service's heartbeat); returning False
+        # ends the run after that lot (graceful stop): the lot and its cursor are committed.
+        self.lot_done: Callable[[int], bool] | None = None
 
     # ------------------------------------------------------------------ planning
 
@@ -107,14 +110,25 @@ class NfeDistributionEngine:
         hundreds of waiting companies reads nothing but the list of companies.
         """
         due = []
-        for company, settings in self.ctx.companies.enabled_for(PRODUCT):
+        enabled = self.ctx.companies.enabled_for(PRODUCT)
+        for company, settings in enabled:
             with self._plan_lock:
                 planned = self._plan.get(company.id)
             if planned is not None and planned > now:
                 continue
             if self._replan(company, settings, now) <= now:
                 due.append(company)
+        ids = {company.id for company, _settings in enabled}
+        with self._plan_lock:
+            # A company disabled or removed since its plan was made must not keep waking the loop.
+            for stale in [company_id for company_id in self._plan if company_id not in ids]:
+                del self._plan[stale]
         return due
+
+    def planned_next(self) -> datetime | None:
+        """The earliest planned look, from the plan alone (valid right after ``due``; no query)."""
+        with self._plan_lock:
+            return min(self._plan.values(), default=None)
 
     def next_due_at(self, now: datetime) -> datetime | None:
         """The earliest planned look at any company (a wait, block or pause ending)."""
@@ -152,9 +166,12 @@ class NfeDistributionEngine:
         if not lock.acquire(blocking=False):
             return RunResult(company_id, 0, 0, 0, Decision(Action.WAIT, "Consulta já em andamento."), skipped=True)
         try:
-            return self._run_locked(company, trigger)
+            result = self._run_locked(company, trigger)
         finally:
             lock.release()
+        # The decision that ended the run is the company's next plan: no second look next pass.
+        self._remember(company_id, result.decision, self.ctx.clock.now())
+        return result
 
     def _run_locked(self, company: Company, trigger: str) -> RunResult:
         queries = documents = quarantined = 0
@@ -182,7 +199,8 @@ class NfeDistributionEngine:
                 documents += stored
                 quarantined += bad
                 self._apply_effects(company, settings, transition)
-                if not transition.chain_immediately:
+                carry_on = self.lot_done(company.id) if self.lot_done is not None else True
+                if not transition.chain_immediately or not carry_on:
                     now = self.ctx.clock.now()
                     state, decision = self.decision(company, settings, now)
                     break
@@ -270,6 +288,11 @@ class NfeDistributionEngine:
                 call_id=call_id,
             )
         self._after_store(company, settings, items, stored, now)
+        corrupt = tuple(doc.nsu for doc in reply.documents if doc.xml is None)
+        if corrupt:
+            # The payload was damaged on its way (bad base64/gzip): the service still holds the
+            # document, so fetch it again by consNSU; the quarantined copy is kept until then.
+            self.ctx.recoveries.add(company.id, PRODUCT, next_attempt_at=now, nsus=corrupt)
         bad = sum(1 for item in items if getattr(item, "parse_error", None))
         return transition, len(items) - bad, bad
 

@@ -81,10 +81,16 @@ class NfePointQueries:
         due = self.ctx.recoveries.due(far, limit=1, product=PRODUCT)
         return due[0].next_attempt_at if due else None
 
-    def dispatch(self, limit: int = 100) -> int:
-        """Try every due recovery once (the scheduler calls this every 5 minutes)."""
+    def dispatch(self, limit: int = 100, *, company_id: int | None = None) -> int:
+        """Try every due recovery once (of one company when given; the scheduler calls this every
+        5 minutes)."""
         tried = 0
-        for gap in self.ctx.recoveries.due(self.ctx.clock.now(), limit=limit, product=PRODUCT):
+        due = self.ctx.recoveries.due(
+            self.ctx.clock.now(), limit=limit if company_id is None else 10_000, product=PRODUCT
+        )
+        for gap in due:
+            if company_id is not None and gap.company_id != company_id:
+                continue
             company = self.ctx.companies.get(gap.company_id)
             lock = self.locks.for_cnpj(company.cnpj.value)
             if not lock.acquire(blocking=False):
@@ -98,7 +104,11 @@ class NfePointQueries:
 
     def _recover(self, company: Company, gap: GapRecovery) -> bool:
         now = self.ctx.clock.now()
-        if gap.nsu is not None and self.ctx.items.received(company.id, PRODUCT, gap.nsu, gap.nsu):
+        if (
+            gap.nsu is not None
+            and self.ctx.items.received(company.id, PRODUCT, gap.nsu, gap.nsu)
+            and not self.ctx.items.quarantined(company.id, PRODUCT, (gap.nsu,))
+        ):
             self.ctx.recoveries.update(gap.id, status=GapStatus.RECOVERED, count_attempt=False, last_error=None)
             return False
         if gap.access_key is not None and self._stored(company, gap.access_key):

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from app.core.nsu import NSU_MAX, missing_nsus
 from app.store.db import Database
 from app.store.errors import InvalidRecord
-from app.store.models import DistributionItemRow
+from app.store.models import DistributionItemRow, DocumentRow
 from app.store.records import Product
 from app.store.types import BulkInsert
 
@@ -90,6 +90,8 @@ def record_item_in(
         )
     )
     if row is not None:
+        if row.document_id is not None and (document_id, event_id) != (row.document_id, None):
+            _heal_quarantined(session, row, document_id, event_id, schema)
         if row.document_id is None and document_id is not None:
             row.document_id = document_id
         if row.event_id is None and event_id is not None:
@@ -108,6 +110,42 @@ def record_item_in(
     )
     session.flush()
     return True
+
+
+def _heal_quarantined(
+    session: Session, item: DistributionItemRow, document_id: int | None, event_id: int | None, schema: str | None
+) -> None:
+    """A readable copy of an NSU that arrived corrupt (a point query re-fetched it): the NSU now
+    points at the good document or event, and the keyless quarantined copy is dropped."""
+    stale = session.get(DocumentRow, item.document_id)
+    if stale is None or not stale.quarantined or stale.access_key is not None:
+        return
+    item.document_id = document_id
+    item.event_id = event_id
+    item.schema = schema
+    session.flush()
+    session.delete(stale)  # its versions and parties go with it (ON DELETE CASCADE)
+    session.flush()
+
+
+def quarantined_nsus(session: Session, company_id: int, product: Product, nsus: Iterable[int]) -> set[int]:
+    wanted = sorted(set(nsus))
+    found: set[int] = set()
+    for start in range(0, len(wanted), IN_CHUNK):
+        chunk = wanted[start : start + IN_CHUNK]
+        found.update(
+            session.scalars(
+                select(DistributionItemRow.nsu)
+                .join(DocumentRow, DocumentRow.id == DistributionItemRow.document_id)
+                .where(
+                    DistributionItemRow.company_id == company_id,
+                    DistributionItemRow.product == product.value,
+                    DistributionItemRow.nsu.in_(chunk),
+                    DocumentRow.quarantined.is_(True),
+                )
+            )
+        )
+    return found
 
 
 class DistributionItemRepository:
@@ -129,9 +167,20 @@ class DistributionItemRepository:
         """True if the NSU was new (an item that failed to parse is still recorded)."""
         with self._db.session() as s:
             return record_item_in(
-                s, company_id, product, nsu, schema,
-                document_id=document_id, event_id=event_id, now=self._db.clock.now(),
+                s,
+                company_id,
+                product,
+                nsu,
+                schema,
+                document_id=document_id,
+                event_id=event_id,
+                now=self._db.clock.now(),
             )
+
+    def quarantined(self, company_id: int, product: Product, nsus: Iterable[int]) -> set[int]:
+        """Which of ``nsus`` arrived but are held in quarantine (unreadable: worth fetching again)."""
+        with self._db.reader() as s:
+            return quarantined_nsus(s, company_id, product, nsus)
 
     def received(self, company_id: int, product: Product, first: int, last: int) -> list[int]:
         """NSUs recorded in ``first..last`` (inclusive), ascending."""

@@ -107,7 +107,14 @@ def test_corrupt_doczip_is_quarantined_and_the_rest_of_the_lot_is_kept(harness: 
     assert harness.stored_nsus() == [1, 2, 3, 4, 5]  # nothing lost: the bad one is kept too
     from app.store.records import DocumentQuery
 
-    ids = harness.ctx.documents.page_ids(DocumentQuery(company_id=harness.company.id, product=Product.NFE), 0, 50)
+    query = DocumentQuery(company_id=harness.company.id, product=Product.NFE)
+    ids = harness.ctx.documents.page_ids(query, 0, 50)
     quarantined = [s for s in harness.ctx.documents.summaries(ids) if s.quarantined]
     assert len(quarantined) == 1 and quarantined[0].parse_error
     assert quarantined[0].kind is DocumentKind.UNKNOWN
+    # The service still holds the document: the recovery fetches it again and heals the NSU.
+    harness.run_until(harness.clock.now() + timedelta(minutes=30))
+    summaries = harness.ctx.documents.summaries(harness.ctx.documents.page_ids(query, 0, 50))
+    assert not [s for s in summaries if s.quarantined]
+    assert len(summaries) == 5 and harness.stored_nsus() == [1, 2, 3, 4, 5]
+    assert harness.sandbox.referee.report()["violations"] == []

@@ -52,3 +52,31 @@ def test_first_nsu_received_since_a_time(db: Database, company: Company, clock: 
 def test_nsu_out_of_range_is_refused(db: Database, company: Company) -> None:
     with pytest.raises(InvalidRecord):
         DistributionItemRepository(db).record(company.id, Product.NFE, 10**15)
+
+
+def test_a_readable_copy_heals_a_quarantined_nsu(db: Database, company: Company) -> None:
+    from app.store.documents import DocumentRepository
+    from app.store.records import DocumentInput, DocumentKind, DocumentQuery, Product
+
+    docs = DocumentRepository(db)
+    items = DistributionItemRepository(db)
+    docs.store_batch(
+        company.id,
+        [
+            DocumentInput(
+                Product.NFE, DocumentKind.UNKNOWN, b"H4sI-corrupt", None, nsu=7, parse_error="gzip corrompido"
+            ),
+        ],
+    )
+    assert items.quarantined(company.id, Product.NFE, [7]) == {7}
+    key = "35170307705364000116550010000158771254375877"
+    [stored] = docs.store_batch(
+        company.id,
+        [
+            DocumentInput(Product.NFE, DocumentKind.RES_NFE, b"<resNFe/>", key, nsu=7),
+        ],
+    )
+    assert items.quarantined(company.id, Product.NFE, [7]) == set()
+    ids = docs.page_ids(DocumentQuery(company_id=company.id, product=Product.NFE), 0, 10)
+    assert ids == [stored.document_id]  # the corrupt copy is gone, the NSU points at the good one
+    assert items.received(company.id, Product.NFE, 1, 10) == [7]
