@@ -87,7 +87,8 @@ def manifestation_type(tp_evento: str) -> ManifestationType:
 def validate_justification(tp_evento: str, text: str | None) -> str | None:
     """The ``xJust`` to send (stripped), or None; raises with the reason the service would give."""
     kind = manifestation_type(tp_evento)
-    value = (text or "").strip()
+    # A line break typed in a dialog becomes a space: the layout allows neither breaks nor tabs.
+    value = " ".join((text or "").split())
     if kind.justification is Justification.NONE:
         if value:
             raise InvalidManifestation(f"{kind.label} não aceita justificativa.")

@@ -16,7 +16,6 @@ bytes the AN sent, and :func:`proc_evento_nfe` assembles the ``procEventoNFe`` t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,6 +33,8 @@ from app.core.clock import brasilia_iso
 from app.core.errors import InvalidIdentifier
 from app.core.ids import Cnpj, Cpf
 from app.core.keys import AccessKey
+from app.core.manifestation import InvalidManifestation, manifestation_type, validate_justification
+from app.core.manifestation import event_id as core_event_id
 from app.core.products import Environment
 from app.fiscal.distribution import parse_datetime
 from app.fiscal.errors import MalformedResponse, RequestInvalid
@@ -46,11 +47,8 @@ from app.safexml import parse_xml
 C_ORGAO_AN = "91"
 MAX_EVENTS_PER_LOT = 20
 RESULT_ELEMENT = "retEnvEvento"
-JUSTIFICATION_MIN, JUSTIFICATION_MAX = 15, 255
 _ALNUM_REFUSAL = "o leiaute do evento de manifestação ainda não aceita CNPJ alfanumérico"
 _DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>'
-# xJust pattern [!-ÿ][ -ÿ]*[!-ÿ]: printable Latin-1 only
-_LATIN1_PRINTABLE = re.compile(r"[ -ÿ]*")
 
 
 class Manifestation(StrEnum):
@@ -64,30 +62,16 @@ class Manifestation(StrEnum):
     @property
     def description(self) -> str:
         """``descEvento``, exactly as the schema enumerates it."""
-        return _DESCRIPTIONS[self]
+        return manifestation_type(self.value).desc_evento
 
     @property
     def label(self) -> str:
         """Name shown to the user."""
-        return _LABELS[self]
+        return manifestation_type(self.value).label
 
     @property
     def conclusive(self) -> bool:
-        return self is not Manifestation.CIENCIA
-
-
-_DESCRIPTIONS = {
-    Manifestation.CONFIRMACAO: "Confirmacao da Operacao",
-    Manifestation.CIENCIA: "Ciencia da Operacao",
-    Manifestation.DESCONHECIMENTO: "Desconhecimento da Operacao",
-    Manifestation.NAO_REALIZADA: "Operacao nao Realizada",
-}
-_LABELS = {
-    Manifestation.CONFIRMACAO: "Confirmação da Operação",
-    Manifestation.CIENCIA: "Ciência da Operação",
-    Manifestation.DESCONHECIMENTO: "Desconhecimento da Operação",
-    Manifestation.NAO_REALIZADA: "Operação não Realizada",
-}
+        return manifestation_type(self.value).conclusive
 
 
 def _manifestation(tp_evento: Manifestation | str) -> Manifestation:
@@ -101,30 +85,17 @@ def _manifestation(tp_evento: Manifestation | str) -> Manifestation:
 
 def event_id(tp_evento: Manifestation | str, key: AccessKey | str, seq: int) -> str:
     """``ID`` + tpEvento + chNFe + nSeqEvento with 2 digits (54 characters); a mismatch gives 572."""
-    return f"ID{tp_evento}{key}{seq:02d}"
+    try:
+        return core_event_id(str(tp_evento), str(key), seq)
+    except InvalidManifestation as error:
+        raise RequestInvalid(error.message) from error
 
 
 def _justification(kind: Manifestation, justification: str | None) -> str | None:
-    text = " ".join(justification.split()) if justification is not None else ""
-    if kind in (Manifestation.CONFIRMACAO, Manifestation.CIENCIA):
-        if text:
-            raise RequestInvalid(f"O evento {kind.label} ({kind.value}) não leva justificativa.")
-        return None
-    if not text:
-        if kind is Manifestation.NAO_REALIZADA:
-            raise RequestInvalid(
-                f"O evento {kind.label} ({kind.value}) exige justificativa de {JUSTIFICATION_MIN} a "
-                f"{JUSTIFICATION_MAX} caracteres."
-            )
-        return None
-    if not JUSTIFICATION_MIN <= len(text) <= JUSTIFICATION_MAX:
-        raise RequestInvalid(
-            f"A justificativa deve ter de {JUSTIFICATION_MIN} a {JUSTIFICATION_MAX} caracteres (tem {len(text)})."
-        )
-    if not _LATIN1_PRINTABLE.fullmatch(text):
-        odd = "".join(sorted({c for c in text if not _LATIN1_PRINTABLE.fullmatch(c)}))
-        raise RequestInvalid(f"A justificativa contém caracteres não aceitos pelo leiaute: {odd!r}.")
-    return text
+    try:
+        return validate_justification(kind.value, justification)
+    except InvalidManifestation as error:
+        raise RequestInvalid(error.message) from error
 
 
 def build_event(

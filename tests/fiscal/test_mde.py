@@ -99,9 +99,9 @@ def test_local_refusals(world: World) -> None:
         build_event(KEY, "210240", RECIPIENT, 1, at, HOMOLOG)
     with pytest.raises(RequestInvalid, match="de 15 a 255"):
         build_event(KEY, "210240", RECIPIENT, 1, at, HOMOLOG, "curta")
-    with pytest.raises(RequestInvalid, match="não leva justificativa"):
+    with pytest.raises(RequestInvalid, match="não aceita justificativa"):
         build_event(KEY, "210210", RECIPIENT, 1, at, HOMOLOG, "Uma justificativa qualquer")
-    with pytest.raises(RequestInvalid, match="caracteres não aceitos"):
+    with pytest.raises(RequestInvalid, match="caracteres não permitidos"):
         build_event(KEY, "210240", RECIPIENT, 1, at, HOMOLOG, "Operacao cancelada \u2014 devolvida")
     with pytest.raises(RequestInvalid, match="desconhecido"):
         build_event(KEY, "110111", RECIPIENT, 1, at, HOMOLOG)
