@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,10 +16,12 @@ from typing import TypeVar
 
 from app.certs.a1 import A1Certificate, CertificateExpired, CertificateNotYetValid
 from app.certs.vault import CertificateVault
+from app.config.endpoints import Service
 from app.config.settings import Settings
 from app.core.clock import Clock
 from app.core.errors import CapturaError
 from app.core.products import Product
+from app.fiscal.errors import CommunicationError, HttpStatusError, ServiceTimeout
 from app.fiscal.http import HttpClientFactory
 from app.store.audit import AuditRepository
 from app.store.companies import CompanyRepository
@@ -29,7 +32,7 @@ from app.store.events import EventRepository
 from app.store.items import DistributionItemRepository
 from app.store.manifestations import ManifestationRepository
 from app.store.quota import PointQueryLedger
-from app.store.records import Company
+from app.store.records import CallOutcome, CallRecord, Company
 from app.store.recoveries import GapRecoveryRepository
 from app.store.runs import RunRepository
 
@@ -122,6 +125,44 @@ class CaptureContext:
         with self._rng_lock:
             return fn(self.rng)
 
+    def log_call(
+        self,
+        service: Service,
+        product: Product,
+        company_id: int,
+        operation: str,
+        at: datetime,
+        started: float,
+        outcome: CallOutcome,
+        *,
+        cstat: str | None = None,
+        http_status: int | None = None,
+        error: str | None = None,
+        run_id: int | None = None,
+    ) -> int:
+        """Log one government call (``started`` is its ``time.monotonic()``); returns its id."""
+        return self.audit.log_call(
+            CallRecord(
+                service=service.value,
+                outcome=outcome,
+                at=at,
+                duration_ms=int((time.monotonic() - started) * 1000),
+                company_id=company_id,
+                product=product,
+                operation=operation,
+                cstat=cstat,
+                http_status=http_status,
+                error_text=error,
+                run_id=run_id,
+            )
+        )
+
+    def archive(self, service: Service, company_id: int, call_id: int, request: bytes, response: bytes) -> None:
+        """Keep an exchange that carried documents or a rejection (the rule book's audit)."""
+        self.audit.archive_exchange(
+            service.value, request=request, response=response, company_id=company_id, call_id=call_id
+        )
+
     def notify(self, notice: CaptureNotice) -> None:
         for listener in list(self.listeners):
             listener(notice)
@@ -129,3 +170,12 @@ class CaptureContext:
 
 def _unit(rng: random.Random) -> float:
     return rng.random()
+
+
+def outcome_of(error: CommunicationError) -> CallOutcome:
+    """How a failed call is logged."""
+    if isinstance(error, ServiceTimeout):
+        return CallOutcome.TIMEOUT
+    if isinstance(error, HttpStatusError):
+        return CallOutcome.HTTP_ERROR
+    return CallOutcome.NETWORK_ERROR

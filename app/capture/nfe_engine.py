@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from app.capture.context import CaptureContext, CaptureNotice
+from app.capture.context import CaptureContext, CaptureNotice, outcome_of
 from app.capture.nfe_processing import StoreInput, is_registered_cancellation, process_document
 from app.config.endpoints import Service
 from app.core.cadence import Action, CaptureState, CommunicationFailure, Decision, Transition, decide, rules_for
@@ -26,14 +26,11 @@ from app.fiscal.distribution import DistributionClient
 from app.fiscal.errors import (
     CommunicationError,
     ConnectionFailed,
-    HttpStatusError,
     RequestInvalid,
-    ServiceTimeout,
     TlsRefused,
 )
 from app.store.records import (
     CallOutcome,
-    CallRecord,
     CaptureSettings,
     Company,
     DocumentKind,
@@ -125,10 +122,11 @@ class NfeDistributionEngine:
                 del self._plan[stale]
         return due
 
-    def planned_next(self) -> datetime | None:
-        """The earliest planned look, from the plan alone (valid right after ``due``; no query)."""
+    def planned_next(self, after: datetime | None = None) -> datetime | None:
+        """The earliest planned look (later than ``after`` when given), from the plan alone: no
+        query, valid right after ``due``. The service wakes its pass then, not a cycle later."""
         with self._plan_lock:
-            return min(self._plan.values(), default=None)
+            return min((t for t in self._plan.values() if after is None or t > after), default=None)
 
     def next_due_at(self, now: datetime) -> datetime | None:
         """The earliest planned look at any company (a wait, block or pause ending)."""
@@ -241,13 +239,7 @@ class NfeDistributionEngine:
             self.ctx.cursors.save(stopped)
             return Transition(stopped), 0, 0
         except CommunicationError as error:
-            outcome = (
-                CallOutcome.TIMEOUT
-                if isinstance(error, ServiceTimeout)
-                else CallOutcome.HTTP_ERROR
-                if isinstance(error, HttpStatusError)
-                else CallOutcome.NETWORK_ERROR
-            )
+            outcome = outcome_of(error)
             self._log(company, run_id, at, started, outcome, error_text=error.message)
             reached = not isinstance(error, ConnectionFailed | TlsRefused)
             transition = apply_distribution(
@@ -280,13 +272,7 @@ class NfeDistributionEngine:
         if reply.documents or reply.cstat not in (137, 138):
             # Archive what carried documents or a rejection (the rule book's audit); plain 137s are
             # only logged.
-            self.ctx.audit.archive_exchange(
-                SERVICE.value,
-                request=reply.request_bytes,
-                response=reply.response_bytes,
-                company_id=company.id,
-                call_id=call_id,
-            )
+            self.ctx.archive(SERVICE, company.id, call_id, reply.request_bytes, reply.response_bytes)
         self._after_store(company, settings, items, stored, now)
         corrupt = tuple(doc.nsu for doc in reply.documents if doc.xml is None)
         if corrupt:
@@ -356,18 +342,16 @@ class NfeDistributionEngine:
         http_status: int | None = None,
         error_text: str | None = None,
     ) -> int:
-        return self.ctx.audit.log_call(
-            CallRecord(
-                service=SERVICE.value,
-                outcome=outcome,
-                at=at,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                company_id=company.id,
-                product=PRODUCT,
-                operation="distNSU",
-                cstat=cstat,
-                http_status=http_status,
-                error_text=error_text,
-                run_id=run_id,
-            )
+        return self.ctx.log_call(
+            SERVICE,
+            PRODUCT,
+            company.id,
+            "distNSU",
+            at,
+            started,
+            outcome,
+            cstat=cstat,
+            http_status=http_status,
+            error=error_text,
+            run_id=run_id,
         )

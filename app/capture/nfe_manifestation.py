@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from app.capture.context import CaptureContext, CaptureNotice
+from app.capture.context import CaptureContext, CaptureNotice, outcome_of
 from app.capture.nfe_engine import PRODUCT
 from app.config.endpoints import Service
 from app.core.errors import CapturaError, InvalidIdentifier
@@ -37,7 +37,6 @@ from app.fiscal.errors import CommunicationError, RequestInvalid
 from app.fiscal.mde import ManifestationClient, prepare_event, proc_evento_nfe
 from app.store.records import (
     CallOutcome,
-    CallRecord,
     Company,
     DocumentKind,
     EventInput,
@@ -133,10 +132,13 @@ class NfeManifestationService:
         due = self.ctx.manifestations.due(datetime.max.replace(tzinfo=UTC), limit=1)
         return due[0].not_before if due else None
 
-    def dispatch(self, limit: int = 50) -> int:
-        """Send every due request; returns how many were sent."""
+    def dispatch(self, limit: int = 50, *, company_id: int | None = None) -> int:
+        """Send every due request (of one company when given); returns how many were sent."""
         sent = 0
-        for request in self.ctx.manifestations.due(self.ctx.clock.now(), limit=limit):
+        due = self.ctx.manifestations.due(self.ctx.clock.now(), limit=limit if company_id is None else 10_000)
+        for request in due:
+            if company_id is not None and request.company_id != company_id:
+                continue
             if self._send(request):
                 sent += 1
         return sent
@@ -198,7 +200,8 @@ class NfeManifestationService:
             client = ManifestationClient.from_factory(self.ctx.http, a1, environment)
             reply = client.send([signed], id_lote=int(now.timestamp() * 1000) % 10**15)
         except (CommunicationError, RequestInvalid) as error:
-            self._log(company, operation, now, started, CallOutcome.NETWORK_ERROR, None, error.message)
+            if isinstance(error, CommunicationError):  # a refusal before sending is no government call
+                self._log(company, operation, now, started, outcome_of(error), None, error.message)
             delay = event_retry_delay(request.attempts + 1)
             if delay is None or isinstance(error, RequestInvalid):
                 self.ctx.manifestations.settle(
@@ -222,13 +225,7 @@ class NfeManifestationService:
         cstat = str(judged.cstat) if judged.cstat is not None else None
         outcome = CallOutcome.OK if judged.success else CallOutcome.REJECTED
         call_id = self._log(company, operation, now, started, outcome, cstat, None)
-        self.ctx.audit.archive_exchange(
-            SERVICE.value,
-            request=reply.request_bytes,
-            response=reply.response_bytes,
-            company_id=company.id,
-            call_id=call_id,
-        )
+        self.ctx.archive(SERVICE, company.id, call_id, reply.request_bytes, reply.response_bytes)
         if judged.outcome is EventOutcome.RETRY:
             delay = event_retry_delay(request.attempts + 1) or timedelta(minutes=30)
             self.ctx.manifestations.settle(
@@ -288,16 +285,6 @@ class NfeManifestationService:
         cstat: str | None,
         error: str | None,
     ) -> int:
-        return self.ctx.audit.log_call(
-            CallRecord(
-                service=SERVICE.value,
-                outcome=outcome,
-                at=at,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                company_id=company.id,
-                product=PRODUCT,
-                operation=operation,
-                cstat=cstat,
-                error_text=error,
-            )
+        return self.ctx.log_call(
+            SERVICE, PRODUCT, company.id, operation, at, started, outcome, cstat=cstat, error=error
         )

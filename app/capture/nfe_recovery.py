@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from app.capture.context import CaptureContext, CaptureNotice
+from app.capture.context import CaptureContext, CaptureNotice, outcome_of
 from app.capture.nfe_engine import PRODUCT, SERVICE, CompanyLocks
 from app.capture.nfe_processing import process_document
 from app.core.cadence import point_queries_allowed, rules_for
@@ -33,8 +33,8 @@ from app.core.quota import (
 )
 from app.core.recovery import DISPATCH_INTERVAL, after_attempt, lookback_start, next_daily_run
 from app.fiscal.distribution import ConsChNFe, ConsNsu, DistributionClient, DistributionReply, Query
-from app.fiscal.errors import CommunicationError, RequestInvalid
-from app.store.records import CallOutcome, CallRecord, Company, GapRecovery, GapStatus
+from app.fiscal.errors import CommunicationError
+from app.store.records import CallOutcome, Company, GapRecovery, GapStatus
 
 _CONSUMO_INDEVIDO = 656
 
@@ -226,9 +226,11 @@ class NfePointQueries:
             a1 = self.ctx.certificates.get(company, at)
             client = DistributionClient.from_factory(self.ctx.http, a1, PRODUCT, settings.environment)
             reply = client.query(company.cnpj, query, settings.c_uf_autor)
-        except (CommunicationError, RequestInvalid, CapturaError) as error:
-            self._log(company, operation, at, started, CallOutcome.NETWORK_ERROR, None, error.message)
+        except CommunicationError as error:
+            self._log(company, operation, at, started, outcome_of(error), None, error.message)
             self.ctx.quota.record(company.cnpj, PRODUCT, queried_at=at, returned_document=False)
+            return None, error.message
+        except CapturaError as error:  # certificate unusable or request refused before sending
             return None, error.message
         now = self.ctx.clock.now()
         returned = bool(reply.documents) and reply.cstat == 138
@@ -243,13 +245,7 @@ class NfePointQueries:
         outcome = CallOutcome.OK if reply.cstat in (137, 138) else CallOutcome.REJECTED
         call_id = self._log(company, operation, at, started, outcome, str(reply.cstat), None)
         if reply.documents or reply.cstat not in (137, 138):
-            self.ctx.audit.archive_exchange(
-                SERVICE.value,
-                request=reply.request_bytes,
-                response=reply.response_bytes,
-                company_id=company.id,
-                call_id=call_id,
-            )
+            self.ctx.archive(SERVICE, company.id, call_id, reply.request_bytes, reply.response_bytes)
         if reply.cstat == _CONSUMO_INDEVIDO:
             state = self.ctx.cursors.get(company.id, PRODUCT)
             self.ctx.cursors.save(apply_point_query_block(state, self.rules, now, reply.dh_resp))
@@ -268,16 +264,6 @@ class NfePointQueries:
         cstat: str | None,
         error: str | None,
     ) -> int:
-        return self.ctx.audit.log_call(
-            CallRecord(
-                service=SERVICE.value,
-                outcome=outcome,
-                at=at,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                company_id=company.id,
-                product=PRODUCT,
-                operation=operation,
-                cstat=cstat,
-                error_text=error,
-            )
+        return self.ctx.log_call(
+            SERVICE, PRODUCT, company.id, operation, at, started, outcome, cstat=cstat, error=error
         )
