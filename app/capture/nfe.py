@@ -10,13 +10,17 @@ from __future__ import annotations
 from datetime import datetime
 
 from app.capture.context import CaptureContext
-from app.capture.nfe_engine import CompanyLocks, NfeDistributionEngine, RunResult
+from app.capture.nfe_engine import PRODUCT, CompanyLocks, NfeDistributionEngine, RunResult
 from app.capture.nfe_manifestation import NfeManifestationService
 from app.capture.nfe_recovery import NfePointQueries
 from app.core.recovery import DISPATCH_INTERVAL, next_daily_run
 
 
 class NfeCapture:
+    """NF-e Inbound: satisfies ``app.capture.service.ProductCapture``."""
+
+    product = PRODUCT
+
     def __init__(self, ctx: CaptureContext, locks: CompanyLocks | None = None) -> None:
         self.ctx = ctx
         self.distribution = NfeDistributionEngine(ctx, locks)

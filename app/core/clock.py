@@ -78,6 +78,11 @@ class ScaledClock:
         self._real_origin = datetime.now(UTC)
         self._origin = origin.astimezone(UTC) if origin else self._real_origin
 
+    @property
+    def factor(self) -> float:
+        """How many seconds of this clock pass per real second (the service scales its cycles)."""
+        return self._factor
+
     def now(self) -> datetime:
         elapsed = datetime.now(UTC) - self._real_origin
         return self._origin + elapsed * self._factor

@@ -1,0 +1,241 @@
+"""The service on the real clock: APScheduler 3 jobs that hand work to the company workers.
+
+The scheduler's jobs are short: a distribution pass asks the engine which companies are due and
+submits each to a pool of ``workers`` threads (the engine's per-CNPJ lock keeps two runs of one
+CNPJ apart); dispatches and daily routines go to a one-thread routine pool. So ``stop`` can bound
+its wait, and a stalled company blocks one worker, which the watchdog then abandons.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from apscheduler.executors.pool import ThreadPoolExecutor as JobExecutor
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.jobstores.memory import MemoryJobStore
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.base import SchedulerNotRunningError
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.date import DateTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from app.capture.context import CaptureNotice
+from app.capture.watchdog import ClockWatch, Flight
+from app.core.clock import BRASILIA
+from app.core.products import Product
+from app.core.recovery import next_daily_run
+
+if TYPE_CHECKING:
+    from app.capture.service import CaptureService
+
+log = logging.getLogger(__name__)
+
+# A job late by up to an hour (a busy or briefly suspended machine) still runs, once: coalescing
+# folds every missed run into one. The interval jobs' last missed run is always within one cycle
+# of the wake-up, so after any sleep they run at once; the cadence then decides each company.
+MISFIRE_GRACE_SECONDS = 3600
+# The 23:00 gap check runs on the next morning's wake-up after a night asleep; it covers 3 days,
+# so a check skipped by a longer absence loses nothing.
+GAP_CHECK_GRACE_SECONDS = 12 * 3600
+_FLOOR = 0.05  # seconds: the shortest interval a sped-up clock can ask of the scheduler
+
+
+class BackgroundJobs:
+    """One started service's scheduler, worker pools and watchdog."""
+
+    def __init__(self, service: CaptureService) -> None:
+        self.service = service
+        self._lock = threading.Lock()
+        self._pool = self._new_pool()
+        self._routines = ThreadPoolExecutor(1, thread_name_prefix="captura-rotinas")
+        self._abandoned: list[ThreadPoolExecutor] = []
+        self._routine_futures: dict[str, Future[None]] = {}
+        self._wakes: dict[Product, tuple[str, datetime]] = {}  # pending extra pass: job id, real time
+        self._wake_count = 0
+        intervals = service.intervals
+        self._watch = ClockWatch(
+            service.ctx.clock,
+            interval=intervals.watchdog.total_seconds(),
+            tolerance=intervals.jump_tolerance,
+            rate=service.rate,
+        )
+        # The job store is in memory on purpose: every durable fact (cursors, waits, pending
+        # manifestations and recoveries) is in our own database, and the jobs are rebuilt from
+        # it at each start, so nothing the scheduler could persist would be news.
+        self._scheduler = BackgroundScheduler(
+            jobstores={"default": MemoryJobStore()},
+            executors={"default": JobExecutor(max_workers=3)},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": MISFIRE_GRACE_SECONDS},
+            timezone=BRASILIA,
+        )
+
+    def _new_pool(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(self.service.workers, thread_name_prefix="captura-empresa")
+
+    def _every(self, interval: timedelta, *, scaled: bool = True) -> IntervalTrigger:
+        seconds = interval.total_seconds() / (self.service.rate if scaled else 1.0)
+        return IntervalTrigger(seconds=max(_FLOOR, seconds), timezone=BRASILIA)
+
+    def start(self) -> None:
+        service, intervals = self.service, self.service.intervals
+        real_now = datetime.now(BRASILIA)
+        add = self._scheduler.add_job
+        for product in service.captures:
+            add(
+                self._distribution,
+                self._every(service.cycle(product)),
+                args=[product],
+                id=job_id(product),
+                name=f"Distribuição de {product.label}",
+                next_run_time=real_now,
+            )
+        routines: list[tuple[str, str, Callable[[], Any], timedelta]] = [
+            ("manifestacoes", "Envio de manifestações", service.dispatch_manifestations, intervals.manifestation),
+            ("recuperacoes", "Recuperação de NSUs", service.dispatch_recoveries, intervals.recovery),
+        ]
+        for name, label, work, interval in routines:
+            add(self._routine, self._every(interval), args=[name, work], id=name, name=label, next_run_time=real_now)
+        add(
+            self._routine,
+            self._daily_trigger(real_now),
+            args=["verificacao-diaria", service.daily_gap_check],
+            id="verificacao-diaria",
+            name="Verificação diária de lacunas (23:00)",
+            misfire_grace_time=GAP_CHECK_GRACE_SECONDS,
+        )
+        add(
+            self._routine,
+            self._every(intervals.prune),
+            args=["retencao", service.prune],
+            id="retencao",
+            name="Limpeza do arquivo de requisições",
+            next_run_time=real_now + intervals.prune_delay / service.rate,
+        )
+        add(self._watchdog, self._every(intervals.watchdog, scaled=False), id="vigia", name="Vigia")
+        self._scheduler.start()
+
+    def _daily_trigger(self, real_now: datetime) -> BaseTrigger:
+        if self.service.rate == 1.0:
+            return CronTrigger(hour=23, minute=0, timezone=BRASILIA)
+        # A sped-up clock (demo): 23:00 of the clock's day, every clock day.
+        now = self.service.ctx.clock.now()
+        first = real_now + (next_daily_run(now) - now) / self.service.rate
+        return IntervalTrigger(seconds=max(_FLOOR, 86400 / self.service.rate), start_date=first, timezone=BRASILIA)
+
+    # ------------------------------------------------------------------ jobs
+
+    def _distribution(self, product: Product) -> None:
+        service = self.service
+        distribution = service.captures[product].distribution
+        now = service.ctx.clock.now()
+        for company in distribution.due(now):
+            if not service.submit(product, company.id) and not service.running:
+                return
+        with self._lock:
+            service.passes[product] += 1
+        planned = distribution.planned_next(after=now)
+        if planned is not None:
+            self._wake(product, planned, now)
+
+    def _wake(self, product: Product, planned: datetime, now: datetime) -> None:
+        """An extra pass when the next company is due, if that comes before the next cycle: a
+        wait ends on time (the 61-minute latency) instead of up to a cycle late."""
+        real_now = datetime.now(BRASILIA)
+        at = real_now + (planned - now) / self.service.rate
+        job = self._scheduler.get_job(job_id(product))
+        if job is None or job.next_run_time is None or at >= job.next_run_time:
+            return  # the regular pass comes first
+        with self._lock:
+            pending = self._wakes.get(product)
+            if pending is not None and real_now < pending[1] <= at:
+                return  # an earlier wake is already set
+            self._wake_count += 1
+            wake_id = f"{job_id(product)}-despertar-{self._wake_count}"
+            self._wakes[product] = (wake_id, at)
+        try:
+            # Unique ids: the scheduler removes a fired date job itself, never a newer one.
+            self._scheduler.add_job(self._distribution, DateTrigger(at, timezone=BRASILIA), args=[product], id=wake_id)
+            if pending is not None:
+                self._scheduler.remove_job(pending[0])
+        except (JobLookupError, SchedulerNotRunningError):
+            pass  # the old wake already fired, or the service is stopping
+
+    def _routine(self, name: str, work: Callable[[], Any]) -> None:
+        with self._lock:
+            previous = self._routine_futures.get(name)
+            if previous is not None and not previous.done():
+                return  # still running: one at a time, like max_instances=1
+            try:
+                self._routine_futures[name] = self._routines.submit(self._guarded, name, work)
+            except RuntimeError:
+                return  # stopping
+
+    def _guarded(self, name: str, work: Callable[[], Any]) -> None:
+        try:
+            work()
+        except Exception as error:
+            log.exception("Falha na rotina %s", name)
+            self.service.ctx.notify(CaptureNotice("alert", None, None, f"Falha na rotina {name}: {error}"))
+
+    def _watchdog(self) -> None:
+        jump = self._watch.check()
+        if jump is not None:
+            self.service.on_clock_jump(jump)
+        stalled = self.service.flights.newly_stalled()
+        if not stalled:
+            return
+        # A Python thread cannot be killed: the stalled run keeps its worker (and its CNPJ lock)
+        # until its call returns. The others get a fresh pool; runs still queued in the old one
+        # are cancelled and come back on the next pass.
+        with self._lock:
+            old, self._pool = self._pool, self._new_pool()
+            self._abandoned.append(old)
+        old.shutdown(wait=False, cancel_futures=True)
+        for flight, silent in stalled:
+            self.service.on_stalled(flight, silent)
+
+    # ------------------------------------------------------------------ service side
+
+    def submit(self, flight: Flight, work: Callable[[], None]) -> bool:
+        with self._lock:
+            try:
+                future = self._pool.submit(work)
+            except RuntimeError:
+                return False
+        flight.future = future
+        future.add_done_callback(lambda _f: self.service.flights.drop(flight))
+        return True
+
+    def next_pass(self, product: Product, now: datetime) -> datetime:
+        """The clock time of ``product``'s next distribution pass."""
+        job = self._scheduler.get_job(job_id(product))
+        if job is None or job.next_run_time is None:
+            return now
+        next_run: datetime = job.next_run_time
+        ahead = max(timedelta(0), next_run - datetime.now(UTC))
+        return now + ahead * self.service.rate
+
+    def stop(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        self._scheduler.shutdown(wait=True)  # its jobs only submit work: this is quick
+        with self._lock:
+            pools = [self._pool, self._routines, *self._abandoned]
+            pending: list[Future[None]] = [f for f in self._routine_futures.values() if not f.done()]
+        for pool in pools:
+            pool.shutdown(wait=False, cancel_futures=True)  # queued work is dropped, running work ends
+        pending += self.service.flights.futures()
+        # A future cancelled in the queue never reaches the state ``wait`` counts as done.
+        running = [f for f in pending if not f.cancelled()]
+        _done, not_done = wait(running, timeout=max(0.0, deadline - time.monotonic()))
+        return not not_done
+
+
+def job_id(product: Product) -> str:
+    return f"distribuicao-{product.value}"

@@ -1,0 +1,236 @@
+"""The service on a virtual clock: the scheduler's jobs, run at their ticks, with time jumping.
+
+``drive`` runs the same job functions as the background scheduler, on the same grid of ticks
+(every job's interval from the start of the drive, the 23:00 Brasília check) plus the
+scheduler's wake-up pass the moment a company's wait ends, one after the other in the calling
+thread (reproducible from the seeds). Between ticks the clock jumps straight to the next moment
+a job has something due, or to the next timeline event: an hour of waiting costs a few reads. A
+tick at which no job has anything due is skipped; the scheduler would have run it and found
+nothing, so the decisions are the same.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Final
+
+from app.capture.nfe_engine import RunResult
+from app.capture.products import ProductCapture
+from app.capture.service import CaptureService
+from app.core.clock import FakeClock
+from app.core.products import Product
+from app.core.recovery import next_daily_run
+
+Timeline = Sequence[tuple[datetime, Callable[[], object]]]
+
+
+class _Default:
+    pass
+
+
+CYCLE: Final = _Default()  # max_step default: the smallest distribution cycle of the service
+
+
+@dataclass
+class DriveStats:
+    """What a drive did; ``wall_seconds`` is real time spent."""
+
+    start: datetime
+    end: datetime | None = None
+    steps: int = 0
+    passes: int = 0
+    runs: int = 0
+    queries: int = 0
+    documents: int = 0
+    failures: int = 0
+    events: int = 0
+    wall_seconds: float = 0.0
+    per_product: dict[Product, int] = field(default_factory=dict)  # queries
+
+
+@dataclass
+class _Job:
+    name: str
+    interval: timedelta | None  # None: daily at 23:00 Brasília
+    next_tick: datetime
+    run: Callable[[], None]
+    due_at: Callable[[], datetime | None]
+    forced: bool = True  # run at its next tick whatever due_at says
+    exact: bool = False  # also runs the moment its due time comes (the scheduler's wake-up pass)
+    last_run: datetime | None = None
+
+    def should_run(self, now: datetime) -> bool:
+        due = self.due_at()
+        if self.next_tick <= now and (self.forced or (due is not None and due <= now)):
+            return True
+        newly_due = due is not None and due <= now and (self.last_run is None or due > self.last_run)
+        return self.exact and newly_due
+
+    def wake(self, origin: datetime, now: datetime) -> datetime | None:
+        if self.forced:
+            return self.next_tick
+        due = self.due_at()
+        if due is None:
+            return None
+        if self.exact and due > now:
+            return min(due, self.tick_at_or_after(origin, due))
+        return self.tick_at_or_after(origin, due)
+
+    def tick_after(self, origin: datetime, instant: datetime) -> datetime:
+        """The first tick strictly after ``instant``."""
+        if self.interval is None:
+            return next_daily_run(instant)
+        ticks = (instant - origin) // self.interval + 1
+        return origin + ticks * self.interval
+
+    def tick_at_or_after(self, origin: datetime, instant: datetime) -> datetime:
+        if instant <= self.next_tick:
+            return self.next_tick
+        if self.interval is None:
+            return next_daily_run(instant - timedelta(microseconds=1))
+        ticks = -((origin - instant) // self.interval)  # ceiling
+        return origin + ticks * self.interval
+
+
+def drive(
+    target: CaptureService | ProductCapture,
+    clock: FakeClock,
+    until: datetime,
+    *,
+    timeline: Timeline | None = None,
+    max_step: timedelta | _Default | None = CYCLE,
+    max_steps: int = 50_000_000,
+) -> DriveStats:
+    """Run the service's jobs on ``clock`` until ``until``; ``timeline`` actions fire at their times.
+
+    ``max_step`` caps each jump (default: the smallest distribution cycle, like the scheduler's
+    passes); ``None`` lets the clock jump straight to the next due time.
+    """
+    service = target if isinstance(target, CaptureService) else _service_for(target)
+    events = sorted(timeline or (), key=lambda item: item[0])
+    origin = clock.now()
+    stats = DriveStats(origin)
+    started = time.perf_counter()
+    jobs = _jobs(service, origin, stats)
+    cap = min(service.cycle(p) for p in service.captures) if isinstance(max_step, _Default) else max_step
+    index = 0
+    for _ in range(max_steps):
+        now = clock.now()
+        while index < len(events) and events[index][0] <= now:
+            events[index][1]()
+            index += 1
+            stats.events += 1
+            for job in jobs:  # anything may have changed: every job looks at its next tick
+                job.forced = True
+        if now >= until:
+            break
+        stats.steps += 1
+        for job in jobs:
+            if job.should_run(now):
+                job.run()
+                job.forced = False
+                job.last_run = now
+            if job.next_tick <= now:
+                job.next_tick = job.tick_after(origin, now)
+        wake = [until]
+        if index < len(events):
+            wake.append(events[index][0])
+        for job in jobs:
+            when = job.wake(origin, now)
+            if when is not None:
+                wake.append(when)
+        step_to = min(wake)
+        if cap is not None:
+            step_to = min(step_to, now + cap)
+        clock.set(max(step_to, now + timedelta(microseconds=1)))
+    else:
+        raise RuntimeError("drive: max_steps reached before the end of the simulation")
+    stats.end = clock.now()
+    stats.wall_seconds = time.perf_counter() - started
+    return stats
+
+
+def _jobs(service: CaptureService, origin: datetime, stats: DriveStats) -> list[_Job]:
+    jobs = []
+    for product, capture in service.captures.items():
+        jobs.append(
+            _Job(
+                f"distribution-{product.value}",
+                service.cycle(product),
+                origin,
+                _pass(service, product, stats),
+                capture.distribution.planned_next,
+                exact=True,
+            )
+        )
+    intervals = service.intervals
+    jobs.append(
+        _Job(
+            "manifestations",
+            intervals.manifestation,
+            origin,
+            lambda: _ignore(service.dispatch_manifestations()),
+            lambda: _earliest(c.manifestation.next_due_at() for c in service.captures.values()),
+        )
+    )
+    jobs.append(
+        _Job(
+            "recoveries",
+            intervals.recovery,
+            origin,
+            lambda: _ignore(service.dispatch_recoveries()),
+            lambda: _earliest(c.points.next_due_at() for c in service.captures.values()),
+        )
+    )
+    gap_check = next_daily_run(origin)
+    jobs.append(
+        _Job("gap-check", None, gap_check, lambda: _ignore(service.daily_gap_check()), lambda: None, forced=False)
+    )
+    jobs.append(
+        _Job(
+            "prune",
+            intervals.prune,
+            origin + intervals.prune,
+            lambda: _ignore(service.prune()),
+            lambda: None,
+            forced=False,
+        )
+    )
+    # The two daily jobs have no "due" of their own: they run at every tick of theirs.
+    for job in jobs[-2:]:
+        job.due_at = _ticking(job)
+    return jobs
+
+
+def _ticking(job: _Job) -> Callable[[], datetime | None]:
+    return lambda: job.next_tick
+
+
+def _pass(service: CaptureService, product: Product, stats: DriveStats) -> Callable[[], None]:
+    def run() -> None:
+        stats.passes += 1
+        for result in service.run_distribution(product).values():
+            if isinstance(result, RunResult):
+                stats.runs += 1
+                stats.queries += result.queries
+                stats.documents += result.documents
+                stats.per_product[product] = stats.per_product.get(product, 0) + result.queries
+            else:
+                stats.failures += 1
+
+    return run
+
+
+def _earliest(times: Iterable[datetime | None]) -> datetime | None:
+    return min((t for t in times if t is not None), default=None)
+
+
+def _ignore(_value: object) -> None:
+    return None
+
+
+def _service_for(capture: ProductCapture) -> CaptureService:
+    return CaptureService(capture.ctx, captures={capture.product: capture}, workers=1)

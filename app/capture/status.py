@@ -1,0 +1,215 @@
+"""What the capture service shows per company and product: the status line and ``--once`` results.
+
+The decisions come from the same pure ``decide`` the engines use, computed for every company in
+one pass over a handful of bulk reads (companies, settings, states, pauses, pending recoveries),
+so the status of hundreds of companies costs a few queries, not a few per company.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from app.capture.context import CaptureContext
+from app.core.cadence import Action, CadenceRules, CaptureState, Decision, decide
+from app.core.clock import BRASILIA, brasilia_iso
+from app.core.products import Environment, Product
+from app.store.records import CaptureSettings, Company
+
+CONSULTANDO = "Consultando"
+EM_ESPERA = "Em espera"
+BLOQUEADA = "Bloqueada"
+PAUSA_GLOBAL = "Pausa global"
+DESATIVADA = "Desativada"
+
+LABELS: dict[Action, str] = {
+    Action.QUERY: EM_ESPERA,  # due, waiting for the next pass of the scheduler
+    Action.WAIT: EM_ESPERA,
+    Action.BLOCKED: BLOQUEADA,
+    Action.PAUSED: PAUSA_GLOBAL,
+    Action.DISABLED: DESATIVADA,
+}
+
+_FAR = timedelta(days=3650)
+
+
+def _iso(instant: datetime | None) -> str | None:
+    return brasilia_iso(instant) if instant is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class CompanyStatus:
+    """One company and product as the UI and ``status --json`` show it."""
+
+    company_id: int
+    cnpj: str
+    name: str
+    product: Product
+    label: str  # Consultando, Em espera, Bloqueada, Pausa global, Desativada
+    until: datetime | None
+    reason: str
+    last_cstat: str | None
+    last_message: str | None
+    documents_today: int  # distribution items received since 00:00 Brasília
+    pending_recoveries: int
+    next_query_at: datetime | None
+    stalled: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "company_id": self.company_id,
+            "cnpj": self.cnpj,
+            "name": self.name,
+            "product": self.product.value,
+            "label": self.label,
+            "until": _iso(self.until),
+            "reason": self.reason,
+            "last_cstat": self.last_cstat,
+            "last_message": self.last_message,
+            "documents_today": self.documents_today,
+            "pending_recoveries": self.pending_recoveries,
+            "next_query_at": _iso(self.next_query_at),
+            "stalled": self.stalled,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CompanyOutcome:
+    """What ``run_once`` did for one company and product, and why it stopped there."""
+
+    company_id: int
+    cnpj: str
+    name: str
+    product: Product
+    queries: int
+    documents: int
+    quarantined: int
+    action: Action  # the decision after the run (or without one: why it did not query)
+    reason: str
+    until: datetime | None
+    ran: bool  # a distribution run happened (it may still have made no query)
+    skipped: bool = False  # another run of this company was in progress
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "company_id": self.company_id,
+            "cnpj": self.cnpj,
+            "name": self.name,
+            "product": self.product.value,
+            "queries": self.queries,
+            "documents": self.documents,
+            "quarantined": self.quarantined,
+            "action": self.action.value,
+            "reason": self.reason,
+            "until": _iso(self.until),
+            "ran": self.ran,
+            "skipped": self.skipped,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class OnceReport:
+    """The result of ``CaptureService.run_once``: JSON-friendly through ``to_json``."""
+
+    started_at: datetime
+    finished_at: datetime
+    outcomes: tuple[CompanyOutcome, ...]
+    manifestations_sent: int
+    recoveries_tried: int
+
+    @property
+    def queries(self) -> int:
+        return sum(o.queries for o in self.outcomes)
+
+    @property
+    def documents(self) -> int:
+        return sum(o.documents for o in self.outcomes)
+
+    def outcome(self, company_id: int, product: Product = Product.NFE) -> CompanyOutcome:
+        for o in self.outcomes:
+            if o.company_id == company_id and o.product is product:
+                return o
+        raise KeyError((company_id, product))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "started_at": _iso(self.started_at),
+            "finished_at": _iso(self.finished_at),
+            "queries": self.queries,
+            "documents": self.documents,
+            "manifestations_sent": self.manifestations_sent,
+            "recoveries_tried": self.recoveries_tried,
+            "companies": [o.to_json() for o in self.outcomes],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One company's configured product with its state and decision at ``now``."""
+
+    company: Company
+    settings: CaptureSettings
+    state: CaptureState
+    decision: Decision
+
+
+def snapshots(
+    ctx: CaptureContext, product: Product, rules: CadenceRules, now: datetime, company_id: int | None = None
+) -> list[Snapshot]:
+    """Every company configured for ``product`` (enabled or not), decided in one pass."""
+    companies = ctx.companies.list_companies()
+    if company_id is not None:
+        companies = [c for c in companies if c.id == company_id]
+    enabled = {c.id: s for c, s in ctx.companies.enabled_for(product)}
+    states = {s.company_id: s for s in ctx.cursors.list_states(product)}
+    pauses: dict[Environment, datetime | None] = {}
+    result = []
+    for company in companies:
+        settings = enabled.get(company.id)
+        if settings is None:
+            # Not enabled: its settings, if it has the product at all (rare, so one read each).
+            settings = next((s for s in ctx.companies.list_settings(company.id) if s.product is product), None)
+            if settings is None:
+                continue
+        if settings.environment not in pauses:
+            pause = ctx.cursors.get_pause(product, settings.environment)
+            pauses[settings.environment] = pause.paused_until if pause else None
+        active = settings.enabled and company.active
+        state = states.get(company.id) or CaptureState(company.id, product)
+        decision = decide(
+            state,
+            rules,
+            now,
+            global_pause_until=pauses[settings.environment],
+            certificate_problem=ctx.certificates.problem(company, now) if active else None,
+            enabled=active,
+        )
+        result.append(Snapshot(company, settings, state, decision))
+    return result
+
+
+def pending_recoveries(ctx: CaptureContext, product: Product, now: datetime) -> Counter[int]:
+    """Pending gap recoveries per company, in one read."""
+    return Counter(g.company_id for g in ctx.recoveries.due(now + _FAR, limit=1_000_000, product=product))
+
+
+def start_of_day(now: datetime) -> datetime:
+    """00:00 of ``now``'s Brasília day."""
+    local = now.astimezone(BRASILIA)
+    return local.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def documents_since(ctx: CaptureContext, state: CaptureState, since: datetime) -> int:
+    """Distribution items (documents and events) received since ``since``.
+
+    Two indexed reads: the lowest NSU received since then, and the NSUs from it to the cursor.
+    A company with no answer since then received nothing and costs no read.
+    """
+    if state.last_query_at is None or state.last_query_at < since:
+        return 0
+    first = ctx.items.first_received_since(state.company_id, state.product, since)
+    if first is None:
+        return 0
+    return len(ctx.items.received(state.company_id, state.product, first, max(first, state.ult_nsu)))
