@@ -6,11 +6,13 @@ means the same thing in both.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from app.capture.context import CaptureContext, CertificateSource
 from app.certs.a1 import A1Certificate, CertificateError, load_a1
 from app.certs.vault import CertificateVault
 from app.config.paths import database_path, ensure_data_dir
@@ -19,6 +21,7 @@ from app.core.clock import Clock, SystemClock
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
+from app.fiscal.http import HttpClientFactory, TransportFactory
 from app.store.companies import CompanyRepository
 from app.store.db import Database, open_database
 from app.store.records import CaptureSettings, Company
@@ -53,8 +56,31 @@ class Office:
         self.db: Database = open_database(database_path(self.data_dir), clock=self.clock)
         self.vault = CertificateVault(self.data_dir)
         self.companies = CompanyRepository(self.db)
+        self._http: list[HttpClientFactory] = []
+
+    def capture_context(
+        self, *, transport_for: TransportFactory | None = None, rng: random.Random | None = None
+    ) -> CaptureContext:
+        """This data folder's capture dependencies on the office's clock (window, CLI and demo alike).
+
+        Its HTTP clients are closed with the office. ``transport_for`` replaces the network
+        (the sandbox's in-process transport in simulations).
+        """
+        http = HttpClientFactory(self.settings, transport_for=transport_for)
+        self._http.append(http)
+        return CaptureContext(
+            db=self.db,
+            clock=self.clock,
+            settings=self.settings,
+            http=http,
+            certificates=CertificateSource(self.vault),
+            rng=rng or random.Random(),
+        )
 
     def close(self) -> None:
+        for http in self._http:
+            http.close()
+        self._http.clear()
         self.db.close()
 
     def __enter__(self) -> Office:

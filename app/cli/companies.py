@@ -9,8 +9,8 @@ from typing import Any
 
 from app.capture.office import Office, RegistrationRefused
 from app.certs.a1 import InvalidCertificateFile
+from app.cli.context import open_office
 from app.cli.io import print_json, read_secret
-from app.config.paths import resolve_data_dir
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
 from app.store.records import CaptureSettings
@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
 
 
 def _office(args: argparse.Namespace) -> Office:
-    return Office(resolve_data_dir(args.data_dir, demo=args.demo))
+    return open_office(args)
 
 
 def _products(text: str) -> list[Product]:

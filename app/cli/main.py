@@ -1,6 +1,8 @@
 """Argument parsing and dispatch of the headless commands.
 
-Exit codes: 0 success, 1 a refusal the user can act on (message on stderr), 2 wrong usage.
+Exit codes: 0 success, 1 a refusal the user can act on (message on stderr), 2 wrong usage,
+3 nothing more to do now: accepted but waiting (a manifestation left pending, every company of
+``capture --once`` in a wait), 130 interrupted (Ctrl+C).
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ import sys
 from collections.abc import Callable
 
 from app import APP_NAME, __version__
+from app.cli.context import Runtime
 from app.core.errors import CapturaError
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
+EXIT_WAITING = 3
+EXIT_INTERRUPTED = 130
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -35,15 +40,33 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="demonstração contra o ambiente nacional simulado, numa pasta de dados separada",
     )
+    demo = parser.add_argument_group("demonstração (com --demo, sem subcomando)")
+    demo.add_argument("--headless", action="store_true", help="sem janela: mostra o andamento no terminal")
+    demo.add_argument(
+        "--speed", type=_positive_float, default=60.0, help="aceleração do relógio (padrão 60: uma hora por minuto)"
+    )
+    demo.add_argument("--duration", type=_positive_float, metavar="SEGUNDOS", help="para sozinha após este tempo real")
     sub = parser.add_subparsers(dest="command", metavar="COMANDO")
-    from app.cli import certificates, companies, sandbox
+    from app.cli import capture, certificates, companies, documents, manifest, sandbox, status
 
-    for module in (certificates, companies, sandbox):
+    for module in (certificates, companies, capture, documents, manifest, status, sandbox):
         module.register(sub)
     return parser
 
 
-def run_command(args: argparse.Namespace) -> int:
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"número inválido: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("deve ser maior que zero")
+    return value
+
+
+def run_command(args: argparse.Namespace, *, runtime: Runtime | None = None) -> int:
+    """Run the parsed subcommand. ``runtime`` replaces the clock in tests (see app.cli.context)."""
+    args.runtime = runtime or Runtime()
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         # A command group given without its action ("company"): show that group's help.
@@ -57,4 +80,4 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"Erro: {error.message}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED

@@ -29,13 +29,20 @@ def test_help_lists_the_headless_commands_without_loading_qt() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    for command in ("certificate", "company", "sandbox"):
+    for command in ("certificate", "company", "capture", "documents", "manifest", "status", "sandbox"):
         assert command in result.stdout
+    assert "--headless" in result.stdout and "--speed" in result.stdout
 
 
 def test_group_without_action_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["certificate"]) == 2
     assert "show" in capsys.readouterr().err
+
+
+def test_headless_without_demo_is_a_usage_error(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--headless"]) == 2
+    assert "--demo" in capsys.readouterr().err
+    assert not data_dir.exists()
 
 
 def _pfx(tmp_path: Path, **kwargs: object) -> Path:

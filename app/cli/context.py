@@ -1,0 +1,80 @@
+"""How a command reaches the data folder: the office, its capture context, the service lock.
+
+``Runtime`` is the one injection point of the command line: the app runs with the system clock;
+tests pass a ``FakeClock`` shared with the sandbox (``main(argv, runtime=Runtime(clock=...))``).
+Everything else (data folder, settings pointing at the sandbox, certificates) comes from the
+data folder itself, as in production.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.capture.context import CaptureContext
+from app.capture.office import Office
+from app.config.paths import resolve_data_dir
+from app.core.clock import Clock
+from app.core.errors import CapturaError
+from app.core.ids import Cnpj
+from app.core.products import Product
+from app.store.records import Company
+
+if TYPE_CHECKING:
+    from app.capture.service import CaptureService
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """What a test may replace; ``None`` means the real thing (the system clock)."""
+
+    clock: Clock | None = None
+
+
+def runtime_of(args: argparse.Namespace) -> Runtime:
+    runtime = getattr(args, "runtime", None)
+    return runtime if isinstance(runtime, Runtime) else Runtime()
+
+
+def data_dir_of(args: argparse.Namespace) -> Path:
+    return resolve_data_dir(args.data_dir, demo=args.demo)
+
+
+def open_office(args: argparse.Namespace) -> Office:
+    return Office(data_dir_of(args), clock=runtime_of(args).clock)
+
+
+@contextmanager
+def capture_context(args: argparse.Namespace) -> Iterator[tuple[Office, CaptureContext]]:
+    """The office and its capture context, closed together at the end of the command."""
+    with open_office(args) as office:
+        yield office, office.capture_context()
+
+
+def capture_service(ctx: CaptureContext) -> CaptureService:
+    """The capture service over ``ctx`` (imported on use: `--help` and `documents` never load the scheduler)."""
+    from app.capture.service import CaptureService
+
+    return CaptureService(ctx)
+
+
+def find_company(office: Office, text: str) -> Company:
+    """A registered company by CNPJ, or a refusal that says so."""
+    cnpj = Cnpj.parse(text)
+    company = office.companies.find(cnpj)
+    if company is None:
+        raise CapturaError(f"A empresa {cnpj.formatted()} não está cadastrada.")
+    return company
+
+
+def parse_product(text: str | None) -> Product | None:
+    if text is None:
+        return None
+    try:
+        return Product(text.strip().lower())
+    except ValueError:
+        raise CapturaError(f"Produto desconhecido: {text!r}. Use nfe, cte ou nfse.") from None

@@ -1,0 +1,50 @@
+"""`status`: per company and product, what the capture is doing and until when."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.capture.status import CompanyStatus
+from app.cli.context import capture_context, capture_service
+from app.cli.io import print_json
+from app.core.cadence import display_time
+from app.core.ids import Cnpj
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("status", help="situação da captura por empresa e produto")
+    parser.add_argument("--json", action="store_true", help="saída em JSON")
+    parser.set_defaults(handler=_status)
+
+
+def describe(status: CompanyStatus, now: Any) -> str:
+    who = f"{Cnpj.parse(status.cnpj).formatted()} {status.name}"
+    label = status.label
+    if status.until is not None:
+        label += f" até {display_time(status.until, now)}"
+    parts = [f"{who} · {status.product.label}: {label}"]
+    if status.reason:
+        parts.append(status.reason)
+    if status.last_cstat:
+        parts.append(f"último cStat {status.last_cstat}" + (f" ({status.last_message})" if status.last_message else ""))
+    parts.append(f"{status.documents_today} documento(s) hoje")
+    if status.pending_recoveries:
+        parts.append(f"{status.pending_recoveries} recuperação(ões) pendente(s)")
+    if status.stalled:
+        parts.append("captura travada: reiniciando")
+    return " | ".join(parts)
+
+
+def _status(args: argparse.Namespace) -> int:
+    with capture_context(args) as (office, ctx):
+        statuses = capture_service(ctx).status()
+        now = office.clock.now()
+    if args.json:
+        print_json([s.to_json() for s in statuses])
+        return 0
+    if not statuses:
+        print("Nenhuma empresa configurada para capturar. Use: python main.py company add --pfx ARQUIVO")
+    for status in statuses:
+        print(describe(status, now))
+    return 0

@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from app.core.products import Product
+from app.store.records import DocumentKind
+from tests.cli.conftest import Cli
+from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
+
+OTHER_SUPPLIER = "55666777000105"
+
+
+def _capture(harness: Harness) -> None:
+    harness.capture.run_due()
+
+
+def _publish(harness: Harness, emitter: str = SUPPLIER, **options: Any) -> str:
+    return str(harness.sandbox.publish_nfe(emitter, RECIPIENT, **options).key)
+
+
+def test_list_json_gives_what_a_script_needs(harness: Harness, cli: Cli) -> None:
+    key = _publish(harness)
+    _capture(harness)
+    listed = cli.json("documents", "list")
+    assert isinstance(listed, list) and len(listed) == 1
+    [doc] = listed
+    stored = harness.ctx.documents.find(harness.company.id, Product.NFE, key)
+    assert stored is not None and stored.total_cents is not None
+    assert doc["product"] == "nfe" and doc["kind"] == "resNFe" and doc["key"] == key
+    assert doc["company"] == RECIPIENT
+    assert doc["nsu"] == "000000000000001"
+    assert doc["issuer"]["id"] == SUPPLIER and doc["issuer"]["name"]
+    assert doc["recipient"]["id"] in (None, RECIPIENT)
+    assert doc["total_cents"] == stored.total_cents
+    assert doc["total"] == f"{stored.total_cents // 100}.{stored.total_cents % 100:02d}"
+    assert doc["issued_at"].endswith("-03:00")  # the offset the NF-e was issued with
+    assert doc["direction"] == "received" and doc["status"] == "summary"
+
+
+def test_list_filters_and_pages(harness: Harness, cli: Cli) -> None:
+    harness.sandbox.party(OTHER_SUPPLIER)
+    first = _publish(harness)
+    harness.clock.advance(timedelta(minutes=10))
+    second = _publish(harness, OTHER_SUPPLIER)
+    harness.clock.advance(timedelta(minutes=10))
+    third = _publish(harness)
+    _capture(harness)
+
+    assert [d["key"] for d in cli.json("documents", "list")] == [third, second, first]  # newest first
+    assert [d["key"] for d in cli.json("documents", "list", "--emitter", OTHER_SUPPLIER)] == [second]
+    assert [d["key"] for d in cli.json("documents", "list", "--limit", "1", "--offset", "1")] == [second]
+    assert [d["key"] for d in cli.json("documents", "list", "--emitter", SUPPLIER, "--offset", "1")] == [first]
+    assert cli.json("documents", "list", "--kind", "nfeProc") == []
+    assert len(cli.json("documents", "list", "--company", RECIPIENT, "--product", "nfe", "--status", "summary")) == 3  # type: ignore[arg-type]
+    assert cli.json("documents", "list", "--product", "cte") == []
+    today = harness.clock.now().date().isoformat()
+    assert len(cli.json("documents", "list", "--from", today, "--to", today)) == 3  # type: ignore[arg-type]
+    assert cli.json("documents", "list", "--to", "2020-01-01") == []
+    assert cli.json("documents", "list", "--direction", "emitted") == []
+
+
+def test_list_table_and_bad_filters(harness: Harness, cli: Cli) -> None:
+    key = _publish(harness)
+    _capture(harness)
+    assert cli("documents", "list") == 0
+    assert key in cli.out and "resumo" in cli.out and "R$ " in cli.out and "1 documento(s)." in cli.out
+    assert cli("documents", "list", "--from", "31/12/2026") == 1
+    assert "AAAA-MM-DD" in cli.err
+    assert cli("documents", "list", "--company", "99888777000100") == 1
+    assert "não está cadastrada" in cli.err
+    assert cli("documents", "list", "--kind", "pdf") == 1
+    assert "Tipo de documento desconhecido" in cli.err
+
+
+def test_show_xml_and_pdf_of_a_summary_then_of_the_complete_nfe(harness: Harness, cli: Cli, tmp_path: Path) -> None:
+    nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    key = str(nfe.key)
+    _capture(harness)
+
+    out = tmp_path / "resumo.xml"
+    assert cli("documents", "xml", key, "-o", str(out)) == 0
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == hashlib.sha256(nfe.res_nfe).hexdigest()
+
+    harness.capture.manifestation.request(harness.company.id, key, "210210")
+    harness.capture.manifestation.dispatch()
+    harness.run_until(harness.clock.now() + timedelta(hours=1, minutes=5))
+    summary = harness.ctx.documents.find(harness.company.id, Product.NFE, key)
+    assert summary is not None and summary.kind is DocumentKind.NFE_PROC
+
+    full = tmp_path / "nfe.xml"
+    assert cli("documents", "xml", key, "-o", str(full)) == 0
+    assert full.read_bytes() == nfe.nfe_proc  # byte-exact: what the sandbox published
+    assert hashlib.sha256(full.read_bytes()).hexdigest() == hashlib.sha256(nfe.nfe_proc).hexdigest()
+
+    shown = cli.json("documents", "show", key)
+    assert isinstance(shown, dict)
+    assert shown["kind"] == "nfeProc" and shown["status"] == "authorised"
+    assert [v["kind"] for v in shown["versions"]] == ["resNFe", "nfeProc"]
+    assert [v["current"] for v in shown["versions"]] == [False, True]
+    ciencia = [e for e in shown["events"] if e["tp_evento"] == "210210"]
+    assert ciencia and ciencia[0]["protocol"]
+    [manifestation] = shown["manifestations"]
+    assert manifestation["label"] == "Ciência da Operação" and manifestation["status"] == "accepted"
+    assert manifestation["attempts"].endswith("de 1 tentativas")
+
+    assert cli("documents", "show", key) == 0
+    assert "Ciência da Operação (manual): registrada" in cli.out and "tentativas" in cli.out
+
+    pdf = tmp_path / "danfe.pdf"
+    assert cli("documents", "pdf", key, "-o", str(pdf)) == 1
+    assert "DANFE ainda não disponível nesta versão" in cli.err
+    assert not pdf.exists()
+
+
+def test_unknown_or_invalid_key_is_refused(harness: Harness, cli: Cli, tmp_path: Path) -> None:
+    missing = "35261199888777000100550010000000011000000010"
+    assert cli("documents", "show", missing) == 1
+    assert "não encontrado" in cli.err
+    assert cli("documents", "xml", "123", "-o", str(tmp_path / "x.xml")) == 1
+    assert "Chave de acesso inválida" in cli.err
+    assert not (tmp_path / "x.xml").exists()
+
+
+def test_group_without_action_is_usage(cli: Cli) -> None:
+    assert cli("documents") == 2
+    assert "list" in cli.err
