@@ -66,7 +66,9 @@ class Office:
         Its HTTP clients are closed with the office. ``transport_for`` replaces the network
         (the sandbox's in-process transport in simulations).
         """
-        http = HttpClientFactory(self.settings, transport_for=transport_for)
+        http = HttpClientFactory(
+            self.settings, icp_bundle=self.settings.icp_brasil_bundle, transport_for=transport_for
+        )
         self._http.append(http)
         return CaptureContext(
             db=self.db,

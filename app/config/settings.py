@@ -12,6 +12,7 @@ Format (UTF-8, a BOM is tolerated)::
       "log_level": "INFO",                      // DEBUG | INFO | WARNING | ERROR | CRITICAL
       "archive_retention_days": 365,            // integer, 1..36500
       "call_timeout_seconds": {"nfe": 300, "cte": 300, "nfse": 60},   // each 1..3600
+      "icp_brasil_bundle": "icp-brasil.pem",    // trust for the real services; relative = data_dir
       "endpoints": {
         "homologacao": {                        // or "producao"
           "nfe_distribuicao": {                 // any app.config.endpoints.Service value
@@ -23,7 +24,13 @@ Format (UTF-8, a BOM is tolerated)::
     }
 
 An endpoint entry needs at least one of ``url`` (https only) and ``ca_bundle``; what it omits
-keeps the default (official URL, system trust store).
+keeps the default (official URL, the ICP-Brasil bundle).
+
+The government servers present ICP-Brasil certificates, which the usual system trust stores do
+not carry: the chain (roots and intermediates of the ICP-Brasil hierarchy, published by ITI at
+https://www.gov.br/iti/pt-br/assuntos/repositorio, "ACcompactado") goes, concatenated as PEM, into
+``<data_dir>/icp-brasil.pem`` (the default of ``icp_brasil_bundle``) or wherever that key says.
+Without it the system trust store is used, and the real services will refuse the handshake.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from app.core.errors import CapturaError
 from app.core.products import Environment, Product
 
 SETTINGS_FILENAME = "settings.json"
+DEFAULT_ICP_BUNDLE = "icp-brasil.pem"
 FORMAT_VERSION = 1
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -95,6 +103,7 @@ class Settings:
     log_level: str = "INFO"
     archive_retention_days: int = 365
     call_timeouts: CallTimeouts = field(default_factory=CallTimeouts)
+    icp_brasil_bundle: Path | None = None  # see the module docstring; None = <data_dir>/icp-brasil.pem if present
     endpoint_overrides: Mapping[EndpointKey, EndpointOverride] = field(
         default_factory=lambda: MappingProxyType({}), hash=False
     )
@@ -139,7 +148,7 @@ def load_settings(data_dir: Path) -> Settings:
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
-        return Settings()
+        return _Reader(path, Path(data_dir)).settings({})  # defaults, with the ICP bundle if present
     except UnicodeDecodeError:
         raise SettingsError(path, "o arquivo não está em UTF-8.") from None
     except OSError as exc:
@@ -194,6 +203,7 @@ def settings_to_json(settings: Settings) -> dict[str, Any]:
         "log_level": settings.log_level,
         "archive_retention_days": settings.archive_retention_days,
         "call_timeout_seconds": {product.value: timeouts.for_product(product) for product in Product},
+        **({"icp_brasil_bundle": str(settings.icp_brasil_bundle)} if settings.icp_brasil_bundle else {}),
         "endpoints": endpoints,
     }
 
@@ -232,7 +242,16 @@ class _Reader:
     def settings(self, raw: Any) -> Settings:
         obj = self.object(raw, "o conteúdo")
         self.only_keys(
-            obj, "", {"version", "log_level", "archive_retention_days", "call_timeout_seconds", "endpoints"}
+            obj,
+            "",
+            {
+                "version",
+                "log_level",
+                "archive_retention_days",
+                "call_timeout_seconds",
+                "icp_brasil_bundle",
+                "endpoints",
+            },
         )
         defaults = Settings()
         if "version" in obj and (type(obj["version"]) is not int or obj["version"] != FORMAT_VERSION):
@@ -250,10 +269,19 @@ class _Reader:
         if "call_timeout_seconds" in obj:
             timeouts = self.timeouts(obj["call_timeout_seconds"])
         overrides = self.endpoints(obj["endpoints"]) if "endpoints" in obj else {}
+        bundle: Path | None = None
+        if "icp_brasil_bundle" in obj:
+            value = obj["icp_brasil_bundle"]
+            if not isinstance(value, str) or not value:
+                raise self.fail("'icp_brasil_bundle' deve ser o caminho de um arquivo PEM (texto).")
+            bundle = Path(value) if Path(value).is_absolute() else self.data_dir / value
+        elif (self.data_dir / DEFAULT_ICP_BUNDLE).is_file():
+            bundle = self.data_dir / DEFAULT_ICP_BUNDLE
         return Settings(
             log_level=log_level,
             archive_retention_days=retention,
             call_timeouts=timeouts,
+            icp_brasil_bundle=bundle,
             endpoint_overrides=overrides,
         )
 

@@ -192,3 +192,17 @@ def test_settings_is_immutable() -> None:
     with pytest.raises(TypeError):
         settings.endpoint_overrides[(Service.NFSE_SEFIN, Environment.HOMOLOGACAO)] = None  # type: ignore[index]
     assert hash(settings) == hash(Settings(endpoint_overrides=dict(settings.endpoint_overrides)))
+
+
+def test_icp_brasil_bundle_defaults_to_the_data_folder_file(tmp_path: Path) -> None:
+    assert load_settings(tmp_path).icp_brasil_bundle is None
+    (tmp_path / "icp-brasil.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    assert load_settings(tmp_path).icp_brasil_bundle == tmp_path / "icp-brasil.pem"
+    (tmp_path / "settings.json").write_text('{"icp_brasil_bundle": "cadeias/icp.pem"}', encoding="utf-8")
+    loaded = load_settings(tmp_path)
+    assert loaded.icp_brasil_bundle == tmp_path / "cadeias" / "icp.pem"
+    save_settings(tmp_path, loaded)
+    assert load_settings(tmp_path).icp_brasil_bundle == tmp_path / "cadeias" / "icp.pem"
+    (tmp_path / "settings.json").write_text('{"icp_brasil_bundle": 7}', encoding="utf-8")
+    with pytest.raises(SettingsError, match="icp_brasil_bundle"):
+        load_settings(tmp_path)
