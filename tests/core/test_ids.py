@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.errors import InvalidIdentifier
-from app.core.ids import Cnpj, Cpf, cnpj_check_digits, cpf_check_digits, parse_taxpayer
+from app.core.ids import Cnpj, Cpf, cnpj_check_digits, cpf_check_digits, mod11_digit, parse_taxpayer
 
 
 def test_official_alphanumeric_vector() -> None:
@@ -59,3 +61,21 @@ def test_parse_taxpayer_tells_cpf_from_cnpj() -> None:
 def test_error_message_is_portuguese_and_formatted() -> None:
     with pytest.raises(InvalidIdentifier, match=r"dígito verificador inválido: 11\.222\.333/0001-82"):
         Cnpj("11222333000182")
+
+
+def _reference_mod11(body: str, max_weight: int) -> int:
+    # The rule as the technical notes state it, one character at a time.
+    total, weight = 0, 2
+    for c in reversed(body):
+        total += (ord(c) - 48) * weight
+        weight = 2 if weight == max_weight else weight + 1
+    dv = 11 - total % 11
+    return 0 if dv > 9 else dv
+
+
+@given(
+    body=st.text(alphabet="0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=50),
+    max_weight=st.sampled_from([9, 10, 11, 60]),
+)
+def test_fast_mod11_equals_the_rule(body: str, max_weight: int) -> None:
+    assert mod11_digit(body, max_weight) == _reference_mod11(body, max_weight)
