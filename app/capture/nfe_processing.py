@@ -2,7 +2,9 @@
 
 Nothing is dropped: a docZip that does not decode, or bytes that are not acceptable XML, become a
 quarantined document (kept with its error, shown, retried later); an unknown root is kept as
-``unknown``. Metadata come from app.documents; the original bytes are stored as received.
+``unknown``. Metadata come from app.documents; the original bytes are stored as received, and
+the docZip's gzip rides along so the store keeps it instead of compressing again. The kinds,
+roles, status and direction are app.core.documents' enums on both sides, passed as they are.
 """
 
 from __future__ import annotations
@@ -14,13 +16,10 @@ from app.documents.model import EventMeta, NfeMeta, UnknownMeta, direction_of
 from app.documents.nfe import read_nfe_document
 from app.fiscal.distribution import DistributedDocument
 from app.store.records import (
-    Direction,
     DocumentInput,
     DocumentKind,
-    DocumentStatus,
     EventInput,
     Party,
-    PartyRole,
 )
 
 StoreInput = DocumentInput | EventInput
@@ -35,20 +34,28 @@ def process_document(company: Cnpj, doc: DistributedDocument, product: Product =
         # Corrupt base64/gzip: keep what arrived so nothing is lost and it can be decoded again.
         error = doc.error.message if doc.error is not None else "Conteúdo do docZip ilegível."
         return _quarantined(product, doc.raw_b64.encode("ascii", "replace"), doc.nsu, doc.schema, error)
-    return process_xml(company, doc.xml, nsu=doc.nsu, schema=doc.schema, product=product)
+    return process_xml(company, doc.xml, nsu=doc.nsu, schema=doc.schema, product=product, xml_gzip=doc.xml_gzip)
 
 
 def process_xml(
-    company: Cnpj, xml: bytes, *, nsu: int | None, schema: str | None, product: Product = Product.NFE
+    company: Cnpj,
+    xml: bytes,
+    *,
+    nsu: int | None,
+    schema: str | None,
+    product: Product = Product.NFE,
+    xml_gzip: bytes | None = None,
 ) -> StoreInput:
+    """Classify and extract ``xml``; ``xml_gzip`` (the gzip it was inflated from) rides along to
+    the store, which keeps it as the compressed form."""
     try:
         meta = read_nfe_document(xml, schema)
     except CapturaError as error:
-        return _quarantined(product, xml, nsu, schema, error.message)
+        return _quarantined(product, xml, nsu, schema, error.message, xml_gzip)
     if isinstance(meta, EventMeta):
         return EventInput(
             product=product,
-            kind=DocumentKind(meta.kind.value),
+            kind=meta.kind,
             xml=xml,
             access_key=meta.access_key,
             tp_evento=meta.tp_evento,
@@ -60,6 +67,7 @@ def process_xml(
             event_at=meta.event_at,
             cstat=meta.cstat,
             author_id=meta.author_doc,
+            xml_gzip=xml_gzip,
         )
     if isinstance(meta, UnknownMeta):
         return DocumentInput(
@@ -70,17 +78,24 @@ def process_xml(
             nsu=nsu,
             schema=schema,
             situation=f"Documento não reconhecido (raiz <{meta.root}>)",
+            xml_gzip=xml_gzip,
         )
-    return _document_input(company, meta, xml, nsu, schema, product)
+    return _document_input(company, meta, xml, nsu, schema, product, xml_gzip)
 
 
 def _document_input(
-    company: Cnpj, meta: NfeMeta, xml: bytes, nsu: int | None, schema: str | None, product: Product
+    company: Cnpj,
+    meta: NfeMeta,
+    xml: bytes,
+    nsu: int | None,
+    schema: str | None,
+    product: Product,
+    xml_gzip: bytes | None,
 ) -> DocumentInput:
     emitter, recipient = meta.emitter, meta.recipient
     return DocumentInput(
         product=product,
-        kind=DocumentKind(meta.kind.value),
+        kind=meta.kind,
         xml=xml,
         access_key=meta.access_key,
         nsu=nsu,
@@ -92,16 +107,19 @@ def _document_input(
         emitter_name=emitter.name if emitter else None,
         recipient_id=recipient.doc if recipient else None,
         recipient_name=recipient.name if recipient else None,
-        parties=tuple(Party(PartyRole(p.role.value), p.doc, p.name) for p in meta.parties),
+        parties=tuple(Party(p.role, p.doc, p.name) for p in meta.parties),
         total_cents=meta.total_cents,
         issued_at=meta.issued_at,
-        direction=Direction(direction_of(company, meta).value),
-        status=DocumentStatus(meta.status.value),
+        direction=direction_of(company, meta),
+        status=meta.status,
         situation=meta.situation,
+        xml_gzip=xml_gzip,
     )
 
 
-def _quarantined(product: Product, data: bytes, nsu: int | None, schema: str | None, error: str) -> DocumentInput:
+def _quarantined(
+    product: Product, data: bytes, nsu: int | None, schema: str | None, error: str, xml_gzip: bytes | None = None
+) -> DocumentInput:
     return DocumentInput(
         product=product,
         kind=DocumentKind.UNKNOWN,
@@ -110,6 +128,7 @@ def _quarantined(product: Product, data: bytes, nsu: int | None, schema: str | N
         nsu=nsu,
         schema=schema,
         parse_error=error,
+        xml_gzip=xml_gzip,
     )
 
 

@@ -36,7 +36,7 @@ from app.fiscal.errors import MalformedResponse, RequestInvalid
 from app.fiscal.http import HttpClientFactory
 from app.fiscal.schemas import Schema, SchemaInvalid, validate
 from app.fiscal.soap import post_soap
-from app.safexml import DEFAULT_MAX, MiB, XmlRejected, decode_doczip
+from app.safexml import DEFAULT_MAX, MiB, XmlRejected, doczip_gzip, inflate
 
 MAX_DOCZIP_COMPRESSED = 10 * MiB
 MAX_DOCUMENT_BYTES = DEFAULT_MAX
@@ -175,7 +175,9 @@ def build_request(
 class DistributedDocument:
     """One ``docZip``: ``xml`` is the decoded original bytes, or ``None`` with ``error`` when corrupt.
 
-    ``raw_b64`` is the docZip text as received (kept for quarantine and re-decoding).
+    ``raw_b64`` is the docZip text as received (kept for quarantine and re-decoding). ``xml_gzip``
+    is the gzip ``xml`` was inflated from, when ``xml`` is set (the store keeps it as the
+    compressed form instead of compressing ``xml`` again).
     """
 
     nsu: int
@@ -183,6 +185,7 @@ class DistributedDocument:
     xml: bytes | None
     error: XmlRejected | None
     raw_b64: str = field(repr=False)
+    xml_gzip: bytes | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -267,15 +270,18 @@ def decode_documents(ret: etree._Element) -> tuple[DistributedDocument, ...]:
         if nsu is None:
             # without its NSU a document cannot be placed in the sequence: the reply is unusable
             raise MalformedResponse(f"docZip com NSU ausente ou inválido ({node.get('NSU')!r}) na resposta.")
-        raw = node.text or ""
-        xml: bytes | None = None
-        error: XmlRejected | None = None
-        try:
-            xml = decode_doczip(raw, max_compressed=MAX_DOCZIP_COMPRESSED, max_inflated=MAX_DOCUMENT_BYTES)
-        except XmlRejected as exc:
-            error = exc
-        documents.append(DistributedDocument(nsu, (node.get("schema") or "").strip(), xml, error, raw))
+        documents.append(decode_document(nsu, (node.get("schema") or "").strip(), node.text or ""))
     return tuple(documents)
+
+
+def decode_document(nsu: int, schema: str, raw_b64: str) -> DistributedDocument:
+    """One ``docZip``'s text decoded (base64, then bounded gunzip); a corrupt one carries its error."""
+    try:
+        compressed = doczip_gzip(raw_b64, max_compressed=MAX_DOCZIP_COMPRESSED)
+        xml = inflate(compressed, max_output=MAX_DOCUMENT_BYTES)
+    except XmlRejected as exc:
+        return DistributedDocument(nsu, schema, None, exc, raw_b64)
+    return DistributedDocument(nsu, schema, xml, None, raw_b64, compressed)
 
 
 def parse_ret_dist(

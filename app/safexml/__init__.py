@@ -2,7 +2,8 @@
 
 Every byte that comes from a government service, a docZip, the ADN or a user import goes through
 :func:`parse_xml` (strict lxml, no DTD, no entities, UTF-8 only, bounded size) and, when
-compressed, through :func:`inflate` / :func:`decode_doczip` (bounded streaming gunzip).
+compressed, through :func:`inflate` / :func:`decode_doczip` (bounded streaming gunzip;
+:func:`doczip_gzip` gives a docZip's gzip bytes for a caller that keeps them).
 """
 
 from app.safexml.errors import (
@@ -15,7 +16,7 @@ from app.safexml.errors import (
     XmlRejected,
 )
 from app.safexml.parse import DEFAULT_MAX, MiB, parse_xml, parse_xml_file
-from app.safexml.payload import decode_doczip, inflate
+from app.safexml.payload import decode_doczip, doczip_gzip, inflate
 
 __all__ = [
     "DEFAULT_MAX",
@@ -28,6 +29,7 @@ __all__ = [
     "TooLarge",
     "XmlRejected",
     "decode_doczip",
+    "doczip_gzip",
     "inflate",
     "parse_xml",
     "parse_xml_file",

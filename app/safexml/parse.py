@@ -129,6 +129,8 @@ def _check_encoding(data: bytes) -> None:
 
 
 def _check_utf8_bytes(data: bytes) -> None:
+    if data.isascii():  # ASCII is valid UTF-8; the scan runs at memory speed
+        return
     # Chunked so a 20 MB document never becomes an 80 MB str just to be checked.
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     view = memoryview(data)

@@ -89,6 +89,16 @@ def decode_doczip(b64_text: str | bytes, *, max_compressed: int, max_inflated: i
     alphabet is :class:`CorruptPayload` (``corrupt_base64``). Both sizes are bounded by
     :class:`TooLarge` (``what="compressed"`` or ``"inflated"``).
     """
+    return inflate(doczip_gzip(b64_text, max_compressed=max_compressed), max_output=max_inflated)
+
+
+def doczip_gzip(b64_text: str | bytes, *, max_compressed: int) -> bytes:
+    """The gzip bytes of a ``docZip`` (its base64 decoded, not yet inflated), bounded by
+    ``max_compressed``; the first half of :func:`decode_doczip`, with the same refusals.
+
+    For a caller that keeps the compressed form beside the document: pass the result to
+    :func:`inflate` (the bounded, checked gunzip) before trusting it.
+    """
     if isinstance(b64_text, str):
         try:
             raw = b64_text.encode("ascii")
@@ -112,7 +122,7 @@ def decode_doczip(b64_text: str | bytes, *, max_compressed: int, max_inflated: i
         ) from None
     if len(compressed) > max_compressed:
         raise _compressed_too_large(max_compressed)
-    return inflate(compressed, max_output=max_inflated)
+    return compressed
 
 
 def _compressed_too_large(limit: int) -> TooLarge:

@@ -127,6 +127,8 @@ class DocumentInput:
     ``xml`` is the exact bytes received; ``parse_error`` set means the document is kept in
     quarantine. ``total_cents`` is the total in centavos (vNF, vTPrest, vServ have 2 decimals).
     ``issued_at`` must be aware; its original UTC offset is kept beside the UTC instant.
+    ``xml_gzip``, optional, is the gzip ``xml`` was inflated from (a docZip): the store keeps it
+    instead of compressing ``xml`` again when its trailer matches ``xml``.
     """
 
     product: Product
@@ -149,6 +151,7 @@ class DocumentInput:
     status: DocumentStatus = DocumentStatus.UNKNOWN
     situation: str | None = None
     parse_error: str | None = None
+    xml_gzip: bytes | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +226,8 @@ class DocumentQuery:
 
 @dataclass(frozen=True, slots=True)
 class EventInput:
-    """One event (resEvento, procEventoNFe, procEventoCTe, NFS-e evento) as it arrived."""
+    """One event (resEvento, procEventoNFe, procEventoCTe, NFS-e evento) as it arrived;
+    ``xml_gzip`` as in :class:`DocumentInput`."""
 
     product: Product
     kind: DocumentKind
@@ -238,6 +242,7 @@ class EventInput:
     event_at: datetime | None = None
     cstat: str | None = None
     author_id: str | None = None
+    xml_gzip: bytes | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

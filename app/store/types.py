@@ -3,12 +3,15 @@
 SQLite has no time zone type: ``UtcDateTime`` accepts only aware datetimes, stores them as naive
 UTC text (``YYYY-MM-DD HH:MM:SS.ffffff``, which sorts as time does) and gives them back aware.
 
-``BulkInsert`` is the lot writer's executemany: rows of values already in the driver's form.
+``BulkInsert`` is the lot writer's executemany (or one upsert): rows of values already in the
+driver's form.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import struct
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,7 +19,7 @@ from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Connection, DateTime, insert, inspect
+from sqlalchemy import Connection, DateTime, inspect
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -46,7 +49,8 @@ class UtcDateTime(TypeDecorator[datetime]):
 
 @dataclass(frozen=True, slots=True)
 class PackedXml:
-    """The exact bytes of a document, zlib-compressed, with the sha256 of the original."""
+    """The exact bytes of a document, compressed (zlib, or the gzip it arrived in), with the
+    sha256 and size of the original."""
 
     blob: bytes
     sha256: str
@@ -65,21 +69,48 @@ _XML_LEVEL = 1
 _XML_WBITS = 13
 _XML_MEM_LEVEL = 6
 
+# A stored blob is either zlib (what pack_xml compresses itself) or gzip (a docZip kept as it
+# arrived). A zlib stream's first byte has 8 (deflate) in its low nibble, so it never begins with
+# gzip's 1f 8b: the magic bytes tell them apart without a schema column.
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_MIN = 18  # 10-byte header + empty deflate block + 8-byte trailer
+_GZIP_TRAILER = struct.Struct("<II")  # CRC-32 and size mod 2**32 of the inflated bytes
+
 
 def _compress_xml(raw: bytes) -> bytes:
     compressor = zlib.compressobj(_XML_LEVEL, zlib.DEFLATED, _XML_WBITS, _XML_MEM_LEVEL)
     return compressor.compress(raw) + compressor.flush()
 
 
-def pack_xml(raw: bytes) -> PackedXml:
-    return PackedXml(_compress_xml(raw), hashlib.sha256(raw).hexdigest(), len(raw))
+def _gzip_of(raw: bytes, gzipped: bytes | None) -> bytes | None:
+    """``gzipped`` when it is a gzip stream whose trailer is ``raw``'s CRC-32 and size, else None.
+
+    The caller inflated ``raw`` from these bytes (a docZip), so they already are its compressed
+    form; the trailer check (a CRC-32 costs well under a microsecond on a few KiB) catches bytes
+    that belong to another document, and padding or trailing junk after the last member, which
+    then fall back to compressing ``raw`` here. ``unpack_xml`` checks the sha256 on every read.
+    """
+    if gzipped is None or len(gzipped) < _GZIP_MIN or not gzipped.startswith(_GZIP_MAGIC):
+        return None
+    crc, size = _GZIP_TRAILER.unpack_from(gzipped, len(gzipped) - _GZIP_TRAILER.size)
+    if crc != zlib.crc32(raw) or size != len(raw) & 0xFFFFFFFF:
+        return None
+    return gzipped
+
+
+def pack_xml(raw: bytes, gzipped: bytes | None = None) -> PackedXml:
+    """``raw`` compressed with its sha256; ``gzipped`` (the gzip ``raw`` was inflated from, as a
+    docZip brings it) is stored as it is instead of compressing again, when its trailer matches."""
+    blob = _gzip_of(raw, gzipped)
+    return PackedXml(blob or _compress_xml(raw), hashlib.sha256(raw).hexdigest(), len(raw))
 
 
 def unpack_xml(blob: bytes, sha256: str) -> bytes:
     """The original bytes; a blob that does not decompress or hash back is reported as corrupt."""
     try:
-        raw = zlib.decompress(blob)
-    except zlib.error as error:
+        # gzip.decompress reads every member and skips zero padding, as app.safexml's inflate does.
+        raw = gzip.decompress(blob) if blob.startswith(_GZIP_MAGIC) else zlib.decompress(blob)
+    except (zlib.error, OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError
         raise StorageCorrupt(f"XML armazenado corrompido (não descompacta): {error}.") from error
     if hashlib.sha256(raw).hexdigest() != sha256:
         raise StorageCorrupt("XML armazenado corrompido: o hash SHA-256 não confere com o gravado.")
@@ -119,12 +150,22 @@ class BulkInsert:
     costs more than SQLite's own insert; here the caller gives values already in the driver's form
     (``utc_text`` for instants; str, int, bool, bytes and None as they are) as one dict per row.
     A missing column is a ``KeyError``, so a column added to the model cannot be skipped silently.
+    ``upsert_on`` (the columns of a unique constraint) makes it an upsert: a row that conflicts
+    there replaces every other column of the existing one.
     """
 
-    def __init__(self, entity: type[Any], *, omit: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, entity: type[Any], *, omit: tuple[str, ...] = (), upsert_on: tuple[str, ...] = ()
+    ) -> None:
         """``entity``: the mapped class; ``omit``: columns SQLite fills (an ``id`` nobody reads)."""
         columns = [c.key for c in inspect(entity).columns if c.key not in omit]
-        compiled = insert(entity).compile(dialect=_SQLITE, column_keys=columns)
+        statement = sqlite.insert(entity)
+        if upsert_on:
+            statement = statement.on_conflict_do_update(
+                index_elements=list(upsert_on),
+                set_={c: statement.excluded[c] for c in columns if c not in upsert_on},
+            )
+        compiled = statement.compile(dialect=_SQLITE, column_keys=columns)
         assert compiled.positiontup == columns, (compiled.positiontup, columns)
         self.sql = str(compiled)
         self._values = itemgetter(*compiled.positiontup)
@@ -132,3 +173,6 @@ class BulkInsert:
     def run(self, connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
         if rows:
             connection.exec_driver_sql(self.sql, [self._values(row) for row in rows])
+
+    def run_one(self, connection: Connection, row: Mapping[str, Any]) -> None:
+        connection.exec_driver_sql(self.sql, self._values(row))

@@ -216,3 +216,23 @@ def test_schema_hint_never_overrides_the_root(nfe: GeneratedNFe) -> None:
     assert meta.warnings == ("O schema informado (procNFe_v4.00.xsd) não corresponde ao documento (resNFe).",)
     assert read_nfe_document(nfe.res_nfe, "resNFe_v1.00.xsd").warnings == ()
     assert read_nfe_document(nfe.res_nfe, "algo_estranho.xsd").warnings == ()
+
+
+def test_fields_read_as_xpath_string_reads_them_in_odd_shapes(nfe: GeneratedNFe, supplier: Party) -> None:
+    # A field split by a comment reads as its whole text; with two containers, a field the first
+    # lacks comes from the second (first match in document order), as XPath string() gives them.
+    name = supplier.name.encode()
+    xml = nfe.nfe_proc.replace(b"<xNome>" + name, b"<xNome>" + name[:3] + b"<!-- c -->" + name[3:], 1)
+    xml = xml.replace(b"<ide>", b"<ide><cUF>35</cUF></ide><ide>", 1)
+    meta = read_nfe_document(xml)
+    assert isinstance(meta, NfeMeta) and meta.emitter is not None
+    assert meta.emitter.name == supplier.name
+    assert (meta.model, meta.number, meta.issued_at) == ("55", int(nfe.key[25:34]), nfe.issued_at)
+
+    res = nfe.res_nfe.replace(b"<vNF>", b'<vNF>1<x xmlns="urn:x">2</x>', 1)
+    res = res.replace(b"<CNPJ>", b"<CNPJ>" + supplier.doc.encode() + b"</CNPJ><CNPJ>", 1)
+    summary = read_nfe_document(res)
+    assert isinstance(summary, NfeMeta) and summary.emitter is not None
+    assert summary.emitter.doc == supplier.doc  # the first of two
+    expected = f"12{nfe.total_cents / 100:.2f}"
+    assert summary.total_cents == int(expected.replace(".", ""))

@@ -3,6 +3,8 @@ plus the real recorded AN answers and the request builders checked against the o
 
 from __future__ import annotations
 
+import base64
+import gzip
 import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +31,7 @@ from app.fiscal.distribution import (
     Operation,
     Query,
     build_request,
+    decode_document,
     parse_ret_dist,
 )
 from app.fiscal.errors import (
@@ -338,3 +341,13 @@ def test_a_doczip_without_nsu_makes_the_reply_unusable() -> None:
     )
     with pytest.raises(MalformedResponse, match="NSU"):
         parse_ret_dist(ret, product=Product.NFE, operation=Operation.DIST_NSU)
+
+
+def test_decode_document_keeps_the_gzip_it_inflated() -> None:
+    xml = b'<resNFe xmlns="http://www.portalfiscal.inf.br/nfe"/>'
+    packed = gzip.compress(xml)
+    doc = decode_document(5, "resNFe_v1.01.xsd", base64.b64encode(packed).decode())
+    assert (doc.nsu, doc.schema, doc.xml, doc.xml_gzip, doc.ok) == (5, "resNFe_v1.01.xsd", xml, packed, True)
+    corrupt = decode_document(6, "resNFe_v1.01.xsd", base64.b64encode(packed[:-3]).decode())
+    assert corrupt.xml is None and corrupt.xml_gzip is None and isinstance(corrupt.error, CorruptPayload)
+    assert "xml_gzip" not in repr(doc)

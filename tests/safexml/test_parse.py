@@ -292,3 +292,9 @@ def test_parsing_from_many_threads_gives_each_its_own_result() -> None:
         outputs = list(pool.map(work, range(8)))
     for n, results in enumerate(outputs):
         assert results == [f"{n}-{i}" for i in range(50)]
+
+
+def test_ascii_skips_the_utf8_scan_but_one_high_byte_does_not() -> None:
+    body = b"<a>" + b"x" * 5000 + b"</a>"
+    assert parse_xml(body).text == "x" * 5000
+    assert type(_rejection(body[:-4] + b"\x80</a>")) is NotUtf8

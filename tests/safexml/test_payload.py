@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from app.safexml import CorruptPayload, MiB, TooLarge, XmlRejected, decode_doczip, inflate, parse_xml
+from app.safexml import (
+    CorruptPayload,
+    MiB,
+    TooLarge,
+    XmlRejected,
+    decode_doczip,
+    doczip_gzip,
+    inflate,
+    parse_xml,
+)
 
 NFE_NS = "{http://www.portalfiscal.inf.br/nfe}"
 SAMPLE = '<?xml version="1.0" encoding="UTF-8"?><resNFe xmlns="http://www.portalfiscal.inf.br/nfe"><xNome>Ação</xNome></resNFe>'.encode()
@@ -178,3 +187,17 @@ def test_real_doczips_from_the_2017_response(fixtures_dir: Path) -> None:
 def test_all_payload_errors_share_the_base() -> None:
     for error_type in (CorruptPayload, TooLarge):
         assert issubclass(error_type, XmlRejected)
+
+
+def test_doczip_gzip_gives_the_bytes_decode_doczip_inflates() -> None:
+    packed = gzip.compress(SAMPLE)
+    encoded = base64.encodebytes(packed).decode()  # wrapped, as str
+    assert doczip_gzip(encoded, max_compressed=MiB) == packed
+    assert inflate(doczip_gzip(encoded, max_compressed=MiB), max_output=MiB) == SAMPLE
+    with pytest.raises(TooLarge) as info:
+        doczip_gzip(encoded, max_compressed=len(packed) - 1)
+    assert info.value.what == "compressed"
+    with pytest.raises(CorruptPayload) as bad:
+        doczip_gzip("H4sI@@@@", max_compressed=MiB)
+    assert bad.value.reason == "corrupt_base64"
+
