@@ -14,10 +14,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+import httpx
+
 from app.capture.context import CaptureContext, CaptureNotice, outcome_of
 from app.capture.nfe_processing import StoreInput, is_registered_cancellation, process_document
 from app.config.endpoints import Service
-from app.core.cadence import Action, CaptureState, CommunicationFailure, Decision, Transition, decide, rules_for
+from app.core.cadence import (
+    Action,
+    CaptureState,
+    CommunicationFailure,
+    Decision,
+    Transition,
+    decide,
+    display_time,
+    rules_for,
+    waiting,
+)
 from app.core.cadence_an import DistributionResult, apply_distribution
 from app.core.manifestation import CIENCIA, ciencia_due_at
 from app.core.nsu import Nsu
@@ -46,6 +58,8 @@ SERVICE = Service.NFE_DISTRIBUICAO
 # lots and continues on the next scheduler cycle (its state says "query now").
 MAX_LOTS_PER_RUN = 40
 RECHECK_DISABLED = timedelta(hours=1)
+_NOTE_KINDS = (DocumentKind.RES_NFE, DocumentKind.NFE_PROC)
+_CANCELLATIONS = ("110111", "110112")  # cancellation, cancellation by substitution
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +103,7 @@ class NfeDistributionEngine:
     # ------------------------------------------------------------------ planning
 
     def decision(self, company: Company, settings: CaptureSettings, now: datetime) -> tuple[CaptureState, Decision]:
-        state = self.ctx.cursors.get(company.id, PRODUCT)
-        pause = self.ctx.cursors.get_pause(PRODUCT, settings.environment)
+        state, pause = self.ctx.cursors.get_with_pause(company.id, PRODUCT, settings.environment)
         return state, decide(
             state,
             self.rules,
@@ -107,7 +120,7 @@ class NfeDistributionEngine:
         hundreds of waiting companies reads nothing but the list of companies.
         """
         due = []
-        enabled = self.ctx.companies.enabled_for(PRODUCT)
+        enabled = self.ctx.companies.enabled_snapshot(PRODUCT)
         for company, settings in enabled:
             with self._plan_lock:
                 planned = self._plan.get(company.id)
@@ -131,7 +144,7 @@ class NfeDistributionEngine:
     def next_due_at(self, now: datetime) -> datetime | None:
         """The earliest planned look at any company (a wait, block or pause ending)."""
         times = []
-        for company, settings in self.ctx.companies.enabled_for(PRODUCT):
+        for company, settings in self.ctx.companies.enabled_snapshot(PRODUCT):
             with self._plan_lock:
                 planned = self._plan.get(company.id)
             times.append(planned if planned is not None else self._replan(company, settings, now))
@@ -139,6 +152,7 @@ class NfeDistributionEngine:
 
     def replan(self, company_id: int | None = None) -> None:
         """Forget the plan of one company (or all): after its settings, certificate or pause changed."""
+        self.ctx.companies.forget_snapshots()
         with self._plan_lock:
             if company_id is None:
                 self._plan.clear()
@@ -158,8 +172,16 @@ class NfeDistributionEngine:
 
     # ------------------------------------------------------------------ one company
 
+    def _configured(self, company_id: int) -> tuple[Company, CaptureSettings | None]:
+        """The company and its NF-e settings as they are now: from the list of enabled companies
+        (read again whenever anything changed), else from the database (disabled, inactive)."""
+        for company, settings in self.ctx.companies.enabled_snapshot(PRODUCT):
+            if company.id == company_id:
+                return company, settings
+        return self.ctx.companies.get(company_id), self.ctx.companies.get_settings(company_id, PRODUCT)
+
     def run_company(self, company_id: int, *, trigger: str = "scheduler") -> RunResult:
-        company = self.ctx.companies.get(company_id)
+        company, _settings = self._configured(company_id)
         lock = self.locks.for_cnpj(company.cnpj.value)
         if not lock.acquire(blocking=False):
             return RunResult(company_id, 0, 0, 0, Decision(Action.WAIT, "Consulta já em andamento."), skipped=True)
@@ -177,7 +199,7 @@ class NfeDistributionEngine:
         decision = Decision(Action.WAIT, "")
         try:
             for _lot in range(MAX_LOTS_PER_RUN):
-                settings = self.ctx.companies.get_settings(company.id, PRODUCT)
+                company, settings = self._configured(company.id)
                 if settings is None:
                     return RunResult(
                         company.id,
@@ -230,6 +252,7 @@ class NfeDistributionEngine:
         at = self.ctx.clock.now()
         try:
             client = self._client(company, settings.environment)
+            self._mark_in_flight(state)
             reply = client.dist_nsu(company.cnpj, Nsu(state.ult_nsu), settings.c_uf_autor)
         except RequestInvalid as error:
             # Our own request broke the schema: a program or settings fault, never sent. Stop this
@@ -241,7 +264,7 @@ class NfeDistributionEngine:
         except CommunicationError as error:
             outcome = outcome_of(error)
             self._log(company, run_id, at, started, outcome, error_text=error.message)
-            reached = not isinstance(error, ConnectionFailed | TlsRefused)
+            reached = may_have_reached_service(error)
             transition = apply_distribution(
                 state, self.rules, self.ctx.clock.now(), CommunicationFailure(error.message, reached)
             )
@@ -259,7 +282,11 @@ class NfeDistributionEngine:
         )
         transition = apply_distribution(state, self.rules, now, result)
         # The lot and the cursor land together or not at all: a crash never skips an NSU.
-        stored = self.ctx.documents.store_batch(company.id, items, state=transition.state)
+        stored: Sequence[StoredDocument | StoredEvent] = []
+        if items:
+            stored = self.ctx.documents.store_batch(company.id, items, state=transition.state)
+        else:  # most answers: only the cursor moves (one prepared upsert)
+            self.ctx.cursors.save(transition.state)
         call_id = self._log(
             company,
             run_id,
@@ -282,6 +309,27 @@ class NfeDistributionEngine:
         bad = sum(1 for item in items if getattr(item, "parse_error", None))
         return transition, len(items) - bad, bad
 
+    def _mark_in_flight(self, state: CaptureState) -> None:
+        """Write-ahead for a crash (SIGKILL, power cut) during the call or before the lot commits.
+
+        When this answer may end the queue (a 137, or the lot that reaches maxNSU), the state saved
+        right before sending already waits the hour, counted from the latest the service could
+        answer (the call's timeout); the answer's transaction replaces it. Without this the next
+        start asks again at once: a 656, whose cursor jump from NSU 0 even skips documents no gap
+        recovery can name (found by tests/capture/test_crash.py). A known backlog larger than a
+        lot cannot end the queue, and asking the same ultNSU again is in sequence: no write.
+        """
+        if state.max_nsu - state.ult_nsu > self.rules.lot_size:
+            return
+        now = self.ctx.clock.now()
+        latest_answer = now + timedelta(seconds=self.ctx.settings.call_timeouts.for_product(PRODUCT))
+        until = latest_answer + self.rules.empty_queue_wait + self.rules.safety_margin
+        reason = (
+            f"Consulta iniciada às {display_time(now, now)}: se a resposta se perder (programa encerrado), "
+            f"a próxima consulta espera até {display_time(until, now)} para não provocar consumo indevido."
+        )
+        self.ctx.cursors.save(waiting(state, until, reason))
+
     def _after_store(
         self,
         company: Company,
@@ -292,6 +340,9 @@ class NfeDistributionEngine:
     ) -> None:
         """Schedule automatic Ciência for new summaries; mark cancelled NF-e."""
         cancelled_keys = {item.access_key for item in items if is_registered_cancellation(item) and item.access_key}
+        # Notes of this lot already cancelled by an event stored before (one read for the lot).
+        notes = {item.access_key for item in items if item.kind in _NOTE_KINDS and item.access_key}
+        cancelled_keys |= self.ctx.events.keys_with_event(company.id, PRODUCT, notes, _CANCELLATIONS)
         for item, outcome in zip(items, stored, strict=True):
             key = item.access_key
             if key is None:
@@ -310,15 +361,10 @@ class NfeDistributionEngine:
                     not_before=ciencia_due_at(now, settings.ciencia_wait_minutes),
                     automatic=True,
                 )
-            if item.kind in (DocumentKind.RES_NFE, DocumentKind.NFE_PROC) and self._has_cancellation(company, key):
-                cancelled_keys.add(key)
         for key in cancelled_keys:
             summary = self.ctx.documents.find(company.id, PRODUCT, key)
             if summary is not None and summary.status is not DocumentStatus.CANCELLED:
                 self.ctx.documents.set_status(summary.id, DocumentStatus.CANCELLED)
-
-    def _has_cancellation(self, company: Company, key: str) -> bool:
-        return any(e.tp_evento in ("110111", "110112") for e in self.ctx.events.for_key(company.id, PRODUCT, key))
 
     def _apply_effects(self, company: Company, settings: CaptureSettings, transition: Transition) -> None:
         if transition.global_pause is not None:
@@ -355,3 +401,18 @@ class NfeDistributionEngine:
             error=error_text,
             run_id=run_id,
         )
+
+
+def may_have_reached_service(error: CommunicationError) -> bool:
+    """Whether the service may have processed the request whose answer we lost.
+
+    A refused or unreachable connection and a failed handshake never sent it; a connection that
+    dropped after the request went out (server disconnected, reset while reading) may have carried
+    a 137 we never saw, so the retry must respect the one-hour wait like a timeout does.
+    """
+    if isinstance(error, TlsRefused):
+        return False
+    if isinstance(error, ConnectionFailed):
+        cause = error.__cause__
+        return isinstance(cause, httpx.TransportError) and not isinstance(cause, httpx.ConnectError)
+    return True

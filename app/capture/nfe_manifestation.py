@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext, CaptureNotice, outcome_of
 from app.capture.nfe_engine import PRODUCT
@@ -129,8 +129,7 @@ class NfeManifestationService:
     # ------------------------------------------------------------------ dispatch
 
     def next_due_at(self) -> datetime | None:
-        due = self.ctx.manifestations.due(datetime.max.replace(tzinfo=UTC), limit=1)
-        return due[0].not_before if due else None
+        return self.ctx.manifestations.next_not_before()
 
     def dispatch(self, limit: int = 50, *, company_id: int | None = None) -> int:
         """Send every due request (of one company when given); returns how many were sent."""

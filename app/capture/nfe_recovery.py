@@ -77,9 +77,7 @@ class NfePointQueries:
     # ------------------------------------------------------------------ recovery dispatch
 
     def next_due_at(self) -> datetime | None:
-        far = self.ctx.clock.now() + timedelta(days=3650)
-        due = self.ctx.recoveries.due(far, limit=1, product=PRODUCT)
-        return due[0].next_attempt_at if due else None
+        return self.ctx.recoveries.next_attempt_at(PRODUCT)
 
     def dispatch(self, limit: int = 100, *, company_id: int | None = None) -> int:
         """Try every due recovery once (of one company when given; the scheduler calls this every

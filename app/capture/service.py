@@ -32,7 +32,6 @@ from app.capture.status import (
     CompanyOutcome,
     CompanyStatus,
     OnceReport,
-    documents_since,
     pending_recoveries,
     snapshots,
     start_of_day,
@@ -202,6 +201,12 @@ class CaptureService:
 
     # ------------------------------------------------------------------ now, once
 
+    def recover_after_crash(self) -> None:
+        """With the data folder held: what a previous process left half-done is taken up again
+        (its run rows closed as interrupted, its unanswered manifestations queued again)."""
+        self.ctx.runs.mark_interrupted()
+        self.ctx.manifestations.reclaim_sent()
+
     def run_once(self, *, company_id: int | None = None, product: Product | None = None) -> OnceReport:
         """Everything due now, for all companies and products or one, obeying every wait.
 
@@ -266,8 +271,7 @@ class CaptureService:
             if self.data_lock is not None:
                 self.data_lock.acquire()
             self._stopping.clear()
-            # We hold the data folder: a run left 'running' belongs to a process that is gone.
-            self.ctx.runs.mark_interrupted()
+            self.recover_after_crash()
             self._background = BackgroundJobs(self)
             try:
                 self._background.start()
@@ -347,6 +351,7 @@ class CaptureService:
         result = []
         for capture in self._selected(product):
             pending = pending_recoveries(self.ctx, capture.product, now)
+            today = self.ctx.items.count_received_since(capture.product, since)
             next_pass = self._next_pass(capture.product, now)
             for snap in snapshots(self.ctx, capture.product, capture.distribution.rules, now, company_id):
                 decision = snap.decision
@@ -371,7 +376,7 @@ class CaptureService:
                         reason=reason,
                         last_cstat=snap.state.last_cstat,
                         last_message=snap.state.last_message,
-                        documents_today=documents_since(self.ctx, snap.state, since),
+                        documents_today=today.get(snap.company.id, 0),
                         pending_recoveries=pending.get(snap.company.id, 0),
                         next_query_at=next_query,
                         stalled=bool(flight and flight.stalled),

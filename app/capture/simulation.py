@@ -62,17 +62,15 @@ class _Job:
     exact: bool = False  # also runs the moment its due time comes (the scheduler's wake-up pass)
     last_run: datetime | None = None
 
-    def should_run(self, now: datetime) -> bool:
-        due = self.due_at()
+    def should_run(self, now: datetime, due: datetime | None) -> bool:
         if self.next_tick <= now and (self.forced or (due is not None and due <= now)):
             return True
         newly_due = due is not None and due <= now and (self.last_run is None or due > self.last_run)
         return self.exact and newly_due
 
-    def wake(self, origin: datetime, now: datetime) -> datetime | None:
+    def wake(self, origin: datetime, now: datetime, due: datetime | None) -> datetime | None:
         if self.forced:
             return self.next_tick
-        due = self.due_at()
         if due is None:
             return None
         if self.exact and due > now:
@@ -128,18 +126,25 @@ def drive(
         if now >= until:
             break
         stats.steps += 1
+        dues: list[datetime | None] = []
+        ran = False
         for job in jobs:
-            if job.should_run(now):
+            due = job.due_at()
+            if job.should_run(now, due):
                 job.run()
                 job.forced = False
                 job.last_run = now
+                ran = True
             if job.next_tick <= now:
                 job.next_tick = job.tick_after(origin, now)
+            dues.append(due)
+        if ran:  # a job's work may change any job's due time (a Ciência queued, gaps found)
+            dues = [job.due_at() for job in jobs]
         wake = [until]
         if index < len(events):
             wake.append(events[index][0])
-        for job in jobs:
-            when = job.wake(origin, now)
+        for job, due in zip(jobs, dues, strict=True):
+            when = job.wake(origin, now, due)
             if when is not None:
                 wake.append(when)
         step_to = min(wake)

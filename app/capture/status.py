@@ -202,14 +202,8 @@ def start_of_day(now: datetime) -> datetime:
 
 
 def documents_since(ctx: CaptureContext, state: CaptureState, since: datetime) -> int:
-    """Distribution items (documents and events) received since ``since``.
-
-    Two indexed reads: the lowest NSU received since then, and the NSUs from it to the cursor.
-    A company with no answer since then received nothing and costs no read.
-    """
+    """Distribution items (documents and events) of one company received since ``since``
+    (``CaptureService.status`` reads every company's count in one grouped read)."""
     if state.last_query_at is None or state.last_query_at < since:
         return 0
-    first = ctx.items.first_received_since(state.company_id, state.product, since)
-    if first is None:
-        return 0
-    return len(ctx.items.received(state.company_id, state.product, first, max(first, state.ult_nsu)))
+    return ctx.items.count_received_since(state.product, since).get(state.company_id, 0)

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.models import ArchivedExchangeRow, GovernmentCallRow, RunRow
+from app.store.prepared import Prepared
 from app.store.records import CallOutcome, CallRecord, Product, PruneResult, RunStatus
-from app.store.types import compress, decompress
+from app.store.types import compress, decompress, utc_text
+
+# Every government call is logged, and most exchanges with documents archived: prepared once.
+_CALL_COLUMNS: tuple[str, ...] = ("company_id", "product", "service", "operation", "outcome", "cstat")
+_CALL_COLUMNS += ("http_status", "duration_ms", "at", "error_text", "run_id")
+_INSERT_CALL = Prepared(insert(GovernmentCallRow).values({name: bindparam(name) for name in _CALL_COLUMNS}))
+_ARCHIVE_COLUMNS = ("call_id", "company_id", "service", "request_zlib", "response_zlib", "created_at")
+_INSERT_ARCHIVE = Prepared(insert(ArchivedExchangeRow).values({name: bindparam(name) for name in _ARCHIVE_COLUMNS}))
 
 DEFAULT_RETENTION = timedelta(days=365)
 _PRUNE_BATCH = 2_000
@@ -53,23 +61,21 @@ class AuditRepository:
         """Record one government call; returns its id (to link the archived exchange)."""
         if call.at.utcoffset() is None:
             raise InvalidRecord("Horário da chamada sem fuso horário.")
-        row = GovernmentCallRow(
-            company_id=call.company_id,
-            product=call.product.value if call.product else None,
-            service=call.service,
-            operation=call.operation,
-            outcome=call.outcome.value,
-            cstat=call.cstat,
-            http_status=call.http_status,
-            duration_ms=max(0, call.duration_ms),
-            at=call.at,
-            error_text=call.error_text,
-            run_id=call.run_id,
-        )
-        with self._db.session() as s:
-            s.add(row)
-            s.flush()
-            return row.id
+        values = {
+            "company_id": call.company_id,
+            "product": call.product.value if call.product else None,
+            "service": call.service,
+            "operation": call.operation,
+            "outcome": call.outcome.value,
+            "cstat": call.cstat,
+            "http_status": call.http_status,
+            "duration_ms": max(0, call.duration_ms),
+            "at": utc_text(call.at),
+            "error_text": call.error_text,
+            "run_id": call.run_id,
+        }
+        with self._db.write_connection() as connection:
+            return _INSERT_CALL.run(connection, values)
 
     def recent_calls(self, limit: int = 100, company_id: int | None = None) -> list[CallRecord]:
         query = select(GovernmentCallRow).order_by(GovernmentCallRow.at.desc(), GovernmentCallRow.id.desc())
@@ -102,18 +108,16 @@ class AuditRepository:
         call_id: int | None = None,
     ) -> int:
         """Keep a request/response pair (compressed) for audit and reprocessing."""
-        row = ArchivedExchangeRow(
-            call_id=call_id,
-            company_id=company_id,
-            service=service,
-            request_zlib=compress(request) if request is not None else None,
-            response_zlib=compress(response) if response is not None else None,
-            created_at=self._db.clock.now(),
-        )
-        with self._db.session() as s:
-            s.add(row)
-            s.flush()
-            return row.id
+        values = {
+            "call_id": call_id,
+            "company_id": company_id,
+            "service": service,
+            "request_zlib": compress(request) if request is not None else None,
+            "response_zlib": compress(response) if response is not None else None,
+            "created_at": utc_text(self._db.clock.now()),
+        }
+        with self._db.write_connection() as connection:
+            return _INSERT_ARCHIVE.run(connection, values)
 
     def get_exchange(self, archive_id: int) -> tuple[bytes | None, bytes | None]:
         """(request, response) as they were archived."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 
@@ -12,6 +15,16 @@ from app.store.models import CaptureSettingsRow, CompanyRow
 from app.store.records import CaptureSettings, Company, Environment, PartyRole, Product
 
 MIN_CIENCIA_WAIT_MINUTES = 5  # rule book §4.1: MinutesToWaitAwarenessOperation, minimum 5
+
+# What says whether the companies or their settings changed: rows added or removed move the
+# counts, updates move the newest updated_at (another process writes on its own clock). Changes
+# made in this process also bump ``Database.companies_generation``.
+_FINGERPRINT = (
+    "SELECT (SELECT count(*) FROM companies), (SELECT max(updated_at) FROM companies), "
+    "(SELECT count(*) FROM capture_settings), (SELECT max(updated_at) FROM capture_settings)"
+)
+
+EnabledList = tuple[tuple[Company, CaptureSettings], ...]
 
 
 class CompanyExists(InvalidRecord):
@@ -54,6 +67,11 @@ class CompanyRepository:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._enabled: dict[Product, tuple[tuple[int, Any], EnabledList]] = {}
+        self._enabled_lock = threading.Lock()
+
+    def _changed(self) -> None:
+        self._db.companies_generation += 1
 
     def add(self, cnpj: Cnpj, name: str, certificate_ref: str | None = None) -> Company:
         now = self._db.clock.now()
@@ -70,7 +88,9 @@ class CompanyRepository:
             )
             s.add(row)
             s.flush()
-            return _company(row)
+            company = _company(row)
+        self._changed()
+        return company
 
     def get(self, company_id: int) -> Company:
         with self._db.reader() as s:
@@ -110,7 +130,9 @@ class CompanyRepository:
             if active is not None:
                 row.active = active
             row.updated_at = self._db.clock.now()
-            return _company(row)
+            company = _company(row)
+        self._changed()
+        return company
 
     # ------------------------------------------------------------------ settings
 
@@ -148,6 +170,7 @@ class CompanyRepository:
             if s.get(CompanyRow, settings.company_id) is None:
                 raise UnknownCompany(f"Empresa não encontrada (id {settings.company_id}).")
             s.execute(statement)
+        self._changed()
         return settings
 
     def get_settings(self, company_id: int, product: Product) -> CaptureSettings | None:
@@ -183,3 +206,22 @@ class CompanyRepository:
         )
         with self._db.reader() as s:
             return [(_company(c), _settings(st)) for c, st in s.execute(query)]
+
+    def enabled_snapshot(self, product: Product) -> EnabledList:
+        """``enabled_for``, read again only when companies or settings changed since the last
+        read (one tiny query checks): what a scheduler pass over hundreds of companies looks at."""
+        with self._db.read_connection() as connection:
+            mark = (self._db.companies_generation, tuple(connection.exec_driver_sql(_FINGERPRINT).one()))
+        with self._enabled_lock:
+            cached = self._enabled.get(product)
+            if cached is not None and cached[0] == mark:
+                return cached[1]
+        fresh = tuple(self.enabled_for(product))
+        with self._enabled_lock:
+            self._enabled[product] = (mark, fresh)
+        return fresh
+
+    def forget_snapshots(self) -> None:
+        """Read the companies again on the next ``enabled_snapshot`` (after a replan)."""
+        with self._enabled_lock:
+            self._enabled.clear()

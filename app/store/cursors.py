@@ -2,20 +2,69 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import Connection, bindparam, delete, literal_column, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.models import CaptureStateRow, ServicePauseRow
+from app.store.prepared import Prepared
 from app.store.records import CaptureState, Environment, Product, ServicePause
+from app.store.types import BulkInsert, UtcDateTime, utc_text
 
 _STATE_FIELDS = tuple(f.name for f in fields(CaptureState) if f.name not in ("company_id", "product"))
+# Prepared once: every lot saves the cursor, and building and compiling the upsert per call cost
+# a millisecond or two per lot. Values go in the driver's form: instants through ``utc_text``.
+_UPSERT_STATE = BulkInsert(CaptureStateRow, omit=("id",), upsert_on=("company_id", "product"))
+_INSTANTS = frozenset(c.key for c in CaptureStateRow.__table__.columns if isinstance(c.type, UtcDateTime))
+
+
+def _driver_value(name: str) -> Callable[[Any], Any]:
+    return utc_text if name in _INSTANTS else (lambda value: value)
+
+
+_STATE_VALUES = tuple((name, _driver_value(name)) for name in _STATE_FIELDS)
+
+
+# The engines read a company's state and its environment's pause before every decision: both
+# prepared once and read on one bare connection.
+_GET_STATE = Prepared(
+    select(*(getattr(CaptureStateRow, name) for name in _STATE_FIELDS)).where(
+        CaptureStateRow.company_id == bindparam("company_id"), CaptureStateRow.product == bindparam("product")
+    )
+)
+_GET_PAUSE = Prepared(
+    select(ServicePauseRow.paused_until, ServicePauseRow.reason, ServicePauseRow.cstat).where(
+        ServicePauseRow.product == bindparam("product"), ServicePauseRow.environment == bindparam("environment")
+    )
+)
+
+
+_ONE = select(literal_column("1").label("one")).subquery()
+_GET_STATE_AND_PAUSE = Prepared(
+    select(
+        CaptureStateRow.id.is_not(None),
+        *(getattr(CaptureStateRow, name) for name in _STATE_FIELDS),
+        ServicePauseRow.paused_until,
+        ServicePauseRow.reason,
+        ServicePauseRow.cstat,
+    )
+    .select_from(_ONE)
+    .outerjoin(
+        CaptureStateRow,
+        (CaptureStateRow.company_id == bindparam("company_id")) & (CaptureStateRow.product == bindparam("product")),
+    )
+    .outerjoin(
+        ServicePauseRow,
+        (ServicePauseRow.product == bindparam("product")) & (ServicePauseRow.environment == bindparam("environment")),
+    )
+)
 
 
 def _state(row: CaptureStateRow) -> CaptureState:
@@ -30,20 +79,30 @@ class CaptureStateRepository:
         self._db = db
 
     def get(self, company_id: int, product: Product) -> CaptureState:
-        with self._db.reader() as s:
-            row = s.scalar(
-                select(CaptureStateRow).where(
-                    CaptureStateRow.company_id == company_id, CaptureStateRow.product == product.value
-                )
-            )
-            return _state(row) if row is not None else CaptureState(company_id, product)
+        with self._db.read_connection() as connection:
+            return _read_state(connection, company_id, product)
+
+    def get_with_pause(
+        self, company_id: int, product: Product, environment: Environment
+    ) -> tuple[CaptureState, ServicePause | None]:
+        """The state and the global pause a decision needs: one statement (so one snapshot), run
+        straight on a pooled driver connection (the engines read it before every decision)."""
+        params = {"company_id": company_id, "product": product.value, "environment": environment.key}
+        with self._db.driver_connection() as connection:
+            row = _GET_STATE_AND_PAUSE.first_on_driver(connection, params)
+        assert row is not None  # the outer one-row select always yields a row
+        fields_count = len(_STATE_FIELDS)
+        state_row, pause_row = row[: fields_count + 1], row[fields_count + 1 :]
+        state = CaptureState(company_id, product, *state_row[1:]) if state_row[0] else CaptureState(company_id, product)
+        pause = ServicePause(product, environment, *pause_row) if pause_row[0] is not None else None
+        return state, pause
 
     def save(self, state: CaptureState) -> CaptureState:
         """Insert or replace the whole state (engines build it with ``dataclasses.replace``)."""
         if state.ult_nsu < 0 or state.max_nsu < 0:
             raise InvalidRecord(f"NSU negativo no estado de captura: {state.ult_nsu}/{state.max_nsu}.")
-        with self._db.session() as s:
-            save_state_in(s, state, self._db.clock.now())
+        with self._db.write_connection() as connection:
+            _UPSERT_STATE.run_one(connection, _state_values(state, self._db.clock.now()))
         return state
 
     def list_states(self, product: Product) -> list[CaptureState]:
@@ -82,16 +141,8 @@ class CaptureStateRepository:
         return ServicePause(product, environment, paused_until, reason, cstat)
 
     def get_pause(self, product: Product, environment: Environment) -> ServicePause | None:
-        with self._db.reader() as s:
-            row = s.scalar(
-                select(ServicePauseRow).where(
-                    ServicePauseRow.product == product.value,
-                    ServicePauseRow.environment == environment.key,
-                )
-            )
-            if row is None:
-                return None
-            return ServicePause(product, environment, row.paused_until, row.reason, row.cstat)
+        with self._db.read_connection() as connection:
+            return _read_pause(connection, product, environment)
 
     def clear_pause(self, product: Product, environment: Environment) -> None:
         with self._db.session() as s:
@@ -103,12 +154,26 @@ class CaptureStateRepository:
             )
 
 
+def _read_state(connection: Connection, company_id: int, product: Product) -> CaptureState:
+    row = _GET_STATE.first(connection, {"company_id": company_id, "product": product.value})
+    if row is None:
+        return CaptureState(company_id, product)
+    return CaptureState(company_id, product, *row)
+
+
+def _read_pause(connection: Connection, product: Product, environment: Environment) -> ServicePause | None:
+    row = _GET_PAUSE.first(connection, {"product": product.value, "environment": environment.key})
+    return ServicePause(product, environment, *row) if row is not None else None
+
+
 def save_state_in(session: Session, state: CaptureState, now: datetime) -> None:
     """Upsert ``state`` inside an open write session (so a batch and its cursor commit together)."""
-    values: dict[str, Any] = {name: getattr(state, name) for name in _STATE_FIELDS}
-    values["updated_at"] = now
-    statement = insert(CaptureStateRow).values(
-        company_id=state.company_id, product=state.product.value, **values
-    )
-    statement = statement.on_conflict_do_update(index_elements=["company_id", "product"], set_=values)
-    session.execute(statement)
+    _UPSERT_STATE.run_one(session.connection(), _state_values(state, now))
+
+
+def _state_values(state: CaptureState, now: datetime) -> dict[str, Any]:
+    values: dict[str, Any] = {name: to_driver(getattr(state, name)) for name, to_driver in _STATE_VALUES}
+    values["company_id"] = state.company_id
+    values["product"] = state.product.value
+    values["updated_at"] = utc_text(now)
+    return values

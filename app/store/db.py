@@ -97,8 +97,12 @@ class Database:
         self.engine = engine
         self.clock = clock
         writer = engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+        self._writer_engine = writer
         self._writer = sessionmaker(writer, expire_on_commit=False)
         self._reader = sessionmaker(engine, expire_on_commit=False)
+        # Bumped by every in-process change to companies and their settings: the engines keep
+        # the list of companies to look at between scheduler passes while it stays the same.
+        self.companies_generation = 0
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -113,6 +117,30 @@ class Database:
         # session rolls it back and returns the connection.
         with translate_errors(self.path), self._reader() as session:
             yield session
+
+    @contextmanager
+    def write_connection(self) -> Iterator[Connection]:
+        """A write transaction on a bare connection (prepared statements on the hot path: no ORM
+        session to build and tear down); ``BEGIN IMMEDIATE``, commit on success."""
+        with translate_errors(self.path), self._writer_engine.begin() as connection:
+            yield connection
+
+    @contextmanager
+    def read_connection(self) -> Iterator[Connection]:
+        """A read snapshot on a bare connection (deferred transaction, rolled back at the end)."""
+        with translate_errors(self.path), self.engine.connect() as connection:
+            yield connection
+
+    @contextmanager
+    def driver_connection(self) -> Iterator[Any]:
+        """A pooled sqlite3 connection in autocommit for ONE read statement (a statement is its
+        own snapshot): the cheapest read there is, for the reads done before every decision."""
+        with translate_errors(self.path):
+            connection = self.engine.raw_connection()
+            try:
+                yield connection
+            finally:
+                connection.close()
 
     def revision(self) -> str | None:
         with translate_errors(self.path), self.engine.connect() as connection:

@@ -146,7 +146,7 @@ def _apply_metadata(row: DocumentRow, doc: DocumentInput, now: datetime) -> None
 def store_document_in(session: Session, company_id: int, doc: DocumentInput, now: datetime) -> StoredDocument:
     """Upsert one document inside an open write session."""
     _validate(doc)
-    packed = pack_xml(doc.xml)
+    packed = pack_xml(doc.xml, doc.xml_gzip)
     row: DocumentRow | None = None
     if doc.access_key is not None:
         row = session.scalar(
@@ -351,7 +351,7 @@ class _LotWriter:
             stored = store_document_in(self._session, self._company_id, doc, self._now)
             self._next_ids.clear()
             return stored
-        packed = pack_xml(doc.xml)
+        packed = pack_xml(doc.xml, doc.xml_gzip)
         document_id, version_id = self._take_id(_DOCUMENT), self._take_id(_VERSION)
         self._documents.append(_new_document_values(document_id, self._company_id, doc, self._stamp))
         self._versions.append(_first_version_values(version_id, document_id, doc, packed, self._stamp))
@@ -387,7 +387,9 @@ class _LotWriter:
             self._next_ids.clear()
             return stored
         event_id = self._take_id(_EVENT)
-        self._events.append(new_event_values(event_id, self._company_id, event, pack_xml(event.xml), self._stamp))
+        self._events.append(new_event_values(
+                event_id, self._company_id, event, pack_xml(event.xml, event.xml_gzip), self._stamp
+            ))
         if event.nsu is not None:
             self._items.append(
                 new_item_values(

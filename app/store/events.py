@@ -170,6 +170,32 @@ class EventRepository:
         with self._db.session() as s:
             return store_event_in(s, company_id, event, self._db.clock.now())
 
+    def keys_with_event(
+        self, company_id: int, product: Product, access_keys: Iterable[str], tp_eventos: Iterable[str]
+    ) -> set[str]:
+        """Which of ``access_keys`` have an event of one of ``tp_eventos`` (a lot's cancellations
+        in one read rather than one per document)."""
+        keys = sorted(set(access_keys))
+        types = sorted(set(tp_eventos))
+        found: set[str] = set()
+        if not keys or not types:
+            return found
+        with self._db.reader() as s:
+            for start in range(0, len(keys), 500):
+                found.update(
+                    s.scalars(
+                        select(EventRow.access_key)
+                        .where(
+                            EventRow.company_id == company_id,
+                            EventRow.product == product.value,
+                            EventRow.access_key.in_(keys[start : start + 500]),
+                            EventRow.tp_evento.in_(types),
+                        )
+                        .distinct()
+                    )
+                )
+        return found
+
     def for_key(self, company_id: int, product: Product, access_key: str) -> list[EventRecord]:
         """The events of one document, oldest first."""
         with self._db.reader() as s:

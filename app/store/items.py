@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from app.core.nsu import NSU_MAX, missing_nsus
@@ -214,3 +214,14 @@ class DistributionItemRepository:
                 .order_by(DistributionItemRow.nsu)
                 .limit(1)
             )
+
+    def count_received_since(self, product: Product, since: datetime) -> dict[int, int]:
+        """Per company: the NSUs of ``product`` recorded at or after ``since`` (documents and events
+        received today, for the status of every company in one grouped read)."""
+        with self._db.reader() as s:
+            rows = s.execute(
+                select(DistributionItemRow.company_id, func.count())
+                .where(DistributionItemRow.product == product.value, DistributionItemRow.received_at >= since)
+                .group_by(DistributionItemRow.company_id)
+            )
+            return {company_id: int(count) for company_id, count in rows}

@@ -8,15 +8,21 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.models import KEY_LEN, ManifestationRow
+from app.store.prepared import Prepared
 from app.store.records import Manifestation, ManifestationStatus, Product
 from app.store.types import compress, decompress
+
+# Read at every step of the scheduler loop: prepared once.
+_NEXT_DUE = Prepared(
+    select(func.min(ManifestationRow.not_before)).where(ManifestationRow.status == bindparam("status"))
+)
 
 
 class UnknownManifestation(InvalidRecord, LookupError):
@@ -101,6 +107,12 @@ class ManifestationRepository:
             assert row is not None
             return _manifestation(row)
 
+    def next_not_before(self) -> datetime | None:
+        """When the earliest pending request becomes due (the scheduler's wake-up), in one indexed read."""
+        with self._db.read_connection() as connection:
+            row = _NEXT_DUE.first(connection, {"status": ManifestationStatus.PENDING.value})
+        return row[0] if row is not None else None
+
     def due(self, now: datetime, limit: int = 50) -> list[Manifestation]:
         """Pending requests whose wait (e.g. the automatic Ciência delay) is over."""
         with self._db.reader() as s:
@@ -164,6 +176,20 @@ class ManifestationRepository:
                 row.not_before = retry_at
             row.updated_at = self._db.clock.now()
             return _manifestation(row)
+
+    def reclaim_sent(self) -> int:
+        """After a crash: requests left 'sent' had no answer recorded; send them again (a copy that
+        did arrive comes back as 573, which counts as done). Call only while holding the data folder."""
+        now = self._db.clock.now()
+        with self._db.session() as s:
+            rows = list(
+                s.scalars(select(ManifestationRow).where(ManifestationRow.status == ManifestationStatus.SENT.value))
+            )
+            for row in rows:
+                row.status = ManifestationStatus.PENDING.value
+                row.not_before = now
+                row.updated_at = now
+            return len(rows)
 
     def reopen(self, manifestation_id: int, not_before: datetime, justification: str | None = None) -> Manifestation:
         """A user asks again for a rejected event: back to pending (the caller checked NT 2018.002)."""

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.sqlite import insert
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.models import GapRecoveryRow
+from app.store.prepared import Prepared
 from app.store.records import GapRecovery, GapStatus, Product
+
+# Read at every step of the scheduler loop: prepared once.
+_NEXT_ATTEMPT = Prepared(
+    select(func.min(GapRecoveryRow.next_attempt_at)).where(
+        GapRecoveryRow.status == bindparam("status"), GapRecoveryRow.product == bindparam("product")
+    )
+)
 
 
 class UnknownGap(InvalidRecord, LookupError):
@@ -68,6 +76,12 @@ class GapRecoveryRepository:
                 result = s.execute(insert(GapRecoveryRow).values(values).on_conflict_do_nothing())
                 added += int(getattr(result, "rowcount", 0) or 0)
         return added
+
+    def next_attempt_at(self, product: Product) -> datetime | None:
+        """The earliest pending attempt of ``product`` (the scheduler's wake-up), in one indexed read."""
+        with self._db.read_connection() as connection:
+            row = _NEXT_ATTEMPT.first(connection, {"status": GapStatus.PENDING.value, "product": product.value})
+        return row[0] if row is not None else None
 
     def due(self, now: datetime, limit: int = 100, product: Product | None = None) -> list[GapRecovery]:
         query = (

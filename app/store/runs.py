@@ -2,12 +2,40 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, func, insert, select, update
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.models import RunRow
+from app.store.prepared import Prepared
 from app.store.records import Product, Run, RunStatus
+from app.store.types import utc_text
+
+# Every company run writes its row twice (started, finished): prepared once, no ORM session.
+_COLUMNS = ("job_type", "trigger", "status", "company_id", "product", "reason", "started_at")
+_INSERT = Prepared(insert(RunRow).values({name: bindparam(name) for name in _COLUMNS}))
+_FINISH = Prepared(
+    update(RunRow)
+    .where(RunRow.id == bindparam("run_id"))
+    .values(
+        status=bindparam("status"),
+        finished_at=bindparam("finished_at"),
+        reason=func.coalesce(bindparam("reason"), RunRow.reason),
+    )
+)
+_GET = Prepared(
+    select(
+        RunRow.id,
+        RunRow.job_type,
+        RunRow.trigger,
+        RunRow.status,
+        RunRow.company_id,
+        RunRow.product,
+        RunRow.reason,
+        RunRow.started_at,
+        RunRow.finished_at,
+    ).where(RunRow.id == bindparam("run_id"))
+)
 
 
 class UnknownRun(InvalidRecord, LookupError):
@@ -43,32 +71,44 @@ class RunRepository:
         product: Product | None = None,
         reason: str | None = None,
     ) -> int:
-        row = RunRow(
-            job_type=job_type,
-            trigger=trigger,
-            status=RunStatus.RUNNING.value,
-            company_id=company_id,
-            product=product.value if product else None,
-            reason=reason,
-            started_at=self._db.clock.now(),
-        )
-        with self._db.session() as s:
-            s.add(row)
-            s.flush()
-            return row.id
+        values = {
+            "job_type": job_type,
+            "trigger": trigger,
+            "status": RunStatus.RUNNING.value,
+            "company_id": company_id,
+            "product": product.value if product else None,
+            "reason": reason,
+            "started_at": utc_text(self._db.clock.now()),
+        }
+        with self._db.write_connection() as connection:
+            return _INSERT.run(connection, values)
 
     def finish(self, run_id: int, status: RunStatus, reason: str | None = None) -> Run:
         if status is RunStatus.RUNNING:
             raise InvalidRecord("Uma execução não pode terminar com situação 'running'.")
-        with self._db.session() as s:
-            row = s.get(RunRow, run_id)
-            if row is None:
-                raise UnknownRun(f"Execução não encontrada (id {run_id}).")
-            row.status = status.value
-            row.finished_at = self._db.clock.now()
-            if reason is not None:
-                row.reason = reason
-            return _run(row)
+        values = {
+            "run_id": run_id,
+            "status": status.value,
+            "finished_at": utc_text(self._db.clock.now()),
+            "reason": reason,
+        }
+        with self._db.write_connection() as connection:
+            _FINISH.run(connection, values)
+            row = _GET.first(connection, {"run_id": run_id})
+        if row is None:
+            raise UnknownRun(f"Execução não encontrada (id {run_id}).")
+        run_id, job_type, trigger, status_text, company_id, product, reason, started_at, finished_at = row
+        return Run(
+            id=run_id,
+            job_type=job_type,
+            trigger=trigger,
+            status=RunStatus(status_text),
+            company_id=company_id,
+            product=Product(product) if product else None,
+            reason=reason,
+            started_at=started_at,
+            finished_at=finished_at,
+        )
 
     def get(self, run_id: int) -> Run:
         with self._db.reader() as s:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import httpx
+
+from app.capture.nfe_engine import may_have_reached_service
 from app.core.cadence import Action
 from app.core.products import Product
+from app.fiscal.errors import ConnectionFailed, ServiceTimeout
 from app.store.records import DocumentKind
 from tests.capture.conftest import CARRIER, RECIPIENT, SUPPLIER, Harness
 
@@ -118,3 +122,25 @@ def test_corrupt_doczip_is_quarantined_and_the_rest_of_the_lot_is_kept(harness: 
     assert not [s for s in summaries if s.quarantined]
     assert len(summaries) == 5 and harness.stored_nsus() == [1, 2, 3, 4, 5]
     assert harness.sandbox.referee.report()["violations"] == []
+
+
+def test_a_connection_dropped_after_the_request_waits_the_hour(harness: Harness) -> None:
+    # The service answers 137 and the connection closes before the answer arrives: that 137 may
+    # have ended the queue, so asking again within the hour would be a 656.
+    harness.sandbox.inject_fault("nfe_dist", "close")
+    start = harness.clock.now()
+    harness.run_until(start + timedelta(hours=2, minutes=5))
+    times = [r.at for r in harness.sandbox.referee.requests if r.service == "nfe_dist"]
+    assert len(times) >= 2 and times[1] - times[0] >= timedelta(hours=1)
+    assert harness.sandbox.referee.report()["violations"] == []
+
+
+def test_only_a_connection_never_made_is_known_not_to_have_reached_the_service() -> None:
+    refused = ConnectionFailed("Não foi possível conectar.")
+    refused.__cause__ = httpx.ConnectError("connection refused")
+    dropped = ConnectionFailed("A conexão foi interrompida.")
+    dropped.__cause__ = httpx.RemoteProtocolError("Server disconnected without sending a response.")
+    assert may_have_reached_service(refused) is False
+    assert may_have_reached_service(dropped) is True
+    assert may_have_reached_service(ConnectionFailed("sem causa conhecida")) is False
+    assert may_have_reached_service(ServiceTimeout("O serviço não respondeu.")) is True

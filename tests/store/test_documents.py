@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import gzip
 import hashlib
+import zlib
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
@@ -622,3 +624,54 @@ def test_a_lot_for_an_unknown_company_fails_whole(db: Database, company: Company
     with pytest.raises(StorageBug):
         DocumentRepository(db).store_batch(company.id + 1, lot)
     assert _dump(db) == {t: [] for t in _LOT_TABLES}
+
+
+def test_docZip_gzip_kept_as_the_blob_on_the_bulk_and_the_per_row_paths(
+    db: Database, company: Company, fixtures_dir: Path
+) -> None:
+    docs, events = DocumentRepository(db), EventRepository(db)
+    summary, full = _res_nfe(), _proc(fixtures_dir)
+    event = _event_input(KEY, "110111", 3, xml=b"<resEvento>cancelamento</resEvento>")
+    lot: list[DocumentInput | EventInput] = [
+        replace(_summary_input(summary, nsu=1), xml_gzip=gzip.compress(summary)),
+        replace(event, xml_gzip=gzip.compress(event.xml)),
+    ]
+    first, stored_event = docs.store_batch(company.id, lot, CaptureState(company.id, Product.NFE, ult_nsu=3))
+    # The same key again takes the per-row path (a new version over the summary).
+    upgrade = docs.store_batch(company.id, [replace(_full_input(full, nsu=2), xml_gzip=gzip.compress(full))])[0]
+    assert isinstance(first, StoredDocument) and isinstance(stored_event, StoredEvent)
+    assert isinstance(upgrade, StoredDocument) and upgrade.became_current
+    assert docs.get_version_xml(first.version_id) == summary
+    assert docs.get_xml(company.id, Product.NFE, KEY) == full
+    assert events.get_xml(stored_event.event_id) == event.xml
+    with db.reader() as s:
+        blobs = s.execute(text("SELECT xml_zlib, xml_sha256, xml_size FROM document_versions ORDER BY id")).all()
+    assert [bytes(b[:2]) for b, _, _ in blobs] == [b"\x1f\x8b", b"\x1f\x8b"]
+    assert [(sha, size) for _, sha, size in blobs] == [
+        (hashlib.sha256(x).hexdigest(), len(x)) for x in (summary, full)
+    ]
+    assert gzip.decompress(blobs[1][0]) == full
+
+
+def test_zlib_blobs_written_before_the_gzip_passthrough_still_read(db: Database, company: Company) -> None:
+    docs = DocumentRepository(db)
+    xml = _res_nfe()
+    stored = docs.store(company.id, _summary_input(xml))  # no gzip: compressed here, as before
+    with db.reader() as s:
+        blob = s.execute(text("SELECT xml_zlib FROM document_versions")).scalar_one()
+    assert zlib.decompress(blob) == xml
+    assert docs.get_document_xml(stored.document_id) == xml
+
+
+def test_the_cursor_saved_with_a_lot_keeps_every_field(db: Database, company: Company, clock: FakeClock) -> None:
+    now = clock.now().astimezone(BRT)
+    cursor = CaptureState(
+        company.id, Product.NFE, ult_nsu=7, max_nsu=9, last_query_at=now, last_dh_resp=now + timedelta(seconds=1),
+        clock_offset_ms=-1500, next_query_at=now + timedelta(hours=1), wait_reason="fila vazia (137)",
+        blocked_until=None, point_queries_blocked_until=now, paused=True, consecutive_failures=2,
+        last_cstat="138", last_message="Documento(s) localizado(s)",
+    )
+    DocumentRepository(db).store_batch(company.id, [_summary_input(_res_nfe(), nsu=7)], cursor)
+    assert CaptureStateRepository(db).get(company.id, Product.NFE) == cursor
+    DocumentRepository(db).store_batch(company.id, [], replace(cursor, ult_nsu=9, paused=False))
+    assert CaptureStateRepository(db).get(company.id, Product.NFE) == replace(cursor, ult_nsu=9, paused=False)

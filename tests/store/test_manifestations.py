@@ -67,3 +67,14 @@ def test_retry_goes_back_to_pending_with_a_time(db: Database, company: Company, 
 def test_bad_event_type_is_refused(db: Database, company: Company, clock: FakeClock) -> None:
     with pytest.raises(InvalidRecord):
         ManifestationRepository(db).request(company.id, Product.NFE, KEY, "ciencia", not_before=clock.now())
+
+
+def test_a_request_left_sent_by_a_crash_is_queued_again(db: Database, company: Company, clock: FakeClock) -> None:
+    repo = ManifestationRepository(db)
+    request = repo.request(company.id, Product.NFE, KEY, "210210", not_before=clock.now())
+    repo.mark_sent(request.id)  # the process dies before the answer is recorded
+    assert repo.due(clock.now()) == []
+    clock.advance(timedelta(minutes=3))
+    assert repo.reclaim_sent() == 1
+    [due] = repo.due(clock.now())
+    assert due.id == request.id and due.status is ManifestationStatus.PENDING and due.attempts == 1
