@@ -69,14 +69,32 @@ class FakeClock:
 
 
 class ScaledClock:
-    """Real time sped up ``factor`` times from ``origin``: the demo's clock."""
+    """Real time sped up ``factor`` times from ``origin``: the demo's clock.
 
-    def __init__(self, factor: float, origin: datetime | None = None) -> None:
+    ``now() = origin + (real now - real_origin) * factor``. ``real_origin`` defaults to the moment
+    of construction; giving it (with ``origin``) makes the mapping a pure function of real time,
+    so two processes built from the same three values read the same virtual time (the crash
+    test's parent and its killed-and-restarted children).
+    """
+
+    def __init__(self, factor: float, origin: datetime | None = None, *, real_origin: datetime | None = None) -> None:
         if factor <= 0:
             raise ValueError("factor must be positive")
+        if (origin is not None and origin.tzinfo is None) or (real_origin is not None and real_origin.tzinfo is None):
+            raise ValueError("ScaledClock needs aware datetimes")
         self._factor = factor
-        self._real_origin = datetime.now(UTC)
+        self._real_origin = real_origin.astimezone(UTC) if real_origin else datetime.now(UTC)
         self._origin = origin.astimezone(UTC) if origin else self._real_origin
+
+    @property
+    def origin(self) -> datetime:
+        """The virtual instant at ``real_origin``."""
+        return self._origin
+
+    @property
+    def real_origin(self) -> datetime:
+        """The real (UTC) instant the clock counts from."""
+        return self._real_origin
 
     @property
     def factor(self) -> float:
