@@ -85,7 +85,9 @@ def _once(args: argparse.Namespace) -> int:
         setup_logging(office.data_dir, level=office.settings.log_level, console=args.verbose)
         try:
             company_id = find_company(office, args.company).id if args.company else None
-            report: OnceReport = capture_service(ctx).run_once(company_id=company_id, product=product)
+            service = capture_service(ctx)
+            service.recover_after_crash()  # the folder is ours: take up what a killed process left
+            report: OnceReport = service.run_once(company_id=company_id, product=product)
             for outcome in report.outcomes:
                 log.info("capture --once: %s", describe(outcome, report.finished_at))
         finally:

@@ -322,15 +322,19 @@ def waiting(state: CaptureState, until: datetime, reason: str) -> CaptureState:
     return replace(state, next_query_at=until, wait_reason=reason)
 
 
-def skipped_nsus(old_ult: int, new_ult: int, received: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+def skipped_nsus(
+    old_ult: int, new_ult: int, received: tuple[int, ...], *, nothing_sent: bool = False
+) -> tuple[tuple[int, ...], int]:
     """NSUs in (old_ult, new_ult] not received: the gaps a cursor move leaves, newest first kept.
 
     From NSU 0 the service starts at its 3-month window, whose first NSU we cannot know: there,
-    only holes after the first received NSU count. At most MAX_GAP_NSUS are returned (the
-    newest: older ones leave the 90-day window first anyway); returns (gaps, how many left out).
+    only holes after the first received NSU count. Unless ``nothing_sent``: a 656 from 0 moves the
+    cursor over NSUs another system consumed, all of them gaps (consNSU answers 137 for the ones
+    already out of the window). At most MAX_GAP_NSUS are returned (the newest: older ones leave
+    the 90-day window first anyway); returns (gaps, how many left out).
     """
     start = old_ult + 1
-    if old_ult == 0:
+    if old_ult == 0 and not nothing_sent:
         if not received:
             return (), 0
         start = min(received)

@@ -66,8 +66,10 @@ def _forward(state: CaptureState, result: DistributionResult) -> tuple[int, int]
     return ult, max(state.max_nsu, result.max_nsu or 0)
 
 
-def _gaps(old: CaptureState, new_ult: int, received: tuple[int, ...]) -> tuple[tuple[int, ...], str | None]:
-    gaps, dropped = skipped_nsus(old.ult_nsu, new_ult, received)
+def _gaps(
+    old: CaptureState, new_ult: int, received: tuple[int, ...], *, nothing_sent: bool = False
+) -> tuple[tuple[int, ...], str | None]:
+    gaps, dropped = skipped_nsus(old.ult_nsu, new_ult, received, nothing_sent=nothing_sent)
     alert = None
     if dropped:
         alert = (
@@ -102,7 +104,7 @@ def _consumo_indevido(
     # Since NT 2014.002 v1.14 the 656 carries the CNPJ's last ultNSU: continue from it (only
     # forward) and recover what another system consumed in between (field-lessons §4.2).
     ult, max_nsu = _forward(old, result)
-    gaps, gap_alert = _gaps(old, ult, result.received_nsus)
+    gaps, gap_alert = _gaps(old, ult, result.received_nsus, nothing_sent=True)
     until = after_service_mark(rules, now, result.dh_resp, rules.block_duration)
     reason = f"{rules.service_label} bloqueou consultas até {display_time(until, now)}: consumo indevido (cStat 656)."
     state = replace(

@@ -320,3 +320,17 @@ def test_never_queries_within_the_services_hour_and_never_moves_back(
             if not t.chain_immediately:
                 break
             fault = "ok"  # the chained lots of this step answer normally
+
+
+def test_656_from_nsu_zero_turns_every_consumed_nsu_into_a_gap() -> None:
+    # A new company whose CNPJ another system already read: the 656 carries ultNSU 6 and sends
+    # nothing, so NSUs 1..6 can only come back by consNSU (137 ends those out of the window).
+    state = CaptureState(company_id=1, product=Product.NFE)
+    now = datetime(2026, 11, 2, 15, 0, tzinfo=UTC)
+    result = DistributionResult(cstat=656, xmotivo="Rejeicao: Consumo Indevido", dh_resp=now, ult_nsu=6, max_nsu=9)
+    transition = apply_distribution(state, NFE_RULES, now, result)
+    assert transition.state.ult_nsu == 6
+    assert transition.gap_nsus == (1, 2, 3, 4, 5, 6)
+    # A 137 from zero is different: NSUs before the window are not gaps.
+    quiet = apply_distribution(state, NFE_RULES, now, DistributionResult(137, "Nenhum", now, ult_nsu=6, max_nsu=6))
+    assert quiet.gap_nsus == ()
