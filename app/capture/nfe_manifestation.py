@@ -200,7 +200,17 @@ class NfeManifestationService:
             reply = client.send([signed], id_lote=int(now.timestamp() * 1000) % 10**15)
         except (CommunicationError, RequestInvalid) as error:
             if isinstance(error, CommunicationError):  # a refusal before sending is no government call
-                self._log(company, operation, now, started, outcome_of(error), None, error.message)
+                self.ctx.log_call(
+                    SERVICE,
+                    PRODUCT,
+                    company.id,
+                    operation,
+                    now,
+                    started,
+                    outcome_of(error),
+                    cstat=None,
+                    error=error.message,
+                )
             delay = event_retry_delay(request.attempts + 1)
             if delay is None or isinstance(error, RequestInvalid):
                 self.ctx.manifestations.settle(
@@ -223,7 +233,9 @@ class NfeManifestationService:
         )
         cstat = str(judged.cstat) if judged.cstat is not None else None
         outcome = CallOutcome.OK if judged.success else CallOutcome.REJECTED
-        call_id = self._log(company, operation, now, started, outcome, cstat, None)
+        call_id = self.ctx.log_call(
+            SERVICE, PRODUCT, company.id, operation, now, started, outcome, cstat=cstat, error=None
+        )
         self.ctx.archive(SERVICE, company.id, call_id, reply.request_bytes, reply.response_bytes)
         if judged.outcome is EventOutcome.RETRY:
             delay = event_retry_delay(request.attempts + 1) or timedelta(minutes=30)
@@ -273,17 +285,3 @@ class NfeManifestationService:
         label = manifestation_type(request.tp_evento).label
         self.ctx.notify(CaptureNotice("manifestation", company.id, PRODUCT, f"{label} registrada ({judged.reason})."))
         return True
-
-    def _log(
-        self,
-        company: Company,
-        operation: str,
-        at: datetime,
-        started: float,
-        outcome: CallOutcome,
-        cstat: str | None,
-        error: str | None,
-    ) -> int:
-        return self.ctx.log_call(
-            SERVICE, PRODUCT, company.id, operation, at, started, outcome, cstat=cstat, error=error
-        )

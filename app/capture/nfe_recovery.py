@@ -225,7 +225,9 @@ class NfePointQueries:
             client = DistributionClient.from_factory(self.ctx.http, a1, PRODUCT, settings.environment)
             reply = client.query(company.cnpj, query, settings.c_uf_autor)
         except CommunicationError as error:
-            self._log(company, operation, at, started, outcome_of(error), None, error.message)
+            self.ctx.log_call(
+                SERVICE, PRODUCT, company.id, operation, at, started, outcome_of(error), cstat=None, error=error.message
+            )
             self.ctx.quota.record(company.cnpj, PRODUCT, queried_at=at, returned_document=False)
             return None, error.message
         except CapturaError as error:  # certificate unusable or request refused before sending
@@ -241,7 +243,9 @@ class NfePointQueries:
             access_key=key,
         )
         outcome = CallOutcome.OK if reply.cstat in (137, 138) else CallOutcome.REJECTED
-        call_id = self._log(company, operation, at, started, outcome, str(reply.cstat), None)
+        call_id = self.ctx.log_call(
+            SERVICE, PRODUCT, company.id, operation, at, started, outcome, cstat=str(reply.cstat), error=None
+        )
         if reply.documents or reply.cstat not in (137, 138):
             self.ctx.archive(SERVICE, company.id, call_id, reply.request_bytes, reply.response_bytes)
         if reply.cstat == _CONSUMO_INDEVIDO:
@@ -251,17 +255,3 @@ class NfePointQueries:
             items = [process_document(company.cnpj, doc) for doc in reply.documents]
             self.ctx.documents.store_batch(company.id, items)
         return reply, None
-
-    def _log(
-        self,
-        company: Company,
-        operation: str,
-        at: datetime,
-        started: float,
-        outcome: CallOutcome,
-        cstat: str | None,
-        error: str | None,
-    ) -> int:
-        return self.ctx.log_call(
-            SERVICE, PRODUCT, company.id, operation, at, started, outcome, cstat=cstat, error=error
-        )
