@@ -17,14 +17,13 @@ from pathlib import Path
 
 import httpx
 
-from app.capture.context import CaptureContext, CertificateSource
+from app.capture.context import CaptureContext
 from app.capture.office import Office
 from app.capture.service import CaptureService
 from app.certs.a1 import A1Certificate
 from app.core.clock import Clock, FakeClock
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
-from app.fiscal.http import HttpClientFactory
 from app.sandbox.pki import IssuedCert
 from app.sandbox.sandbox import Sandbox
 from app.sandbox.serve import write_settings
@@ -147,18 +146,9 @@ def fleet(
     def transport_for(a1: A1Certificate) -> httpx.BaseTransport:
         return _GatedTransport(sandbox.transport(certs[a1.holder_id]), gates, a1.holder_id)
 
-    http = HttpClientFactory(office.settings, transport_for=transport_for if in_process else None)
-    ctx = CaptureContext(
-        db=office.db,
-        clock=clock,
-        settings=office.settings,
-        http=http,
-        certificates=CertificateSource(office.vault),
-        rng=random.Random(11),
-    )
+    ctx = office.capture_context(transport_for=transport_for if in_process else None, rng=random.Random(11))
     try:
         yield Fleet(clock, sandbox, office, ctx, registered, certs, gates)
     finally:
-        http.close()
-        office.close()
+        office.close()  # closes the context's HTTP clients too
         sandbox.stop()

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from app.capture.context import CaptureContext, CertificateSource
+from app.capture.context import CaptureContext
 from app.capture.nfe import NfeCapture
 from app.capture.office import Office
 from app.core.clock import FakeClock
 from app.core.products import Environment, Product
-from app.fiscal.http import HttpClientFactory
 from app.sandbox.sandbox import Sandbox
 from app.sandbox.serve import write_settings
 from app.store.records import CaptureSettings, Company
@@ -100,18 +99,9 @@ def nfe_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> I
         CaptureSettings(company.id, Product.NFE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
     )
     transport_for = (lambda a1: sandbox.transport(cert)) if in_process else None
-    http = HttpClientFactory(office.settings, transport_for=transport_for)
-    ctx = CaptureContext(
-        db=office.db,
-        clock=clock,
-        settings=office.settings,
-        http=http,
-        certificates=CertificateSource(office.vault),
-        rng=random.Random(11),
-    )
+    ctx = office.capture_context(transport_for=transport_for, rng=random.Random(11))
     try:
         yield Harness(clock, sandbox, office, ctx, NfeCapture(ctx), company)
     finally:
-        http.close()
-        office.close()
+        office.close()  # closes the context's HTTP clients too
         sandbox.stop()
