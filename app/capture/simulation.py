@@ -69,12 +69,15 @@ class _Job:
         return self.exact and newly_due
 
     def wake(self, origin: datetime, now: datetime, due: datetime | None) -> datetime | None:
+        # A forced job (something changed) runs at its next tick, but an exact job's wake-up pass
+        # still comes first when its due time is earlier: the scheduler sets that wake after every
+        # pass whatever else happened (without it a company waited a whole cycle past its hour).
+        if self.exact and due is not None and due > now:
+            return min(due, self.tick_at_or_after(origin, due))
         if self.forced:
             return self.next_tick
         if due is None:
             return None
-        if self.exact and due > now:
-            return min(due, self.tick_at_or_after(origin, due))
         return self.tick_at_or_after(origin, due)
 
     def tick_after(self, origin: datetime, instant: datetime) -> datetime:

@@ -11,7 +11,7 @@ import pytest
 
 from app.capture.nfe import NfeCapture
 from app.capture.service import CaptureService
-from app.capture.simulation import drive
+from app.capture.simulation import _Job, drive
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from tests.support.fleet import SUPPLIER, Fleet, fleet
@@ -98,3 +98,37 @@ def test_drive_accepts_a_product_capture_and_keeps_its_decisions(office_fleet: F
     assert stats.documents == 1
     assert stats.queries == 3 * 3  # 12:00, 13:00:40, 14:01:20
     assert f.sandbox.referee.report()["violations"] == []
+
+
+def test_a_timeline_event_just_before_a_wait_ends_does_not_delay_the_wake_up(office_fleet: Fleet) -> None:
+    # Anything happening in the sandbox forces every job to look at its next tick; the
+    # distribution's wake-up at the end of the hour must still come first (it once slipped to
+    # the next 3-minute tick: 62-63 min latency).
+    f = office_fleet
+    start = f.clock.now()
+    service = CaptureService(f.ctx, workers=1)
+    first = f.companies[0].cnpj.value
+    timeline: list[tuple[datetime, Callable[[], object]]] = [
+        (start + timedelta(seconds=5), lambda: f.sandbox.publish_nfe(SUPPLIER, first)),
+        (start + timedelta(hours=1, seconds=20), lambda: None),
+    ]
+    drive(service, f.fake_clock, start + timedelta(hours=2), timeline=timeline)
+    product = f.sandbox.referee.report()["companies"][first]["nfe"]
+    [latency] = product["latency_seconds"].values()
+    # Asked at dhResp + 1 h + 40 s (the safety margin), not at whatever tick came next.
+    assert latency == 60 * 60 + 40 - 5
+
+
+def test_a_forced_job_still_wakes_at_its_exact_due_time() -> None:
+    # The month benchmark found it: a publication forced every job to its next tick, and the
+    # distribution's wake-up 80 s before that tick was skipped (62-min latencies).
+    origin = datetime(2026, 11, 3, 18, 0, tzinfo=BRASILIA)
+    job = _Job("distribution-nfe", timedelta(minutes=3), origin + timedelta(minutes=30), lambda: None, lambda: None)
+    job.exact = True
+    job.forced = True
+    now = origin + timedelta(minutes=28)
+    due = now + timedelta(seconds=40)
+    assert job.wake(origin, now, due) == due
+    assert job.wake(origin, now, None) == job.next_tick  # nothing due: the tick
+    job.exact = False
+    assert job.wake(origin, now, due) == job.next_tick
