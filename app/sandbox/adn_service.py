@@ -209,7 +209,7 @@ class NfseServices:
         return _json(200, self._envelope("DOCUMENTOS_LOCALIZADOS", now, self._lote(entries, target, now))), summary
 
     def _lote(self, entries: list[Entry], doc: str, now: datetime) -> list[dict[str, Any]]:
-        items = [(e.nsu, e.kind, gzip_b64(e.xml)) for e in entries]
+        items = [(e.nsu, e.kind, e.payload.doczip()) for e in entries]
         fault = self.ctx.faults.take("adn", doc, CONTENT_FAULTS, now)
         if fault is not None:
             items = apply_content_fault(fault.kind, items)

@@ -7,8 +7,10 @@ Answers like the real AN (recorded exchanges in shared/fixtures/recorded): resul
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from lxml import etree
 
@@ -24,7 +26,7 @@ from app.sandbox import rules, xsd
 from app.sandbox.context import VER_APLIC_AN, Context
 from app.sandbox.soap import NFE_NS, SOAP12, BadEnvelope, find_first, parse_envelope, soap_response, sub
 from app.sandbox.state import NfeRecord
-from app.sandbox.wire import SandboxRequest, SandboxResponse, caller_from_pem
+from app.sandbox.wire import Caller, SandboxRequest, SandboxResponse, caller_from_pem
 
 WSDL_NS = "http://www.portalfiscal.inf.br/nfe/wsdl/NFeRecepcaoEvento4"
 SERVICE = "nfe_evento"
@@ -79,6 +81,48 @@ class _Outcome:
     ret_evento: etree._Element | None = None  # a ready retEvento (success), else built from the fields
 
 
+_EVENTO_START = b"<evento"
+_EVENTO_END = b"</evento>"
+
+
+def _signed_evento(body: bytes) -> bytes | None:
+    """The only ``<evento>`` of a lot, cut as written, when that is all extraction would do.
+
+    ``extract_signed_element`` re-parses the whole envelope to add inherited namespace
+    declarations; an evento that declares its namespace itself and uses no prefixes needs none.
+    Anything else (several events, prefixes, comments, CDATA) returns None: the full extraction.
+    """
+    start = body.find(_EVENTO_START)
+    if start < 0 or body.find(_EVENTO_START, start + 1) >= 0:
+        return None
+    tag_end = body.find(b">", start)
+    end = body.find(_EVENTO_END, tag_end)
+    if tag_end < 0 or end < 0 or body[start + len(_EVENTO_START)] not in b" \t\r\n>":
+        return None
+    fragment = body[start : end + len(_EVENTO_END)]
+    if b'xmlns="' not in body[start:tag_end] or _PREFIXED.search(fragment) or b"<!" in fragment:
+        return None
+    return fragment
+
+
+def _only_certificate(raw: bytes) -> bytes | None:
+    """The KeyInfo certificate text when the evento carries exactly one, else None."""
+    start = raw.find(_CERT_START)
+    if start < 0 or raw.find(_CERT_START, start + 1) >= 0:
+        return None
+    end = raw.find(b"</X509Certificate>", start)
+    return b"".join(raw[start + len(_CERT_START) : end].split()) if end > 0 else None
+
+
+_CERT_START = b"<X509Certificate>"
+_PREFIXED = re.compile(rb"</?[A-Za-z_][\w.\-]*:|\s[A-Za-z_][\w.\-]*:[\w.\-]+\s*=")
+
+
+@lru_cache(maxsize=1024)
+def _caller(cert_pem: bytes) -> Caller:
+    return caller_from_pem(cert_pem)
+
+
 def _parse_dh(text: str) -> datetime | None:
     try:
         value = datetime.fromisoformat(text)
@@ -93,6 +137,7 @@ class EventService:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._rejections: dict[tuple[str, str], list[datetime]] = {}
+        self._chained: set[bytes] = set()  # KeyInfo certificates (base64) that chain to the CA
 
     def handle(self, req: SandboxRequest) -> SandboxResponse:
         ctx = self.ctx
@@ -114,13 +159,17 @@ class EventService:
             eventos = env.findall(N + "evento")
             types = {e.findtext(f"{N}infEvento/{N}tpEvento") for e in eventos}
             schema = "envConfRecebto_v1.00" if types <= set(MANIFESTATIONS) else "envEvento_v1.00"
-            problems = xsd.errors(etree.fromstring(etree.tostring(env)), schema)
+            # Valid lots are judged in place; a standalone copy only words the error (line numbers).
+            problems = xsd.errors(env, schema) and xsd.errors(etree.fromstring(etree.tostring(env)), schema)
             if problems:
                 return self._finish(req, now, soap_ns, id_lote, 215, [], {"xsd": problems[0]})
             results: list[etree._Element] = []
             summary: list[dict[str, object]] = []
+            single = len(eventos) == 1
             for index, evento in enumerate(eventos):
-                raw = extract_signed_element(req.body, "evento", index=index)
+                raw = _signed_evento(req.body) if single else None
+                if raw is None:
+                    raw = extract_signed_element(req.body, "evento", index=index)
                 outcome = self._one(req, now, evento, raw)
                 inf = evento.find(N + "infEvento")
                 assert inf is not None  # guaranteed by the schema
@@ -165,13 +214,21 @@ class EventService:
 
         tp, key, seq_text = text("tpEvento"), text("chNFe"), text("nSeqEvento")
         author = text("CNPJ") or text("CPF")
+        # A signer certificate already found to chain to the CA is not walked up again (the CA
+        # does not change); the signature and the certificate's validity are checked every time.
+        certificate = _only_certificate(raw)
+        chained = certificate is not None and certificate in self._chained
         try:
-            verified = verify_enveloped(raw, ca_pem=ctx.pki.ca_cert_pem, at=now, profile=SignatureProfile.SEFAZ_SHA1)
+            verified = verify_enveloped(
+                raw, ca_pem=None if chained else ctx.pki.ca_cert_pem, at=now, profile=SignatureProfile.SEFAZ_SHA1
+            )
         except SignatureCertificateInvalid as exc:
             return reject(291 if "validade" in str(exc) else 293)
         except SignatureInvalid:
             return reject(297)
-        signer = caller_from_pem(verified.cert_pem)
+        if certificate is not None:
+            self._chained.add(certificate)
+        signer = _caller(verified.cert_pem)
         signer_base = (verified.subject_cnpj or signer.cnpj or "")[:8] if len(author) == 14 else signer.cpf
         if signer_base != (author[:8] if len(author) == 14 else author):
             return reject(213)
@@ -216,8 +273,10 @@ class EventService:
         event = self.ctx.factory.nfe_event_from_signed(key, raw, at=now, c_stat=135)
         record.events[(tp, seq)] = now
         self.ctx.publisher.on_manifestation(record, event, tp, now)
-        proc = etree.fromstring(event.proc_evento)
-        ret = proc.find(N + "retEvento")
+        # only the retEvento is parsed, inside its procEventoNFe start tag (same namespaces)
+        proc = event.proc_evento
+        ret_xml = proc[proc.rindex(b"<retEvento") : proc.rindex(b"</procEventoNFe>")]
+        ret = etree.fromstring(f'<procEventoNFe xmlns="{NFE_NS}">'.encode() + ret_xml + b"</procEventoNFe>")[0]
         return _Outcome(135, MOTIVOS[135], ret)
 
     # --- rendering ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 
 from app.sandbox.context import Context
 from app.sandbox.docgen import Party
+from app.sandbox.payload import Payload, as_payload
 from app.sandbox.state import CteRecord, Entry, NfeRecord, NfseRecord
 
 MANIFESTATIONS = ("210200", "210210", "210220", "210240")
@@ -40,6 +41,9 @@ class Publisher:
     def party(self, who: PartyLike) -> Party:
         if isinstance(who, Party):
             return self.parties.setdefault(who.doc, who)
+        known = self.parties.get(who)
+        if known is not None:  # already a clean document number (the usual case)
+            return known
         doc = "".join(ch for ch in who if ch.isalnum()).upper()
         known = self.parties.get(doc)
         if known is None:
@@ -48,11 +52,18 @@ class Publisher:
 
     # --- queueing ----------------------------------------------------------------------------
     def queue(
-        self, product: str, doc: str, kind: str, xml: bytes, key: str, at: datetime, tp_evento: str | None = None
+        self,
+        product: str,
+        doc: str,
+        kind: str,
+        xml: bytes | Payload,
+        key: str,
+        at: datetime,
+        tp_evento: str | None = None,
     ) -> Entry:
         with self.ctx.state.lock:
             entry = self.ctx.state.ledger(product, doc).append(
-                product=product, kind=kind, xml=xml, key=key, published_at=at, tp_evento=tp_evento
+                product=product, kind=kind, payload=as_payload(xml), key=key, published_at=at, tp_evento=tp_evento
             )
             self.ctx.referee.published(product, doc, entry.nsu, at, key, kind)
             return entry
@@ -88,9 +99,9 @@ class Publisher:
         with self.ctx.state.lock:
             self.ctx.state.nfe[generated.key] = record
             if rc.doc != em.doc:
-                self.queue("nfe", rc.doc, "resNFe", generated.res_nfe, generated.key, when)
+                self.queue("nfe", rc.doc, "resNFe", generated.res_payload, generated.key, when)
             for doc in _distinct([tr.doc] if tr else [], aut_xml, exclude=(em.doc, rc.doc)):
-                self.queue("nfe", doc, "procNFe", generated.nfe_proc, generated.key, when)
+                self.queue("nfe", doc, "procNFe", generated.proc_payload, generated.key, when)
         return generated
 
     def nfe_event(
@@ -129,14 +140,14 @@ class Publisher:
             if tp_evento in ("110111", "110110"):
                 if record.recipient != record.emitter:
                     if record.released_to_recipient:
-                        self.queue("nfe", record.recipient, "procEventoNFe", event.proc_evento, key, when, tp_evento)
+                        self.queue("nfe", record.recipient, "procEventoNFe", event.proc_payload, key, when, tp_evento)
                     else:
-                        self.queue("nfe", record.recipient, "resEvento", event.res_evento, key, when, tp_evento)
+                        self.queue("nfe", record.recipient, "resEvento", event.res_payload, key, when, tp_evento)
                 extra = [record.transporter] if record.transporter else []
                 for doc in _distinct(extra, record.aut_xml, exclude=(record.emitter, record.recipient)):
-                    self.queue("nfe", doc, "procEventoNFe", event.proc_evento, key, when, tp_evento)
+                    self.queue("nfe", doc, "procEventoNFe", event.proc_payload, key, when, tp_evento)
             else:  # fisco / CT-e registration / Suframa events go to the emitter
-                self.queue("nfe", record.emitter, "procEventoNFe", event.proc_evento, key, when, tp_evento)
+                self.queue("nfe", record.emitter, "procEventoNFe", event.proc_payload, key, when, tp_evento)
         return event
 
     def on_manifestation(self, record: NfeRecord, event: Any, tp_evento: str, at: datetime) -> None:
@@ -145,10 +156,10 @@ class Publisher:
         with self.ctx.state.lock:
             if tp_evento != "210220" and not record.released_to_recipient:
                 record.released_to_recipient = True
-                self.queue("nfe", record.recipient, "procNFe", record.generated.nfe_proc, key, at)
+                self.queue("nfe", record.recipient, "procNFe", record.generated.proc_payload, key, at)
             if record.emitter != record.recipient:
-                self.queue("nfe", record.emitter, "procEventoNFe", event.proc_evento, key, at, tp_evento)
-            self.queue("nfe", record.recipient, "procEventoNFe", event.proc_evento, key, at, tp_evento)
+                self.queue("nfe", record.emitter, "procEventoNFe", event.proc_payload, key, at, tp_evento)
+            self.queue("nfe", record.recipient, "procEventoNFe", event.proc_payload, key, at, tp_evento)
 
     # --- CT-e --------------------------------------------------------------------------------
     def cte(
@@ -193,7 +204,7 @@ class Publisher:
         event = self.ctx.factory.cte_event(record.generated, tp_evento=tp_evento, author=who, seq=seq, at=when)
         with self.ctx.state.lock:
             for doc in record.parties:
-                self.queue("cte", doc, "procEventoCTe", event.proc_evento, key, when, tp_evento)
+                self.queue("cte", doc, "procEventoCTe", event.proc_payload, key, when, tp_evento)
         return event
 
     # --- NFS-e -------------------------------------------------------------------------------

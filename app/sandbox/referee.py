@@ -18,7 +18,7 @@ from app.sandbox.rules import DURING_OUTAGE_PAUSE, OUTAGE_PAUSE
 from app.sandbox.wire import Caller
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestRecord:
     at: datetime
     service: str
@@ -32,7 +32,7 @@ class RequestRecord:
     http_status: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Violation:
     at: datetime
     rule: str

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+from xml.sax.saxutils import escape
 
 from lxml import etree
 
@@ -19,6 +20,10 @@ NFE_NS = "http://www.portalfiscal.inf.br/nfe"
 CTE_NS = "http://www.portalfiscal.inf.br/cte"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSD = "http://www.w3.org/2001/XMLSchema"
+
+
+_TEXT_ENTITIES = {"\r": "&#13;"}
+_ATTRIBUTE_ENTITIES = {'"': "&quot;", "\r": "&#13;", "\n": "&#10;", "\t": "&#9;"}
 
 
 class BadEnvelope(Exception):
@@ -56,6 +61,26 @@ def envelope(soap_ns: str, payload: etree._Element) -> bytes:
 def soap_response(soap_ns: str, payload: etree._Element, status: int = 200) -> SandboxResponse:
     content_type = "application/soap+xml; charset=utf-8" if soap_ns == SOAP12 else "text/xml; charset=utf-8"
     return SandboxResponse(status=status, headers={"Content-Type": content_type}, body=envelope(soap_ns, payload))
+
+
+def soap_text_response(soap_ns: str, payload: str, status: int = 200) -> SandboxResponse:
+    """:func:`soap_response` for a payload already written as text (byte-identical envelope)."""
+    content_type = "application/soap+xml; charset=utf-8" if soap_ns == SOAP12 else "text/xml; charset=utf-8"
+    body = (
+        f'<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="{soap_ns}" xmlns:xsi="{XSI}" '
+        f'xmlns:xsd="{XSD}"><soap:Body>{payload}</soap:Body></soap:Envelope>'
+    )
+    return SandboxResponse(status=status, headers={"Content-Type": content_type}, body=body.encode("utf-8"))
+
+
+def text(value: str) -> str:
+    """Character data escaped as lxml writes it."""
+    return escape(value, _TEXT_ENTITIES)
+
+
+def attribute(value: str) -> str:
+    """A double-quoted attribute value escaped as lxml writes it."""
+    return '"' + escape(value, _ATTRIBUTE_ENTITIES) + '"'
 
 
 def soap_fault(soap_ns: str, text: str, status: int = 500) -> SandboxResponse:

@@ -12,22 +12,28 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from app.sandbox.payload import Payload
+
 RETENTION = timedelta(days=90)
 PRODUCTS = ("nfe", "cte", "nfse")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One distributed document in one party's queue."""
 
     nsu: int
     product: str
     kind: str  # resNFe, procNFe, resEvento, procEventoNFe, procCTe, procEventoCTe, NFSE, EVENTO
-    xml: bytes
+    payload: Payload  # shared by every queue the document is in
     key: str
     published_at: datetime
     tp_evento: str | None = None  # for events
     schema_label: str | None = None  # overrides the docZip @schema (fault "wrong_schema")
+
+    @property
+    def xml(self) -> bytes:
+        return self.payload.xml
 
 
 @dataclass

@@ -30,7 +30,7 @@ class InProcessTransport(httpx.BaseTransport):
         req = SandboxRequest(
             method=request.method,
             path=request.url.path,
-            query=dict(request.url.params),
+            query=dict(request.url.params) if request.url.query else {},
             headers={k.lower(): v for k, v in request.headers.items()},
             body=body,
             caller=self._caller,
@@ -40,6 +40,10 @@ class InProcessTransport(httpx.BaseTransport):
             raise httpx.ReadTimeout("sandbox: the server did not answer in time (injected)", request=request)
         if response.fault == "close":
             raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
-        headers = dict(response.headers)
-        headers["Content-Length"] = str(len(response.body))
+        headers = [
+            (name.encode("latin-1"), value.encode("latin-1"))
+            for name, value in response.headers.items()
+            if name.lower() != "content-length"
+        ]
+        headers.append((b"Content-Length", str(len(response.body)).encode("ascii")))
         return httpx.Response(response.status, headers=headers, content=response.body, request=request)

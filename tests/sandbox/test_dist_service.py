@@ -233,3 +233,32 @@ def test_cte_distribution_reaches_every_party(sandbox: Sandbox, clock: FakeClock
     with httpx.Client(transport=sandbox.transport(cert), base_url="https://sandbox.local") as c:
         assert h.read_dist(_post(c, h, bad, h.CTE_PATH), h.CTE).cstat == 215
     assert json.dumps(sandbox.referee.report())
+
+
+def _as_lxml_writes_it(body: bytes) -> bytes:
+    """The envelope as lxml serialises it (what the services wrote when they built a tree)."""
+    return b'<?xml version="1.0" encoding="utf-8"?>' + etree.tostring(etree.fromstring(body), encoding="utf-8")
+
+
+def test_answers_are_written_exactly_as_lxml_would(
+    sandbox: Sandbox, clock: FakeClock, inproc: httpx.Client, h: Any
+) -> None:
+    nfe = sandbox.publish_nfe(emitter=h.SUPPLIER, recipient=h.RECIPIENT, transporter="33444555000181")
+    sandbox.publish_nfe_event(nfe, "110110", correction='Correcao do "endereco" <entrega> & numero')
+    bad = h.dist_envelope(ult=0).replace(b"<cUFAutor>35</cUFAutor>", b"<cUFAutor>A&amp;&lt;\"B</cUFAutor>")
+    soap11 = h.dist_envelope(ult=0).replace(h.SOAP12.encode(), h.SOAP11.encode())
+    bodies = [_post(inproc, h, bad).content]  # 215 with the XSD message quoting the bad value
+    assert b"<cStat>215</cStat>" in bodies[0] and b"&amp;&lt;" in bodies[0]
+    sandbox.inject_fault("nfe_dist", "corrupt_base64", cnpj=h.RECIPIENT)
+    response = inproc.post(h.DIST_PATH, content=soap11, headers={"Content-Type": "text/xml; charset=utf-8"})
+    assert response.headers["content-type"] == "text/xml; charset=utf-8"
+    bodies.append(response.content)  # 138, SOAP 1.1, first docZip spoilt
+    bodies.append(_post(inproc, h, h.dist_envelope(ult=2)).content)  # 656 premature
+    clock.advance(2 * HOUR)
+    bodies.append(_post(inproc, h, h.dist_envelope(ult=2)).content)  # 137
+    bodies.append(_post(inproc, h, h.dist_envelope(nsu=1)).content)  # 138 by consNSU, intact docZip
+    for body in bodies:
+        assert body == _as_lxml_writes_it(body)
+    assert [h.read_dist(httpx.Response(200, content=b)).cstat for b in bodies] == [215, 138, 656, 137, 138]
+    assert h.read_dist(httpx.Response(200, content=bodies[-1])).docs()[0][2] == nfe.res_nfe
+    assert sandbox.fired_faults[0].kind == "corrupt_base64"

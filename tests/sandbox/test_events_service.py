@@ -12,8 +12,10 @@ import pytest
 from lxml import etree
 
 from app.core.clock import FakeClock
+from app.fiscal.xmldsig import extract_signed_element
 from app.sandbox import xsd
-from app.sandbox.pki import IssuedCert
+from app.sandbox.events_service import _signed_evento
+from app.sandbox.pki import IssuedCert, TestPki
 from app.sandbox.sandbox import Sandbox
 
 WSDL = "http://www.portalfiscal.inf.br/nfe/wsdl/NFeRecepcaoEvento4"
@@ -195,3 +197,34 @@ def test_schema_invalid_lot_gets_215(
     body = h.manifestation_envelope(recipient_cert, nfe.key, "210200", at=clock.now())
     lot, events = _ret(_send(inproc, h, body.replace(b"<idLote>1</idLote>", b"<idLote>x</idLote>")), h)
     assert (lot, events) == (215, [])
+
+
+def test_a_signer_outside_the_ca_gets_293_even_after_good_signers(
+    sandbox: Sandbox, clock: FakeClock, inproc: httpx.Client, recipient_cert: IssuedCert, h: Any
+) -> None:
+    first = sandbox.publish_nfe(emitter=h.SUPPLIER, recipient=h.RECIPIENT)
+    second = sandbox.publish_nfe(emitter=h.SUPPLIER, recipient=h.RECIPIENT)
+    clock.advance(timedelta(minutes=5))
+    good = h.manifestation_envelope(recipient_cert, first.key, "210210", at=clock.now())
+    assert _cstat(_send(inproc, h, good), h) == 135
+    stranger = TestPki.create(now=clock.now() - timedelta(days=30)).company_cert(h.RECIPIENT, "MESMO CNPJ OUTRA AC")
+    foreign = h.manifestation_envelope(stranger, second.key, "210210", at=clock.now())
+    assert _cstat(_send(inproc, h, foreign), h) == 293
+    # the certificate already seen is still checked for real: a changed signed text is refused
+    tampered = h.manifestation_envelope(recipient_cert, second.key, "210210", at=clock.now()).replace(
+        b"<verEvento>1.00</verEvento>", b"<verEvento>1.00</verEvento> "
+    )
+    assert _cstat(_send(inproc, h, tampered), h) == 297
+
+
+def test_the_evento_is_cut_as_the_full_extraction_would(recipient_cert: IssuedCert, clock: FakeClock, h: Any) -> None:
+    key = "35261199888777000100550010000000011000000019"
+    body = h.manifestation_envelope(recipient_cert, key, "210200", at=clock.now())
+    assert _signed_evento(body) == extract_signed_element(body, "evento")
+    # an evento inheriting its namespace, or using prefixes, takes the full extraction
+    inherited = body.replace(b'<evento xmlns="http://www.portalfiscal.inf.br/nfe" ', b"<evento ")
+    assert _signed_evento(inherited) is None
+    assert extract_signed_element(inherited, "evento") == extract_signed_element(body, "evento")
+    prefixed = body.replace(b"<evento ", b'<evento xmlns:x="urn:x" x:a="1" ')
+    assert _signed_evento(prefixed) is None
+    assert _signed_evento(body.replace(b"</envEvento>", b"") + body) is None  # two eventos

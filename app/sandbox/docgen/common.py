@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import base64
 import random
 import threading
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from xml.sax.saxutils import escape, quoteattr
 
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from lxml import etree
 
 from app.core.clock import brasilia_iso
 from app.core.ids import Cnpj
 from app.core.keys import CODE_BY_UF
 from app.fiscal.xmldsig import DS_NS, SignatureProfile, sign_enveloped
+from app.sandbox.docgen.signing import SignerKey, canonical_part, digest_of, sign_document
 from app.sandbox.pki import IssuedCert, TestPki
 
 # The Sefin Nacional and the SEFAZ authorisers sign what they return with their own certificates.
@@ -81,7 +85,9 @@ def attr(text: str) -> str:
 
 
 def money(cents: int) -> str:
-    return f"{Decimal(cents) / 100:.2f}"
+    """``1234.56`` from 123456 (integer arithmetic: exact, and cheaper than Decimal)."""
+    sign, value = ("-", -cents) if cents < 0 else ("", cents)
+    return f"{sign}{value // 100}.{value % 100:02d}"
 
 
 def dt(value: datetime) -> str:
@@ -117,6 +123,7 @@ class Signers:
     def __init__(self, pki: TestPki) -> None:
         self._pki = pki
         self._certs: dict[str, IssuedCert] = {}
+        self._keys: dict[str, SignerKey] = {}
         self._lock = threading.Lock()
 
     def cert_for(self, doc: str, name: str) -> IssuedCert:
@@ -129,6 +136,22 @@ class Signers:
                     cert = self._pki.company_cert(doc, name.upper()[:60])
                 self._certs[doc] = cert
             return cert
+
+    def key_for(self, doc: str, name: str) -> SignerKey:
+        """The issuer's loaded key and certificate text, for :mod:`app.sandbox.docgen.signing`."""
+        key = self._keys.get(doc)
+        if key is None:
+            cert = self.cert_for(doc, name)
+            private = serialization.load_pem_private_key(cert.key_pem, password=None)
+            assert isinstance(private, rsa.RSAPrivateKey)
+            der = x509.load_pem_x509_certificate(cert.cert_pem).public_bytes(serialization.Encoding.DER)
+            key = self._keys[doc] = SignerKey(private, base64.b64encode(der).decode("ascii"))
+        return key
+
+    def sign_sefaz(self, document: str, reference_id: str, doc: str, name: str) -> bytes:
+        """:meth:`sign` (SEFAZ profile) for a document the generator wrote: same bytes, ~5x cheaper."""
+        dig_val = digest_of(canonical_part(document, reference_id))
+        return sign_document(document, reference_id, dig_val, self.key_for(doc, name))
 
     def sign(
         self,

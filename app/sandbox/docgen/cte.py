@@ -25,10 +25,10 @@ from app.sandbox.docgen.common import (
     phone,
     protocol_number,
     random_code,
-    strip_declaration,
     year_month,
 )
 from app.sandbox.docgen.nfe_events import GeneratedEvent
+from app.sandbox.payload import Payload
 
 CTE_NS = "http://www.portalfiscal.inf.br/cte"
 TAKER_ROLES = {0: "rem", 1: "exped", 2: "receb", 3: "dest", 4: "toma"}
@@ -199,7 +199,7 @@ def build_cte(
         f"<qrCodCTe>https://nfe.fazenda.sp.gov.br/CTeConsulta/qrCode?chCTe={key}&amp;tpAmb={tp_amb}"
         f"</qrCodCTe></infCTeSupl></CTe>"
     )
-    signed = strip_declaration(signers.sign(cte, inf_id, emitter.doc, emitter.name))
+    signed = signers.sign_sefaz(cte, inf_id, emitter.doc, emitter.name)
     authorised_at = issued_at + timedelta(seconds=rng.randrange(2, 90))
     protocol = protocol_number(f"1{emitter.cuf}", authorised_at, protocol_seq)
     prot = (
@@ -265,7 +265,7 @@ def build_cte_event(
         f"<tpEvento>{tp_evento}</tpEvento><nSeqEvento>{seq}</nSeqEvento>{_cte_detail(tp_evento, cte, rng)}"
         f"</infEvento></eventoCTe>"
     )
-    signed = strip_declaration(signers.sign(evento, inf_id, author.doc, author.name))
+    signed = signers.sign_sefaz(evento, inf_id, author.doc, author.name)
     registered_at = at + timedelta(seconds=rng.randrange(1, 30))
     protocol = protocol_number(f"1{c_orgao}", registered_at, protocol_seq)
     ret = (
@@ -282,6 +282,6 @@ def build_cte_event(
         + f"{ret}</procEventoCTe>".encode()
     )
     return GeneratedEvent(
-        key=cte.key, tp_evento=tp_evento, seq=seq, proc_evento=proc, res_evento=None, author=author, at=at,
+        key=cte.key, tp_evento=tp_evento, seq=seq, proc_payload=Payload(proc), res_payload=None, author=author, at=at,
         protocol=protocol, registered_at=registered_at,
     )

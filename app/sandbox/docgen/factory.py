@@ -39,13 +39,18 @@ class DocumentFactory:
 
     def _next(self, doc: str, model: str) -> tuple[random.Random, int, int]:
         """A private RNG for one document, the issuer's next number and the next protocol sequence."""
+        seed, number, protocol_seq = self._next_seed(doc, model)
+        return random.Random(seed), number, protocol_seq
+
+    def _next_seed(self, doc: str, model: str) -> tuple[int, int, int]:
+        """``_next`` with the seed of the private RNG (a document that can be written again)."""
         with self._lock:
             number = self._numbers.get((doc, model))
             if number is None:
                 number = self._rng.randrange(1, 5000)
             self._numbers[(doc, model)] = number + 1
             self._protocol_seq += 1
-            return random.Random(self._rng.getrandbits(64)), number, self._protocol_seq
+            return self._rng.getrandbits(64), number, self._protocol_seq
 
     def nfe(
         self,
@@ -59,9 +64,9 @@ class DocumentFactory:
         items: int = 3,
         serie: int = 1,
     ) -> GeneratedNFe:
-        rng, number, seq = self._next(emitter.doc, "55")
+        seed, number, seq = self._next_seed(emitter.doc, "55")
         return build_nfe(
-            self._signers, rng, emitter=emitter, recipient=recipient, issued_at=issued_at, number=number,
+            self._signers, seed, emitter=emitter, recipient=recipient, issued_at=issued_at, number=number,
             serie=serie, tp_amb=self.tp_amb, total_cents=total_cents, transporter=transporter,
             aut_xml=aut_xml, items=items, protocol_seq=seq,
         )

@@ -6,6 +6,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from app.core.keys import AccessKey, DocumentModel
 from app.sandbox.docgen.common import (
@@ -13,16 +14,16 @@ from app.sandbox.docgen.common import (
     Party,
     Signers,
     address,
-    digest_value,
     dt,
     esc,
     money,
     phone,
     protocol_number,
     random_code,
-    strip_declaration,
     year_month,
 )
+from app.sandbox.docgen.signing import CanonicalMismatch, canonical_part, digest_of, sign_document
+from app.sandbox.payload import Payload
 
 NFE_NS = "http://www.portalfiscal.inf.br/nfe"
 _PRODUCTS = (
@@ -34,13 +35,17 @@ _PRODUCTS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class GeneratedNFe:
-    """An authorised NF-e as the services distribute it."""
+    """An authorised NF-e as the services distribute it.
+
+    The nfeProc is signed on first use (``nfe_proc``): most recipients only ever receive the
+    resNFe, whose digVal (the signature's DigestValue) follows from the canonical form alone.
+    """
 
     key: str
-    nfe_proc: bytes
-    res_nfe: bytes
+    res_payload: Payload
+    proc_payload: Payload
     emitter: Party
     recipient: Party
     transporter: Party | None
@@ -50,6 +55,31 @@ class GeneratedNFe:
     total_cents: int
     protocol: str
     dig_val: str
+
+    @property
+    def nfe_proc(self) -> bytes:
+        return self.proc_payload.xml
+
+    @property
+    def res_nfe(self) -> bytes:
+        return self.res_payload.xml
+
+
+@dataclass(frozen=True, slots=True)
+class _Recipe:
+    """Everything ``_render`` needs to write the same NFe again (the signature is made later)."""
+
+    seed: int
+    emitter: Party
+    recipient: Party
+    issued_at: datetime
+    number: int
+    serie: int
+    tp_amb: int
+    total_cents: int | None
+    transporter: Party | None
+    aut_xml: tuple[str, ...]
+    items: int
 
 
 def _item(
@@ -95,7 +125,7 @@ def _split(total: int, parts: int, rng: random.Random) -> list[int]:
 
 def build_nfe(
     signers: Signers,
-    rng: random.Random,
+    seed: int,
     *,
     emitter: Party,
     recipient: Party,
@@ -109,6 +139,58 @@ def build_nfe(
     items: int,
     protocol_seq: int,
 ) -> GeneratedNFe:
+    """An NF-e drawn from ``random.Random(seed)``: the same seed always writes the same NF-e."""
+    recipe = _Recipe(
+        seed, emitter, recipient, issued_at, number, serie, tp_amb, total_cents, transporter, tuple(aut_xml), items
+    )
+    rng = random.Random(seed)
+    document, key, total = _render(recipe, rng)
+    dig_val = digest_of(canonical_part(document, "NFe" + key))
+    authorised_at = issued_at + timedelta(seconds=rng.randrange(2, 90))
+    protocol = protocol_number(f"1{emitter.cuf}", authorised_at, protocol_seq)
+    res = res_nfe(key, emitter, issued_at, total, dig_val, authorised_at, protocol)
+    return GeneratedNFe(
+        key=key,
+        res_payload=Payload(res),
+        proc_payload=Payload(make=partial(_signed_proc, signers, recipe, dig_val, authorised_at, protocol)),
+        emitter=emitter,
+        recipient=recipient,
+        transporter=transporter,
+        aut_xml=recipe.aut_xml,
+        issued_at=issued_at,
+        authorised_at=authorised_at,
+        total_cents=total,
+        protocol=protocol,
+        dig_val=dig_val,
+    )
+
+
+def _signed_proc(signers: Signers, recipe: _Recipe, dig_val: str, authorised_at: datetime, protocol: str) -> bytes:
+    """The nfeProc: the NFe written again from its recipe, signed, with its protNFe."""
+    document, key, _ = _render(recipe, random.Random(recipe.seed))
+    inf_id = "NFe" + key
+    if digest_of(canonical_part(document, inf_id)) != dig_val:
+        raise CanonicalMismatch(f"NF-e {key}: o documento reescrito difere do publicado")
+    emitter = recipe.emitter
+    signed = sign_document(document, inf_id, dig_val, signers.key_for(emitter.doc, emitter.name))
+    prot = (
+        f'<protNFe versao="4.00"><infProt><tpAmb>{recipe.tp_amb}</tpAmb><verAplic>SP_NFE_PL009_V4</verAplic>'
+        f"<chNFe>{key}</chNFe><dhRecbto>{dt(authorised_at)}</dhRecbto><nProt>{protocol}</nProt>"
+        f"<digVal>{dig_val}</digVal><cStat>100</cStat><xMotivo>Autorizado o uso da NF-e</xMotivo>"
+        f"</infProt></protNFe>"
+    )
+    return (
+        f'{XML_DECLARATION}<nfeProc xmlns="{NFE_NS}" versao="4.00">'.encode()
+        + signed
+        + f"{prot}</nfeProc>".encode()
+    )
+
+
+def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
+    """(the unsigned ``<NFe>``, its key, its total in cents), drawing from ``rng`` in a fixed order."""
+    emitter, recipient, transporter, aut_xml = recipe.emitter, recipe.recipient, recipe.transporter, recipe.aut_xml
+    issued_at, number, serie, tp_amb = recipe.issued_at, recipe.number, recipe.serie, recipe.tp_amb
+    total_cents, items = recipe.total_cents, recipe.items
     if total_cents is None:
         total_cents = rng.randrange(5_000, 5_000_000)
     items = max(1, min(items, total_cents))
@@ -146,7 +228,7 @@ def build_nfe(
     inf_id = "NFe" + key
     emit_street, emit_nro, emit_district, emit_cep = address(rng)
     nat_op = "VENDA DE MERCADORIA"
-    inf_nfe = (
+    document = (
         f'<NFe xmlns="{NFE_NS}"><infNFe versao="4.00" Id="{inf_id}"><ide><cUF>{emitter.cuf}</cUF>'
         f"<cNF>{code:08d}</cNF><natOp>{nat_op}</natOp><mod>55</mod><serie>{serie}</serie><nNF>{number}</nNF>"
         f"<dhEmi>{dt(issued_at)}</dhEmi><dhSaiEnt>{dt(issued_at)}</dhSaiEnt><tpNF>1</tpNF>"
@@ -175,28 +257,7 @@ def build_nfe(
         "</infAdic>"
         f"</infNFe></NFe>"
     )
-    signed = strip_declaration(signers.sign(inf_nfe, inf_id, emitter.doc, emitter.name))
-    dig_val = digest_value(signed)
-    authorised_at = issued_at + timedelta(seconds=rng.randrange(2, 90))
-    protocol = protocol_number(f"1{emitter.cuf}", authorised_at, protocol_seq)
-    prot = (
-        f'<protNFe versao="4.00"><infProt><tpAmb>{tp_amb}</tpAmb><verAplic>SP_NFE_PL009_V4</verAplic>'
-        f"<chNFe>{key}</chNFe><dhRecbto>{dt(authorised_at)}</dhRecbto><nProt>{protocol}</nProt>"
-        f"<digVal>{dig_val}</digVal><cStat>100</cStat><xMotivo>Autorizado o uso da NF-e</xMotivo>"
-        f"</infProt></protNFe>"
-    )
-    nfe_proc = (
-        f'{XML_DECLARATION}<nfeProc xmlns="{NFE_NS}" versao="4.00">'.encode()
-        + signed
-        + f"{prot}</nfeProc>".encode()
-    )
-    res = res_nfe(key, emitter, issued_at, total_cents, dig_val, authorised_at, protocol)
-    return GeneratedNFe(
-        key=key, nfe_proc=nfe_proc, res_nfe=res, emitter=emitter, recipient=recipient,
-        transporter=transporter,
-        aut_xml=tuple(aut_xml), issued_at=issued_at, authorised_at=authorised_at, total_cents=total_cents,
-        protocol=protocol, dig_val=dig_val,
-    )
+    return document, key, total_cents
 
 
 def res_nfe(

@@ -24,6 +24,7 @@ from app.sandbox.docgen.common import (
     strip_declaration,
 )
 from app.sandbox.docgen.nfe import NFE_NS, GeneratedNFe
+from app.sandbox.payload import Payload
 
 DESCRIPTIONS: dict[str, str] = {
     "110111": "Cancelamento",
@@ -36,6 +37,7 @@ DESCRIPTIONS: dict[str, str] = {
     "610614": "Registro de Autorização de MDF-e com CT-e",
     "790700": "Averbação para Exportação",
 }
+_N = f"{{{NFE_NS}}}"
 MANIFESTATIONS = frozenset({"210200", "210210", "210220", "210240"})
 CCE_CONDITIONS = (
     "A Carta de Correcao e disciplinada pelo paragrafo 1o-A do art. 7o do Convenio S/N, de 15 de dezembro de "
@@ -53,19 +55,27 @@ _STATUS_TEXT = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class GeneratedEvent:
     """A registered event (NF-e or CT-e) with its distribution forms."""
 
     key: str
     tp_evento: str
     seq: int
-    proc_evento: bytes
-    res_evento: bytes | None
+    proc_payload: Payload
+    res_payload: Payload | None
     author: Party
     at: datetime
     protocol: str
     registered_at: datetime
+
+    @property
+    def proc_evento(self) -> bytes:
+        return self.proc_payload.xml
+
+    @property
+    def res_evento(self) -> bytes | None:
+        return self.res_payload.xml if self.res_payload is not None else None
 
 
 def is_national(tp_evento: str) -> bool:
@@ -117,7 +127,7 @@ def build_nfe_event(
         f"<tpEvento>{tp_evento}</tpEvento><nSeqEvento>{seq}</nSeqEvento><verEvento>1.00</verEvento>"
         f"{_detail(tp_evento, nfe, justification, correction)}</infEvento></evento>"
     )
-    signed = strip_declaration(signers.sign(evento, inf_id, author.doc, author.name))
+    signed = signers.sign_sefaz(evento, inf_id, author.doc, author.name)
     registered_at = at + timedelta(seconds=rng.randrange(1, 30))
     return _wrap(
         nfe.key, signed, author=author, tp_evento=tp_evento, seq=seq, at=at, registered_at=registered_at,
@@ -136,11 +146,12 @@ def nfe_event_from_signed(
     author_name: str = "",
 ) -> GeneratedEvent:
     """Register an evento the APP signed (a manifestation the sandbox received), keeping its bytes."""
-    root = etree.fromstring(signed_evento)
-    ns = {"n": NFE_NS}
+    inf = etree.fromstring(signed_evento).find(_N + "infEvento")
 
     def text(path: str) -> str:
-        return str(root.xpath(f"string(n:infEvento/n:{path})", namespaces=ns))
+        # the string value of the first match, "" when absent (as XPath string() gives it)
+        node = inf.find(_N + path.replace("n:", _N)) if inf is not None else None
+        return "".join(node.itertext()) if node is not None else ""
 
     doc = text("CNPJ") or text("CPF")
     author = Party(doc=doc, name=author_name or doc)
@@ -194,6 +205,6 @@ def _wrap(
         f"<dhRecbto>{dt(registered_at)}</dhRecbto><nProt>{protocol}</nProt></resEvento>"
     ).encode()
     return GeneratedEvent(
-        key=key, tp_evento=tp_evento, seq=seq, proc_evento=proc, res_evento=res, author=author, at=at,
-        protocol=protocol, registered_at=registered_at,
+        key=key, tp_evento=tp_evento, seq=seq, proc_payload=Payload(proc), res_payload=Payload(res), author=author,
+        at=at, protocol=protocol, registered_at=registered_at,
     )
