@@ -17,6 +17,7 @@ engine can quarantine it. Dispatching on the root element is the caller's job.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -153,7 +154,7 @@ def build_request(
         "</distDFeInt>"
     ).encode()
     try:
-        validate(request, layout.schema)
+        validate(_own_tree(request), layout.schema)
     except SchemaInvalid as exc:
         hint = ""
         if isinstance(interested, Cnpj) and interested.is_alphanumeric and not layout.alphanumeric_cnpj:
@@ -166,6 +167,23 @@ def build_request(
             errors=exc.errors,
         ) from exc
     return request
+
+
+_local = threading.local()
+
+
+def _own_tree(request: bytes) -> etree._Element:
+    """Our own request as a tree for the XSD check.
+
+    Built here from validated identifiers and digits, it is not outside XML: a strict plain parser
+    (no DTD, no network, never recovering) is enough, without :func:`app.safexml.parse_xml`'s
+    checks for hostile input. lxml parsers are not shared across threads.
+    """
+    parser: etree.XMLParser | None = getattr(_local, "parser", None)
+    if parser is None:
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, recover=False)
+        _local.parser = parser
+    return etree.fromstring(request, parser)
 
 
 # --- replies -------------------------------------------------------------------------------------
@@ -229,9 +247,8 @@ _DIGITS = re.compile(r"\s*([0-9]{1,15})\s*")
 def _children(element: etree._Element) -> dict[str, etree._Element]:
     """First child per local name (any namespace, any prefix)."""
     out: dict[str, etree._Element] = {}
-    for child in element:
-        if isinstance(child.tag, str):
-            out.setdefault(etree.QName(child).localname, child)
+    for child in element.iterchildren("{*}*"):  # elements only (no comments or PIs)
+        out.setdefault(child.tag.rpartition("}")[2], child)
     return out
 
 
@@ -263,9 +280,7 @@ def parse_datetime(text: str | None) -> datetime | None:
 def decode_documents(ret: etree._Element) -> tuple[DistributedDocument, ...]:
     """Every ``docZip`` of a ``retDistDFeInt``, decoded one by one (errors stay per document)."""
     documents: list[DistributedDocument] = []
-    for node in ret.iter():
-        if not isinstance(node.tag, str) or etree.QName(node).localname != "docZip":
-            continue
+    for node in ret.iter("{*}docZip"):
         nsu = _int(node.get("NSU"))
         if nsu is None:
             # without its NSU a document cannot be placed in the sequence: the reply is unusable

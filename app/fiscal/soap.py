@@ -21,7 +21,7 @@ from lxml import etree
 
 from app.config.endpoints import SoapBinding
 from app.fiscal.errors import HttpStatusError, MalformedResponse, SoapFault
-from app.fiscal.http import translate
+from app.fiscal.http import ServiceClient, translate
 from app.safexml import DEFAULT_MAX, XmlRejected, parse_xml
 
 SOAP12_NS = "http://www.w3.org/2003/05/soap-envelope"
@@ -91,12 +91,20 @@ def post_soap(
     :class:`app.fiscal.errors.CommunicationError` subclasses.
     """
     body = request_bytes(binding, payload)
-    headers = {"Content-Type": content_type(binding)}
+    kind = content_type(binding)
     started = time.perf_counter()
     try:
-        with client.stream("POST", url, content=body, headers=headers) as response:
+        # what client.stream("POST", ...) does, with the request built from the client's cache
+        if isinstance(client, ServiceClient):
+            request = client.build_post(url, body, kind)
+        else:
+            request = client.build_request("POST", url, content=body, headers={"Content-Type": kind})
+        response = client.send(request, stream=True)
+        try:
             status = response.status_code
             content = _read_bounded(response, max_bytes, url)
+        finally:
+            response.close()
     except httpx.HTTPError as exc:
         raise translate(exc, url) from exc
     elapsed_ms = (time.perf_counter() - started) * 1000.0
@@ -137,7 +145,7 @@ def parse_reply(status: int, content: bytes, expect: str, url: str | None = None
 
 def _interpret(status: int, content: bytes, expect: str, url: str | None) -> tuple[str, etree._Element]:
     ok = 200 <= status < 300
-    if not content.strip():
+    if not content or content.isspace():
         if not ok:
             raise HttpStatusError(status, url=url, detail="corpo vazio")
         raise MalformedResponse("O serviço devolveu uma resposta vazia.", url=url)
@@ -149,8 +157,8 @@ def _interpret(status: int, content: bytes, expect: str, url: str | None) -> tup
         raise MalformedResponse(
             f"Resposta do serviço ilegível (XML incompleto ou inválido): {exc.message}", url=url, detail=str(exc)
         ) from exc
-    soap_ns = etree.QName(root).namespace or ""
-    if etree.QName(root).localname != "Envelope" or soap_ns not in _SOAP_NAMESPACES:
+    soap_ns, local = _split_tag(root.tag)
+    if local != "Envelope" or soap_ns not in _SOAP_NAMESPACES:
         if not ok:
             raise HttpStatusError(status, url=url, detail=content[:200].decode("utf-8", "replace"))
         raise MalformedResponse("A resposta do serviço não é um envelope SOAP.", url=url)
@@ -170,11 +178,17 @@ def _interpret(status: int, content: bytes, expect: str, url: str | None) -> tup
     return soap_ns, found
 
 
+def _split_tag(tag: str) -> tuple[str, str]:
+    """(namespace, local name) of a Clark-notation tag, without building a QName."""
+    if tag[:1] == "{":
+        namespace, _, local = tag[1:].partition("}")
+        return namespace, local
+    return "", tag
+
+
 def _find(body: etree._Element, local_name: str) -> etree._Element | None:
-    for element in body.iter():
-        if isinstance(element.tag, str) and etree.QName(element).localname == local_name:
-            return element
-    return None
+    # "{*}name": any namespace or none, elements only (lxml walks the tree in C)
+    return next(body.iter(f"{{*}}{local_name}"), None)
 
 
 def _fault_text(fault: etree._Element, soap_ns: str) -> tuple[str, str]:

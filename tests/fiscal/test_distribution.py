@@ -334,6 +334,22 @@ def test_absent_nsus_and_other_prefixes_are_tolerated() -> None:
     assert not reply.caught_up
 
 
+def test_comments_and_unqualified_elements_in_a_reply_are_read_as_before() -> None:
+    packed = base64.b64encode(gzip.compress(b"<resNFe/>")).decode()
+    content = (
+        b'<?xml version="1.0"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>'
+        b"<!-- gateway --><retDistDFeInt><!-- first --><?pi x?><cStat>138</cStat><ultNSU>7</ultNSU>"
+        b"<maxNSU>9</maxNSU><loteDistDFeInt><!-- c --><docZip NSU='7' schema='resNFe_v1.01.xsd'>"
+        + packed.encode()
+        + b"</docZip></loteDistDFeInt></retDistDFeInt></soap:Body></soap:Envelope>"
+    )
+    soap_ns, ret = parse_reply(200, content, "retDistDFeInt")
+    reply = parse_ret_dist(ret, product=Product.NFE, operation=Operation.DIST_NSU)
+    assert soap_ns == "http://schemas.xmlsoap.org/soap/envelope/"
+    assert (reply.cstat, reply.ult_nsu, reply.max_nsu) == (138, 7, 9)
+    assert [(d.nsu, d.xml) for d in reply.documents] == [(7, b"<resNFe/>")]
+
+
 def test_a_doczip_without_nsu_makes_the_reply_unusable() -> None:
     ret = etree.fromstring(
         f'<retDistDFeInt xmlns="{NFE}" versao="1.01"><cStat>138</cStat><loteDistDFeInt>'

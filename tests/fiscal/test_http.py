@@ -18,7 +18,7 @@ from app.config.settings import CallTimeouts, Settings
 from app.core.clock import FakeClock
 from app.core.products import Environment
 from app.fiscal.errors import ConnectionFailed, HttpStatusError, ServiceTimeout, SoapFault, TlsRefused
-from app.fiscal.http import HttpClientFactory, translate
+from app.fiscal.http import HttpClientFactory, ServiceClient, translate
 from app.sandbox.pki import IssuedCert, TestPki
 from app.sandbox.sandbox import Sandbox
 
@@ -59,6 +59,7 @@ def world(tmp_path: Path) -> Iterator[World]:
 def test_the_client_presents_the_a1_over_mutual_tls_and_is_cached(world: World) -> None:
     with HttpClientFactory(world.settings(ca_file=world.ca_file)) as factory:
         client = factory.client(world.a1, Service.NFE_DISTRIBUICAO, HOMOLOG)
+        assert isinstance(client, ServiceClient)
         response = client.get(factory.url(Service.NFE_DISTRIBUICAO, HOMOLOG))
         assert response.status_code == 200 and b"use POST SOAP" in response.content
         assert response.http_version == "HTTP/1.1"
@@ -119,6 +120,7 @@ def test_the_injected_transport_replaces_the_network(world: World) -> None:
 
     with HttpClientFactory(world.settings(), transport_for=transport_for) as factory:
         client = factory.client(world.a1, Service.NFE_DISTRIBUICAO, HOMOLOG)
+        assert isinstance(client, ServiceClient)
         assert client.get(factory.url(Service.NFE_DISTRIBUICAO, HOMOLOG)).status_code == 200
         factory.client(world.a1, Service.NFE_DISTRIBUICAO, HOMOLOG)
     assert made == [RECIPIENT]
@@ -144,3 +146,61 @@ def test_timeouts_and_statuses_say_whether_to_retry() -> None:
     assert HttpStatusError(502).retryable and HttpStatusError(429).retryable
     assert not HttpStatusError(404).retryable and "configurações" in HttpStatusError(404).message
     assert SoapFault("soap:Receiver", "x").retryable and not SoapFault("soap:Sender", "x").retryable
+
+
+SOAP_TYPE = 'application/soap+xml; charset=utf-8; action="urn:op"'
+
+
+def _same_request(fast: httpx.Request, general: httpx.Request) -> None:
+    assert fast.method == general.method and fast.url == general.url
+    assert fast.headers.raw == general.headers.raw  # same headers, same order, same case
+    assert fast.content == general.content and fast.extensions == general.extensions
+
+
+def test_build_post_is_the_request_build_request_makes() -> None:
+    url = "https://an.example/ws/dist.asmx"
+    with ServiceClient(transport=httpx.MockTransport(lambda r: httpx.Response(200)), headers={"User-Agent": "T"}) as c:
+        for body in (b"<a/>", b"<longer-body/>" * 40, b"<a/>", b""):  # the second call reuses the cached form
+            _same_request(
+                c.build_post(url, body, SOAP_TYPE),
+                c.build_request("POST", url, content=body, headers={"Content-Type": SOAP_TYPE}),
+            )
+        assert c.build_post(url, b"<a/>", SOAP_TYPE).headers["Content-Length"] == "4"
+        # a change to the client's headers or timeout reaches the next request
+        c.headers["X-Trace"] = "1"
+        c.timeout = httpx.Timeout(3.0)
+        fast = c.build_post(url, b"<a/>", SOAP_TYPE)
+        _same_request(fast, c.build_request("POST", url, content=b"<a/>", headers={"Content-Type": SOAP_TYPE}))
+        assert fast.headers["X-Trace"] == "1" and fast.extensions["timeout"]["read"] == 3.0
+        c.base_url = "https://other.example/"
+        relative = c.build_post("ws/dist.asmx", b"<a/>", SOAP_TYPE)
+        _same_request(
+            relative, c.build_request("POST", "ws/dist.asmx", content=b"<a/>", headers={"Content-Type": SOAP_TYPE})
+        )
+        c.base_url = "https://third.example/"
+        assert c.build_post("ws/dist.asmx", b"<a/>", SOAP_TYPE).url.host == "third.example"
+        # another URL or content type is another request
+        other = c.build_post("https://an.example/ws/evento.asmx", b"<a/>", "text/xml")
+        assert other.url.path == "/ws/evento.asmx" and other.headers["Content-Type"] == "text/xml"
+
+
+def test_a_cookie_a_service_sets_is_still_kept_and_sent_back() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if len(seen) == 2:
+            return httpx.Response(200, headers={"Set-Cookie": "lb=node7; Path=/"})
+        return httpx.Response(200)
+
+    url = "https://an.example/ws/dist.asmx"
+    with ServiceClient(transport=httpx.MockTransport(answer)) as client:
+        client.send(client.build_post(url, b"<a/>", SOAP_TYPE)).close()
+        assert not client.cookies  # an answer without Set-Cookie stores nothing
+        client.send(client.build_post(url, b"<a/>", SOAP_TYPE)).close()
+        assert client.cookies.get("lb") == "node7"
+        request = client.build_post(url, b"<a/>", SOAP_TYPE)
+        _same_request(request, client.build_request("POST", url, content=b"<a/>", headers={"Content-Type": SOAP_TYPE}))
+        client.send(request).close()
+    assert "cookie" not in seen[0].headers and "cookie" not in seen[1].headers
+    assert seen[2].headers["Cookie"] == "lb=node7"

@@ -8,6 +8,7 @@ from lxml import etree
 
 from app.config.endpoints import SOAP_BINDINGS, Service
 from app.fiscal.errors import HttpStatusError, MalformedResponse, SoapFault
+from app.fiscal.http import ServiceClient
 from app.fiscal.soap import SOAP11_NS, SOAP12_NS, envelope, parse_reply, post_soap, request_bytes, wrap
 
 NFE = "http://www.portalfiscal.inf.br/nfe"
@@ -56,6 +57,25 @@ def test_post_sends_the_action_in_the_content_type() -> None:
     assert seen[0].content == reply.request
     assert reply.status == 200 and reply.soap_namespace == SOAP12_NS
     assert reply.element.findtext(f"{{{NFE}}}cStat") == "137"
+
+
+def test_a_service_client_posts_the_same_bytes_as_a_plain_client() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=_soap(SOAP12_NS, RET))
+
+    replies = []
+    transport = httpx.MockTransport(answer)
+    for client in (httpx.Client(transport=transport), ServiceClient(transport=transport)):
+        with client:
+            replies.append(post_soap(client, "https://an.example/dist", DIST, PAYLOAD, expect="retDistDFeInt"))
+    plain, service = seen
+    assert service.url == plain.url and service.headers.raw == plain.headers.raw
+    assert service.content == plain.content == replies[1].request
+    assert service.extensions == plain.extensions
+    assert replies[1].element.findtext(f"{{{NFE}}}cStat") == "137"
 
 
 def test_soap11_answers_are_read_too() -> None:
