@@ -59,6 +59,12 @@ class BackgroundJobs:
         self._routine_futures: dict[str, Future[None]] = {}
         self._wakes: dict[Product, tuple[str, datetime]] = {}  # pending extra pass: job id, real time
         self._wake_count = 0
+        # The scheduler's own jobs in flight (they only submit work): ``stop`` waits for them
+        # itself, because APScheduler's shutdown(wait=True) holds its job-store lock while it
+        # waits, and a distribution job setting its wake-up needs that lock (a deadlock).
+        self._closing = threading.Event()
+        self._active_jobs = 0
+        self._jobs_idle = threading.Condition()
         intervals = service.intervals
         self._watch = ClockWatch(
             service.ctx.clock,
@@ -83,13 +89,30 @@ class BackgroundJobs:
         seconds = interval.total_seconds() / (self.service.rate if scaled else 1.0)
         return IntervalTrigger(seconds=max(_FLOOR, seconds), timezone=BRASILIA)
 
+    def _tracked(self, job: Callable[..., None]) -> Callable[..., None]:
+        def run(*args: Any) -> None:
+            with self._jobs_idle:
+                if self._closing.is_set():
+                    return
+                self._active_jobs += 1
+            try:
+                job(*args)
+            finally:
+                with self._jobs_idle:
+                    self._active_jobs -= 1
+                    self._jobs_idle.notify_all()
+
+        return run
+
     def start(self) -> None:
         service, intervals = self.service, self.service.intervals
         real_now = datetime.now(BRASILIA)
         add = self._scheduler.add_job
+        distribution, routine = self._tracked(self._distribution), self._tracked(self._routine)
+        watchdog = self._tracked(self._watchdog)
         for product in service.captures:
             add(
-                self._distribution,
+                distribution,
                 self._every(service.cycle(product)),
                 args=[product],
                 id=job_id(product),
@@ -101,9 +124,9 @@ class BackgroundJobs:
             ("recuperacoes", "Recuperação de NSUs", service.dispatch_recoveries, intervals.recovery),
         ]
         for name, label, work, interval in routines:
-            add(self._routine, self._every(interval), args=[name, work], id=name, name=label, next_run_time=real_now)
+            add(routine, self._every(interval), args=[name, work], id=name, name=label, next_run_time=real_now)
         add(
-            self._routine,
+            routine,
             self._daily_trigger(real_now),
             args=["verificacao-diaria", service.daily_gap_check],
             id="verificacao-diaria",
@@ -111,14 +134,14 @@ class BackgroundJobs:
             misfire_grace_time=GAP_CHECK_GRACE_SECONDS,
         )
         add(
-            self._routine,
+            routine,
             self._every(intervals.prune),
             args=["retencao", service.prune],
             id="retencao",
             name="Limpeza do arquivo de requisições",
             next_run_time=real_now + intervals.prune_delay / service.rate,
         )
-        add(self._watchdog, self._every(intervals.watchdog, scaled=False), id="vigia", name="Vigia")
+        add(watchdog, self._every(intervals.watchdog, scaled=False), id="vigia", name="Vigia")
         self._scheduler.start()
 
     def _daily_trigger(self, real_now: datetime) -> BaseTrigger:
@@ -147,6 +170,8 @@ class BackgroundJobs:
     def _wake(self, product: Product, planned: datetime, now: datetime) -> None:
         """An extra pass when the next company is due, if that comes before the next cycle: a
         wait ends on time (the 61-minute latency) instead of up to a cycle late."""
+        if self._closing.is_set():
+            return
         real_now = datetime.now(BRASILIA)
         at = real_now + (planned - now) / self.service.rate
         job = self._scheduler.get_job(job_id(product))
@@ -161,7 +186,9 @@ class BackgroundJobs:
             self._wakes[product] = (wake_id, at)
         try:
             # Unique ids: the scheduler removes a fired date job itself, never a newer one.
-            self._scheduler.add_job(self._distribution, DateTrigger(at, timezone=BRASILIA), args=[product], id=wake_id)
+            self._scheduler.add_job(
+                self._tracked(self._distribution), DateTrigger(at, timezone=BRASILIA), args=[product], id=wake_id
+            )
             if pending is not None:
                 self._scheduler.remove_job(pending[0])
         except (JobLookupError, SchedulerNotRunningError):
@@ -224,7 +251,11 @@ class BackgroundJobs:
 
     def stop(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        self._scheduler.shutdown(wait=True)  # its jobs only submit work: this is quick
+        with self._jobs_idle:
+            self._closing.set()
+        self._scheduler.shutdown(wait=False)
+        with self._jobs_idle:  # its jobs only submit work: this is quick
+            self._jobs_idle.wait_for(lambda: self._active_jobs == 0, timeout=max(0.0, deadline - time.monotonic()))
         with self._lock:
             pools = [self._pool, self._routines, *self._abandoned]
             pending: list[Future[None]] = [f for f in self._routine_futures.values() if not f.done()]
