@@ -34,6 +34,18 @@ from app.safexml import parse_xml
 _NS = {"n": NFE_NS}
 _PREFIX = f"{{{NFE_NS}}}"
 
+
+class _Tags(dict[str, str]):
+    """Local name -> namespace-qualified tag, built once per name: a look-up by a literal (whose
+    hash Python keeps) instead of a new string to build and hash on every field read."""
+
+    def __missing__(self, local: str) -> str:
+        tag = self[local] = _PREFIX + local
+        return tag
+
+
+_TAG = _Tags()
+
 # XPath ``string()`` of one element: the concatenated text of its descendants. Only needed for
 # an element with children (a comment or a stray element inside a field); a leaf's ``.text`` is it.
 _STRING = etree.XPath("string()", smart_strings=False)
@@ -53,7 +65,7 @@ def _first_path(element: etree._Element, path: tuple[str, ...]) -> etree._Elemen
     first node of that node-set is), searching every ``a`` when there are several."""
     if not path:
         return element
-    for child in element.iterchildren(_PREFIX + path[0]):
+    for child in element.iterchildren(_TAG[path[0]]):
         found = _first_path(child, path[1:])
         if found is not None:
             return found
@@ -82,7 +94,7 @@ class _Kids:
         self._repeated = repeated
 
     def first(self, *path: str) -> etree._Element | None:
-        tag = _PREFIX + path[0]
+        tag = _TAG[path[0]]
         if len(path) == 1:
             return self._first.get(tag)
         if tag in self._repeated:  # several containers: the first one may lack the field
@@ -92,7 +104,7 @@ class _Kids:
 
     def text(self, *path: str) -> str:
         # The hot call (a few dozen per document): the one-step case and _string inlined.
-        node = self._first.get(_PREFIX + path[0]) if len(path) == 1 else self.first(*path)
+        node = self._first.get(_TAG[path[0]]) if len(path) == 1 else self.first(*path)
         if node is None:
             return ""
         if len(node) == 0:
@@ -101,7 +113,7 @@ class _Kids:
 
     def sub(self, local: str) -> _Kids | _Below:
         """Look-ups relative to the child ``local`` (as XPath ``n:local/...`` paths)."""
-        tag = _PREFIX + local
+        tag = _TAG[local]
         if tag in self._repeated:
             return _Below(cast(etree._Element, self.element), (local,))
         return _Kids(self._first.get(tag))

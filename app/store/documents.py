@@ -5,49 +5,33 @@ A fuller version (nfeProc) becomes current over a summary (resNFe); a poorer one
 only joins the history. ``store_batch`` writes a lot and the cursor in one transaction, so a
 crash never leaves the cursor ahead of the documents.
 
-Lots are written by ``store_lot_in``: one look-up per table for the keys and NSUs of the lot, then
-bulk inserts (executemany) for everything new, which is nearly every item of a capture stream.
-Only an item whose key, event or NSU is already known (in the database or earlier in the same
-lot) takes the per-row ORM path, in its place in the lot's order, so the outcome is the same as
-storing the items one by one.
+Lots are written by ``store_lot_in`` (app.store.lots: the driver, statements written once).
+``store_document_in`` is the same upsert for one document through the ORM: the reference the
+lot writer's outcome is tested against, row for row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, bindparam, delete, func, select
+from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.orm import Session
 
 from app.store.cursors import save_state_in
 from app.store.db import Database
 from app.store.errors import InvalidRecord
-from app.store.events import (
-    INSERT_EVENTS,
-    EventIdentity,
-    existing_events,
-    identity,
-    new_event_values,
-    store_event_in,
-    validate_event,
-)
-from app.store.items import (
-    IN_CHUNK,
-    INSERT_ITEMS,
-    check_nsu,
-    new_item_values,
-    record_item_in,
-    recorded_nsus,
-)
+from app.store.items import IN_CHUNK, record_item_in
+from app.store.lots import mark_cancelled_in as mark_cancelled_in
+from app.store.lots import offset_minutes, parties_of, validate_fields
+from app.store.lots import store_lot_in as store_lot_in
+from app.store.lots import store_lot_on as store_lot_on
+from app.store.lots import validate_document as validate_document
 from app.store.models import (
-    KEY_LEN,
     DistributionItemRow,
     DocumentPartyRow,
     DocumentRow,
     DocumentVersionRow,
-    EventRow,
 )
 from app.store.records import (
     KIND_RANK,
@@ -66,59 +50,11 @@ from app.store.records import (
     StoredDocument,
     StoredEvent,
 )
-from app.store.types import BulkInsert, PackedXml, pack_xml, unpack_xml, utc_text
-
-_DOCUMENTS = DocumentRow.__table__
-# Prepared once: the lot writer's statements.
-_INSERT_DOCUMENTS = BulkInsert(DocumentRow)
-_INSERT_VERSIONS = BulkInsert(DocumentVersionRow)
-_INSERT_PARTIES = BulkInsert(DocumentPartyRow, omit=("id",))
-_EXISTING_KEYS = select(_DOCUMENTS.c.access_key).where(
-    _DOCUMENTS.c.company_id == bindparam("company_id"),
-    _DOCUMENTS.c.product == bindparam("product"),
-    _DOCUMENTS.c.access_key.in_(bindparam("keys", expanding=True)),
-)
-# The tables whose new rows get their ids from the lot writer, and their highest ids in one query.
-_DOCUMENT, _VERSION, _EVENT = 0, 1, 2
-_MAX_IDS = select(
-    *(select(func.max(model.id)).scalar_subquery() for model in (DocumentRow, DocumentVersionRow, EventRow))
-)
+from app.store.types import pack_xml, unpack_xml
 
 
 class UnknownDocument(InvalidRecord, LookupError):
     """No document (or version) with that id."""
-
-
-def _validate(doc: DocumentInput) -> None:
-    if doc.access_key is not None and not (0 < len(doc.access_key) <= KEY_LEN):
-        raise InvalidRecord(f"Chave de acesso inválida: {doc.access_key!r}.")
-    if doc.issued_at is not None and doc.issued_at.utcoffset() is None:
-        raise InvalidRecord("Data de emissão sem fuso horário; o documento deve informar o fuso.")
-    if not doc.xml:
-        raise InvalidRecord("Documento sem conteúdo XML.")
-
-
-def validate_document(doc: DocumentInput) -> None:
-    """Every refusal ``store_document_in`` can raise, before anything is written."""
-    _validate(doc)
-    if doc.nsu is not None:
-        check_nsu(doc.nsu)
-
-
-def _offset_minutes(instant: datetime | None) -> int | None:
-    offset = instant.utcoffset() if instant is not None else None
-    return None if offset is None else int(offset.total_seconds() // 60)
-
-
-def _parties_of(doc: DocumentInput) -> tuple[Party, ...]:
-    if doc.parties:
-        return doc.parties
-    derived = []
-    if doc.emitter_id or doc.emitter_name:
-        derived.append(Party(PartyRole.EMITTER, doc.emitter_id, doc.emitter_name))
-    if doc.recipient_id or doc.recipient_name:
-        derived.append(Party(PartyRole.RECIPIENT, doc.recipient_id, doc.recipient_name))
-    return tuple(derived)
 
 
 def _apply_metadata(row: DocumentRow, doc: DocumentInput, now: datetime) -> None:
@@ -134,7 +70,7 @@ def _apply_metadata(row: DocumentRow, doc: DocumentInput, now: datetime) -> None
     row.recipient_name = doc.recipient_name
     row.total_cents = doc.total_cents
     row.issued_at = doc.issued_at
-    row.issued_offset_minutes = _offset_minutes(doc.issued_at)
+    row.issued_offset_minutes = offset_minutes(doc.issued_at)
     row.direction = doc.direction.value
     row.status = doc.status.value
     row.situation = doc.situation
@@ -145,7 +81,7 @@ def _apply_metadata(row: DocumentRow, doc: DocumentInput, now: datetime) -> None
 
 def store_document_in(session: Session, company_id: int, doc: DocumentInput, now: datetime) -> StoredDocument:
     """Upsert one document inside an open write session."""
-    _validate(doc)
+    validate_fields(doc)
     packed = pack_xml(doc.xml, doc.xml_gzip)
     row: DocumentRow | None = None
     if doc.access_key is not None:
@@ -216,7 +152,7 @@ def store_document_in(session: Session, company_id: int, doc: DocumentInput, now
             session.execute(delete(DocumentPartyRow).where(DocumentPartyRow.document_id == row.id))
             session.add_all(
                 DocumentPartyRow(document_id=row.id, role=p.role.value, tax_id=p.tax_id, name=p.name)
-                for p in _parties_of(doc)
+                for p in parties_of(doc)
             )
         session.flush()
     nsu_new = False
@@ -232,209 +168,6 @@ def store_document_in(session: Session, company_id: int, doc: DocumentInput, now
         became_current=promote,
         nsu_was_new=nsu_new,
     )
-
-
-def _new_document_values(
-    document_id: int, company_id: int, doc: DocumentInput, stamp: str
-) -> dict[str, Any]:
-    """The row ``store_document_in`` creates for a key never seen (``_apply_metadata``'s fields)."""
-    return {
-        "id": document_id,
-        "company_id": company_id,
-        "product": doc.product.value,
-        "kind": doc.kind.value,
-        "access_key": doc.access_key,
-        "nsu": doc.nsu,
-        "model": doc.model,
-        "serie": doc.serie,
-        "number": doc.number,
-        "emitter_id": doc.emitter_id,
-        "emitter_name": doc.emitter_name,
-        "recipient_id": doc.recipient_id,
-        "recipient_name": doc.recipient_name,
-        "total_cents": doc.total_cents,
-        "issued_at": utc_text(doc.issued_at),
-        "issued_offset_minutes": _offset_minutes(doc.issued_at),
-        "direction": doc.direction.value,
-        "status": doc.status.value,
-        "situation": doc.situation,
-        "quarantined": doc.parse_error is not None,
-        "parse_error": doc.parse_error,
-        "version_count": 1,
-        "created_at": stamp,
-        "updated_at": stamp,
-    }
-
-
-def _first_version_values(
-    version_id: int, document_id: int, doc: DocumentInput, packed: PackedXml, stamp: str
-) -> dict[str, Any]:
-    return {
-        "id": version_id,
-        "document_id": document_id,
-        "kind": doc.kind.value,
-        "nsu": doc.nsu,
-        "schema": doc.schema,
-        "xml_zlib": packed.blob,
-        "xml_sha256": packed.sha256,
-        "xml_size": packed.size,
-        "is_current": True,
-        "parse_error": doc.parse_error,
-        "received_at": stamp,
-    }
-
-
-def _existing_keys(connection: Connection, company_id: int, product: Product, keys: Iterable[str]) -> set[str]:
-    wanted = sorted(set(keys))
-    found: set[str] = set()
-    for start in range(0, len(wanted), IN_CHUNK):
-        params = {"company_id": company_id, "product": product.value, "keys": wanted[start : start + IN_CHUNK]}
-        found.update(connection.execute(_EXISTING_KEYS, params).scalars())
-    return found
-
-
-class _LotWriter:
-    """One lot inside an open write session: new rows queued for executemany, the rest per row.
-
-    ``_known_*`` hold what exists in the database or was met earlier in the lot; an item touching
-    any of it goes through ``store_document_in``/``store_event_in`` after the queue is flushed, so
-    it sees every earlier row. Ids of queued rows are taken from ``max(id) + 1`` (what SQLite
-    itself would choose): the write lock (``BEGIN IMMEDIATE``) keeps other writers out, and the
-    counters are re-read after any row the ORM inserted.
-    """
-
-    def __init__(self, session: Session, company_id: int, now: datetime) -> None:
-        self._session = session
-        self._connection = session.connection()
-        self._company_id = company_id
-        self._now = now
-        stamp = utc_text(now)
-        assert stamp is not None
-        self._stamp = stamp  # ``now`` as the bulk rows store it
-        self._known_keys: dict[Product, set[str]] = {}
-        self._known_events: dict[Product, set[EventIdentity]] = {}
-        self._known_nsus: dict[Product, set[int]] = {}
-        self._next_ids: list[int] = []  # per _DOCUMENT, _VERSION, _EVENT; empty: read them again
-        self._documents: list[dict[str, Any]] = []
-        self._versions: list[dict[str, Any]] = []
-        self._parties: list[dict[str, Any]] = []
-        self._events: list[dict[str, Any]] = []
-        self._items: list[dict[str, Any]] = []
-
-    def look_up(self, items: Sequence[DocumentInput | EventInput]) -> None:
-        """One query per table and product for the lot's keys, event keys and NSUs."""
-        products = {item.product for item in items}
-        for product in products:
-            doc_keys = [
-                i.access_key
-                for i in items
-                if i.product is product and isinstance(i, DocumentInput) and i.access_key is not None
-            ]
-            event_keys = [i.access_key for i in items if i.product is product and isinstance(i, EventInput)]
-            nsus = [i.nsu for i in items if i.product is product and i.nsu is not None]
-            connection, company = self._connection, self._company_id
-            self._known_keys[product] = _existing_keys(connection, company, product, doc_keys) if doc_keys else set()
-            self._known_events[product] = (
-                existing_events(connection, company, product, event_keys) if event_keys else set()
-            )
-            self._known_nsus[product] = recorded_nsus(connection, company, product, nsus) if nsus else set()
-
-    def document(self, doc: DocumentInput) -> StoredDocument:
-        keys, nsus = self._known_keys[doc.product], self._known_nsus[doc.product]
-        known = (doc.access_key is not None and doc.access_key in keys) or (doc.nsu is not None and doc.nsu in nsus)
-        if doc.access_key is not None:
-            keys.add(doc.access_key)
-        if doc.nsu is not None:
-            nsus.add(doc.nsu)
-        if known:
-            self.flush()
-            stored = store_document_in(self._session, self._company_id, doc, self._now)
-            self._next_ids.clear()
-            return stored
-        packed = pack_xml(doc.xml, doc.xml_gzip)
-        document_id, version_id = self._take_id(_DOCUMENT), self._take_id(_VERSION)
-        self._documents.append(_new_document_values(document_id, self._company_id, doc, self._stamp))
-        self._versions.append(_first_version_values(version_id, document_id, doc, packed, self._stamp))
-        self._parties.extend(
-            {"document_id": document_id, "role": p.role.value, "tax_id": p.tax_id, "name": p.name}
-            for p in _parties_of(doc)
-        )
-        if doc.nsu is not None:
-            self._items.append(
-                new_item_values(
-                    self._company_id, doc.product, doc.nsu, doc.schema, document_id=document_id, stamp=self._stamp
-                )
-            )
-        return StoredDocument(
-            document_id=document_id,
-            version_id=version_id,
-            created=True,
-            new_version=True,
-            became_current=True,
-            nsu_was_new=doc.nsu is not None,
-        )
-
-    def event(self, event: EventInput) -> StoredEvent:
-        events, nsus = self._known_events[event.product], self._known_nsus[event.product]
-        key = identity(event)
-        known = key in events or (event.nsu is not None and event.nsu in nsus)
-        events.add(key)
-        if event.nsu is not None:
-            nsus.add(event.nsu)
-        if known:
-            self.flush()
-            stored = store_event_in(self._session, self._company_id, event, self._now)
-            self._next_ids.clear()
-            return stored
-        event_id = self._take_id(_EVENT)
-        self._events.append(new_event_values(
-                event_id, self._company_id, event, pack_xml(event.xml, event.xml_gzip), self._stamp
-            ))
-        if event.nsu is not None:
-            self._items.append(
-                new_item_values(
-                    self._company_id, event.product, event.nsu, event.schema, event_id=event_id, stamp=self._stamp
-                )
-            )
-        return StoredEvent(event_id=event_id, created=True, replaced=False, nsu_was_new=event.nsu is not None)
-
-    def flush(self) -> None:
-        """Insert the queued rows, parents before children (foreign keys are checked per row)."""
-        for statement, rows in (
-            (_INSERT_DOCUMENTS, self._documents),
-            (INSERT_EVENTS, self._events),
-            (_INSERT_VERSIONS, self._versions),
-            (_INSERT_PARTIES, self._parties),
-            (INSERT_ITEMS, self._items),
-        ):
-            statement.run(self._connection, rows)
-            rows.clear()
-
-    def _take_id(self, table: int) -> int:
-        if not self._next_ids:
-            highest = self._connection.execute(_MAX_IDS).one()
-            self._next_ids.extend((value or 0) + 1 for value in highest)
-        next_id = self._next_ids[table]
-        self._next_ids[table] = next_id + 1
-        return next_id
-
-
-def store_lot_in(
-    session: Session, company_id: int, items: Sequence[DocumentInput | EventInput], now: datetime
-) -> list[StoredDocument | StoredEvent]:
-    """Store documents and events inside an open write session; results in the items' order."""
-    for item in items:  # every refusal before the first write, in the order one-by-one would raise
-        if isinstance(item, EventInput):
-            validate_event(item)
-        else:
-            validate_document(item)
-    writer = _LotWriter(session, company_id, now)
-    writer.look_up(items)
-    results: list[StoredDocument | StoredEvent] = [
-        writer.event(item) if isinstance(item, EventInput) else writer.document(item) for item in items
-    ]
-    writer.flush()
-    return results
 
 
 def _summary(row: DocumentRow) -> DocumentSummary:

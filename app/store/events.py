@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.items import IN_CHUNK, check_nsu, record_item_in
 from app.store.models import KEY_LEN, EventRow
+from app.store.prepared import as_driver, placeholders
 from app.store.records import KIND_RANK, DocumentKind, EventInput, EventRecord, Product, StoredEvent
-from app.store.types import BulkInsert, PackedXml, pack_xml, unpack_xml, utc_text
+from app.store.types import pack_xml, unpack_xml
 
 EventIdentity = tuple[str, str, int]  # (access_key, tp_evento, n_seq_evento) within company and product
 
-_EVENTS = EventRow.__table__
-# Prepared once: the lot writer's executemany of new events (ids chosen by the caller).
-INSERT_EVENTS = BulkInsert(EventRow)
-_EXISTING = select(_EVENTS.c.access_key, _EVENTS.c.tp_evento, _EVENTS.c.n_seq_evento).where(
-    _EVENTS.c.company_id == bindparam("company_id"),
-    _EVENTS.c.product == bindparam("product"),
-    _EVENTS.c.access_key.in_(bindparam("keys", expanding=True)),
+
+_KEYS_WITH_EVENT = (
+    "SELECT DISTINCT access_key FROM events WHERE company_id = ? AND product = ? "
+    "AND tp_evento IN ({types}) AND access_key IN ({keys})"
 )
 
 
@@ -72,50 +70,10 @@ def identity(event: EventInput) -> EventIdentity:
     return (event.access_key, event.tp_evento, event.n_seq_evento)
 
 
-def existing_events(
-    connection: Connection, company_id: int, product: Product, keys: Iterable[str]
-) -> set[EventIdentity]:
-    """Identities of the events already stored for ``keys``, in one query per 500 keys."""
-    wanted = sorted(set(keys))
-    found: set[EventIdentity] = set()
-    for start in range(0, len(wanted), IN_CHUNK):
-        params = {"company_id": company_id, "product": product.value, "keys": wanted[start : start + IN_CHUNK]}
-        found.update((key, tp, seq) for key, tp, seq in connection.execute(_EXISTING, params))
-    return found
-
-
-def new_event_values(
-    event_id: int, company_id: int, event: EventInput, packed: PackedXml, stamp: str
-) -> dict[str, Any]:
-    """The row ``store_event_in`` would add for an event never seen, for ``INSERT_EVENTS``
-    (``stamp``: the time of the lot as ``utc_text`` gives it)."""
-    return {
-        "id": event_id,
-        "company_id": company_id,
-        "product": event.product.value,
-        "kind": event.kind.value,
-        "access_key": event.access_key,
-        "tp_evento": event.tp_evento,
-        "n_seq_evento": event.n_seq_evento,
-        "nsu": event.nsu,
-        "schema": event.schema,
-        "description": event.description,
-        "protocol": event.protocol,
-        "event_at": utc_text(event.event_at),
-        "cstat": event.cstat,
-        "author_id": event.author_id,
-        "xml_zlib": packed.blob,
-        "xml_sha256": packed.sha256,
-        "xml_size": packed.size,
-        "created_at": stamp,
-        "updated_at": stamp,
-    }
-
-
 def store_event_in(session: Session, company_id: int, event: EventInput, now: datetime) -> StoredEvent:
     """Upsert one event inside an open write session; a procEvento replaces its resEvento."""
     _validate(event)
-    packed = pack_xml(event.xml)
+    packed = pack_xml(event.xml, event.xml_gzip)
     row = session.scalar(
         select(EventRow).where(
             EventRow.company_id == company_id,
@@ -160,6 +118,28 @@ def store_event_in(session: Session, company_id: int, event: EventInput, now: da
     return StoredEvent(event_id=row.id, created=created, replaced=replaced, nsu_was_new=nsu_new)
 
 
+def _keys_with_event(
+    driver: Any, company_id: int, product: Product, keys: Sequence[str], types: Sequence[str]
+) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(keys), IN_CHUNK):
+        chunk = keys[start : start + IN_CHUNK]
+        sql = _KEYS_WITH_EVENT.format(types=placeholders(len(types)), keys=placeholders(len(chunk)))
+        found.update(key for (key,) in driver.execute(sql, (company_id, product.value, *types, *chunk)))
+    return found
+
+
+def keys_with_event_in(
+    session: Session | Any, company_id: int, product: Product, access_keys: Iterable[str], tp_eventos: Iterable[str]
+) -> set[str]:
+    """``EventRepository.keys_with_event`` inside an open session (its snapshot, its writes)."""
+    keys, types = sorted(set(access_keys)), sorted(set(tp_eventos))
+    if not keys or not types:
+        return set()
+    connection = session.connection() if isinstance(session, Session) else session
+    return _keys_with_event(as_driver(connection), company_id, product, keys, types)
+
+
 class EventRepository:
     """Store events and read them back by document key."""
 
@@ -174,27 +154,19 @@ class EventRepository:
         self, company_id: int, product: Product, access_keys: Iterable[str], tp_eventos: Iterable[str]
     ) -> set[str]:
         """Which of ``access_keys`` have an event of one of ``tp_eventos`` (a lot's cancellations
-        in one read rather than one per document)."""
-        keys = sorted(set(access_keys))
-        types = sorted(set(tp_eventos))
-        found: set[str] = set()
+        in one read rather than one per document). No keys or no types: no read at all; else one
+        statement on a pooled driver connection (read after every lot with notes)."""
+        keys, types = sorted(set(access_keys)), sorted(set(tp_eventos))
         if not keys or not types:
-            return found
-        with self._db.reader() as s:
-            for start in range(0, len(keys), 500):
-                found.update(
-                    s.scalars(
-                        select(EventRow.access_key)
-                        .where(
-                            EventRow.company_id == company_id,
-                            EventRow.product == product.value,
-                            EventRow.access_key.in_(keys[start : start + 500]),
-                            EventRow.tp_evento.in_(types),
-                        )
-                        .distinct()
-                    )
-                )
-        return found
+            return set()
+        with self._db.driver_connection() as driver:
+            if len(keys) <= IN_CHUNK:  # one statement is its own snapshot
+                return _keys_with_event(driver, company_id, product, keys, types)
+            driver.execute("BEGIN")  # several statements: one snapshot for all of them
+            try:
+                return _keys_with_event(driver, company_id, product, keys, types)
+            finally:
+                driver.execute("ROLLBACK")
 
     def for_key(self, company_id: int, product: Product, access_key: str) -> list[EventRecord]:
         """The events of one document, oldest first."""

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.core.nsu import NSU_MAX, missing_nsus
@@ -15,57 +14,13 @@ from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.models import DistributionItemRow, DocumentRow
 from app.store.records import Product
-from app.store.types import BulkInsert
 
 IN_CHUNK = 500  # values per IN (...) list: far below SQLite's variable limit
-
-_ITEMS = DistributionItemRow.__table__
-# Prepared once: the lot writer's executemany of new NSUs.
-INSERT_ITEMS = BulkInsert(DistributionItemRow, omit=("id",))
-_RECORDED = select(_ITEMS.c.nsu).where(
-    _ITEMS.c.company_id == bindparam("company_id"),
-    _ITEMS.c.product == bindparam("product"),
-    _ITEMS.c.nsu.in_(bindparam("nsus", expanding=True)),
-)
 
 
 def check_nsu(nsu: int) -> None:
     if not 0 <= nsu <= NSU_MAX:
         raise InvalidRecord(f"NSU fora do intervalo de 15 dígitos: {nsu}.")
-
-
-def recorded_nsus(connection: Connection, company_id: int, product: Product, nsus: Iterable[int]) -> set[int]:
-    """Which of ``nsus`` are already recorded, in one query per 500 (the lot writer's look-up)."""
-    wanted = sorted(set(nsus))
-    found: set[int] = set()
-    for start in range(0, len(wanted), IN_CHUNK):
-        chunk = wanted[start : start + IN_CHUNK]
-        params = {"company_id": company_id, "product": product.value, "nsus": chunk}
-        found.update(connection.execute(_RECORDED, params).scalars())
-    return found
-
-
-def new_item_values(
-    company_id: int,
-    product: Product,
-    nsu: int,
-    schema: str | None,
-    *,
-    document_id: int | None = None,
-    event_id: int | None = None,
-    stamp: str,
-) -> dict[str, Any]:
-    """The row ``record_item_in`` would add for an NSU known to be new, for ``INSERT_ITEMS``
-    (``stamp``: the time of the lot as ``utc_text`` gives it)."""
-    return {
-        "company_id": company_id,
-        "product": product.value,
-        "nsu": nsu,
-        "schema": schema,
-        "document_id": document_id,
-        "event_id": event_id,
-        "received_at": stamp,
-    }
 
 
 def record_item_in(

@@ -51,11 +51,77 @@ class Prepared:
             return None
         return tuple(v if p is None or v is None else p(v) for p, v in zip(self._processors, raw, strict=True))
 
+    def rows_on_driver(
+        self, connection: Any, params: Mapping[str, Any], limit: int | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Rows of a select on a DBAPI (sqlite3) connection; ``limit`` stops reading early (the
+        ORDER BY follows an index, so SQLite produces rows one by one)."""
+        cursor = connection.execute(self.sql, self._params(params))
+        try:
+            raw = cursor.fetchall() if limit is None else cursor.fetchmany(limit)
+        finally:
+            cursor.close()  # a statement left mid-scan would keep its read snapshot open
+        processors = self._processors
+        return [tuple(v if p is None or v is None else p(v) for p, v in zip(processors, r, strict=True)) for r in raw]
+
     def first(self, connection: Connection, params: Mapping[str, Any] | None = None) -> tuple[Any, ...] | None:
         found = self.rows(connection, params)
         return found[0] if found else None
 
-    def run(self, connection: Connection, params: Mapping[str, Any] | None = None) -> int:
-        """Execute a write; returns the cursor's lastrowid (the new row's id after an INSERT)."""
-        result = connection.exec_driver_sql(self.sql, self._params(params or {}))
-        return int(result.lastrowid or 0)
+    def run(self, connection: Connection | Any, params: Mapping[str, Any] | None = None) -> int:
+        """Execute a write inside an open write transaction (a SQLAlchemy connection or the
+        sqlite3 connection of a ``Database.write_driver`` unit); returns the cursor's lastrowid
+        (the new row's id after an INSERT)."""
+        return int(as_driver(connection).execute(self.sql, self._params(params or {})).lastrowid or 0)
+
+    def changed(self, connection: Connection | Any, params: Mapping[str, Any] | None = None) -> int:
+        """Execute a write like ``run``; returns how many rows it changed."""
+        return int(as_driver(connection).execute(self.sql, self._params(params or {})).rowcount)
+
+
+# ---------------------------------------------------------------- the driver, inside a transaction
+
+
+def driver_of(connection: Connection) -> Any:
+    """The sqlite3 connection under ``connection``, inside its open transaction: statements run
+    on it belong to that transaction (the engine hands transaction control to SQLAlchemy)."""
+    return connection.connection.driver_connection
+
+
+def as_driver(connection: Connection | Any) -> Any:
+    """The sqlite3 connection to run a statement on: under a SQLAlchemy ``Connection`` (inside its
+    open transaction), or the one a ``Database.write_driver`` unit holds."""
+    return driver_of(connection) if isinstance(connection, Connection) else connection
+
+
+def placeholders(count: int) -> str:
+    """``?, ?, ...`` for an ``IN (...)`` list of ``count`` values."""
+    return ", ".join("?" * count)
+
+
+class RowInsert:
+    """An INSERT of the named columns for the driver's ``executemany``, rows as plain tuples in
+    the order of ``columns`` (values already in the driver's form: ``utc_text`` for instants).
+
+    ``columns`` must be every column of the table but ``omit`` (what SQLite fills), so a column
+    added to the model cannot be skipped silently: the import fails instead.
+    """
+
+    def __init__(self, table: Any, columns: Sequence[str], *, omit: tuple[str, ...] = ()) -> None:
+        expected = {c.key for c in table.columns if c.key not in omit}
+        if set(columns) != expected or len(columns) != len(expected):
+            raise AssertionError(f"{table.name}: columns {sorted(columns)} != {sorted(expected)}")
+        quote = _SQLITE.identifier_preparer.quote
+        self.columns = tuple(columns)
+        self.sql = (
+            # Names from the model, values bound: nothing from input reaches the text.
+            f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "  # noqa: S608
+            f"VALUES ({placeholders(len(columns))})"
+        )
+
+    def run(self, driver: Any, row: Sequence[Any]) -> None:
+        driver.execute(self.sql, row)
+
+    def run_many(self, driver: Any, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            driver.executemany(self.sql, rows)

@@ -9,7 +9,11 @@ procEventoNFe, half as resEvento). Generation is not measured. Then, single-thre
 - ours, parse only: decode (base64 → gunzip, bounded) + safe parse + classify + extract;
 - ours, full pipeline: the engine's own path, ``decode_document`` (base64 → gzip bytes kept →
   bounded gunzip) + ``process_document`` (safe parse + classify + extract + the store's inputs) +
-  ``DocumentRepository.store_batch`` in lots of 50 with the cursor state, into a real SQLite file;
+  ``DocumentRepository.store_batch`` in lots of 50 with the cursor state (one transaction per lot,
+  WAL checkpoints included), into a real SQLite file. Creating that file (Alembic migrations) and
+  its company happen once per run before the clock starts: a capture process opens its database
+  once, and those 35-100 ms are not per-document work. The rate with the set-up counted is
+  printed beside it (``ours_pipeline_with_setup_per_s``);
 - nfelib: decode + ``XmlParser.from_bytes(data, Class)`` with one reused parser, dispatching on the
   docZip schema to NfeProc / ResNfe / ResEvento / ProcEventoNfe.
 
@@ -146,8 +150,10 @@ def ours_parse(docs: Sequence[Doc]) -> int:
     return count
 
 
-def ours_pipeline(docs: Sequence[Doc], db_path: Path) -> tuple[int, int]:
-    """Returns (stored, quarantined)."""
+def ours_pipeline(docs: Sequence[Doc], db_path: Path) -> tuple[int, int, float, float]:
+    """Returns (stored, quarantined, set-up seconds, pipeline seconds): the database is created and
+    migrated, and the company added, before the pipeline's clock starts."""
+    started = time.perf_counter()
     db = open_database(db_path)
     try:
         company_cnpj = Cnpj(COMPANY.doc)
@@ -156,6 +162,8 @@ def ours_pipeline(docs: Sequence[Doc], db_path: Path) -> tuple[int, int]:
         quarantined = 0
         stored = 0
         max_nsu = docs[-1][0]
+        setup = time.perf_counter() - started
+        started = time.perf_counter()
         for start in range(0, len(docs), LOT):
             lot = docs[start : start + LOT]
             items: list[DocumentInput | EventInput] = []
@@ -166,7 +174,7 @@ def ours_pipeline(docs: Sequence[Doc], db_path: Path) -> tuple[int, int]:
                 items.append(item)
             state = CaptureState(company.id, Product.NFE, ult_nsu=lot[-1][0], max_nsu=max_nsu)
             stored += len(repo.store_batch(company.id, items, state))
-        return stored, quarantined
+        return stored, quarantined, setup, time.perf_counter() - started
     finally:
         db.close()
 
@@ -258,12 +266,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"ours   decode+parse+classify+extract : {ours_parse_rate:9.0f} docs/s (best of {opts.repeat})")
 
     pipeline_times = []
+    setup_times = []
     quarantined = 0
     with tempfile.TemporaryDirectory(prefix="bench-nfe-") as folder:
         for run in range(opts.repeat):
-            t = time.perf_counter()
-            stored, quarantined = ours_pipeline(docs, Path(folder) / f"run{run}" / "captura.db")
-            pipeline_times.append(time.perf_counter() - t)
+            stored, quarantined, setup, seconds = ours_pipeline(docs, Path(folder) / f"run{run}" / "captura.db")
+            pipeline_times.append(seconds)
+            setup_times.append(setup)
             assert stored == len(docs), (stored, len(docs))
         db_size = (Path(folder) / "run0" / "captura.db").stat().st_size
         profile_text = None
@@ -276,9 +285,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(35)
             profile_text = out.getvalue()
     pipeline_rate = _rate(len(docs), min(pipeline_times))
+    with_setup = [p + s for p, s in zip(pipeline_times, setup_times, strict=True)]
+    with_setup_rate = _rate(len(docs), min(with_setup))
     print(f"ours   full pipeline into SQLite     : {pipeline_rate:9.0f} docs/s (best of {opts.repeat}; "
           f"runs {', '.join(f'{len(docs) / s:.0f}' for s in pipeline_times)}; quarantined {quarantined}; "
           f"db {db_size / 1024 / 1024:.1f} MiB)")
+    print(f"       the same, set-up counted      : {with_setup_rate:9.0f} docs/s (database created and migrated "
+          f"in {min(setup_times) * 1000:.0f}-{max(setup_times) * 1000:.0f} ms per run)")
 
     nfelib_run = nfelib_parse_fn()
     t = time.perf_counter()
@@ -304,6 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ours_pipeline_per_s": round(pipeline_rate),
         "ours_pipeline_runs_per_s": [round(len(docs) / s) for s in pipeline_times],
         "ours_pipeline_median_per_s": round(len(docs) / statistics.median(pipeline_times)),
+        "ours_pipeline_with_setup_per_s": round(with_setup_rate),
+        "ours_pipeline_setup_ms": [round(s * 1000) for s in setup_times],
         "nfelib_parse_per_s": round(nfelib_rate),
         "nfelib_failed": failed,
         "speedup_vs_nfelib": round(speedup, 1),

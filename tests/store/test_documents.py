@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert, text
 
-import app.store.documents as documents_module
+import app.store.lots as lots_module
 from app.core.clock import FakeClock
 from app.core.ids import Cnpj
 from app.core.keys import AccessKey
@@ -608,7 +608,7 @@ def test_a_fault_after_rows_were_flushed_rolls_back_the_lot_and_its_cursor(
     def failing(*_args: object, **_kwargs: object) -> StoredDocument:
         raise StorageBug("falha simulada")
 
-    monkeypatch.setattr(documents_module, "store_document_in", failing)
+    monkeypatch.setattr(lots_module._LotWriter, "known_document", failing)
     lot: list[DocumentInput | EventInput] = [
         replace(_summary_input(b"<novo/>", nsu=2), access_key="4" * 44),  # queued, flushed before...
         replace(_full_input(b"<nfeProc/>", nsu=3), access_key="3" * 44),  # ...this known key fails

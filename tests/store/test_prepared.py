@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, timedelta
 from pathlib import Path
 
+import pytest
+
 from app.core.clock import FakeClock
 from app.core.products import Environment
 from app.store.companies import CompanyRepository
@@ -13,6 +15,8 @@ from app.store.db import Database, open_database
 from app.store.events import EventRepository
 from app.store.items import DistributionItemRepository
 from app.store.manifestations import ManifestationRepository
+from app.store.models import DistributionItemRow
+from app.store.prepared import RowInsert
 from app.store.records import CaptureSettings, CaptureState, Company, DocumentKind, EventInput, Product
 from app.store.recoveries import GapRecoveryRepository
 from tests.store.conftest import CNPJ_B
@@ -126,3 +130,13 @@ def test_next_due_times_are_the_earliest_pending(db: Database, company: Company,
     recoveries.add(company.id, Product.CTE, next_attempt_at=clock.now(), nsus=(1,))
     found = recoveries.next_attempt_at(Product.NFE)
     assert found == sooner and found is not None and found.tzinfo is UTC
+
+
+def test_a_row_insert_must_name_every_column_of_its_table() -> None:
+    columns = ("company_id", "product", "nsu", "schema", "document_id", "event_id", "received_at")
+    insert = RowInsert(DistributionItemRow.__table__, columns, omit=("id",))
+    assert insert.sql.startswith("INSERT INTO distribution_items (company_id, product, nsu,")
+    with pytest.raises(AssertionError, match="distribution_items"):
+        RowInsert(DistributionItemRow.__table__, columns[:-1], omit=("id",))  # received_at forgotten
+    with pytest.raises(AssertionError):
+        RowInsert(DistributionItemRow.__table__, columns)  # the id neither given nor omitted
