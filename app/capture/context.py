@@ -10,6 +10,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
@@ -35,6 +36,7 @@ from app.store.quota import PointQueryLedger
 from app.store.records import CallOutcome, CallRecord, Company
 from app.store.recoveries import GapRecoveryRepository
 from app.store.runs import RunRepository
+from app.store.unit import Unit, write_unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,10 @@ class CaptureContext:
         with self._rng_lock:
             return fn(self.rng)
 
+    def unit(self) -> AbstractContextManager[Unit]:
+        """One write transaction for everything an answer changes (``app.store.unit``)."""
+        return write_unit(self.db)
+
     def log_call(
         self,
         service: Service,
@@ -142,18 +148,9 @@ class CaptureContext:
     ) -> int:
         """Log one government call (``started`` is its ``time.monotonic()``); returns its id."""
         return self.audit.log_call(
-            CallRecord(
-                service=service.value,
-                outcome=outcome,
-                at=at,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                company_id=company_id,
-                product=product,
-                operation=operation,
-                cstat=cstat,
-                http_status=http_status,
-                error_text=error,
-                run_id=run_id,
+            call_record(
+                service, product, company_id, operation, at, started, outcome,
+                cstat=cstat, http_status=http_status, error=error, run_id=run_id,
             )
         )
 
@@ -166,6 +163,36 @@ class CaptureContext:
     def notify(self, notice: CaptureNotice) -> None:
         for listener in list(self.listeners):
             listener(notice)
+
+
+def call_record(
+    service: Service,
+    product: Product,
+    company_id: int,
+    operation: str,
+    at: datetime,
+    started: float,
+    outcome: CallOutcome,
+    *,
+    cstat: str | None = None,
+    http_status: int | None = None,
+    error: str | None = None,
+    run_id: int | None = None,
+) -> CallRecord:
+    """The call log's row for one government call (``started`` is its ``time.monotonic()``)."""
+    return CallRecord(
+        service=service.value,
+        outcome=outcome,
+        at=at,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        company_id=company_id,
+        product=product,
+        operation=operation,
+        cstat=cstat,
+        http_status=http_status,
+        error_text=error,
+        run_id=run_id,
+    )
 
 
 def _unit(rng: random.Random) -> float:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 import httpx
 
-from app.capture.context import CaptureContext, CaptureNotice, outcome_of
+from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
 from app.capture.nfe_processing import StoreInput, is_registered_cancellation, process_document
 from app.config.endpoints import Service
 from app.core.cadence import (
@@ -43,14 +43,15 @@ from app.fiscal.errors import (
 )
 from app.store.records import (
     CallOutcome,
+    CallRecord,
     CaptureSettings,
     Company,
     DocumentKind,
-    DocumentStatus,
     RunStatus,
     StoredDocument,
     StoredEvent,
 )
+from app.store.unit import Unit
 
 PRODUCT = Product.NFE
 SERVICE = Service.NFE_DISTRIBUICAO
@@ -60,6 +61,28 @@ MAX_LOTS_PER_RUN = 40
 RECHECK_DISABLED = timedelta(hours=1)
 _NOTE_KINDS = (DocumentKind.RES_NFE, DocumentKind.NFE_PROC)
 _CANCELLATIONS = ("110111", "110112")  # cancellation, cancellation by substitution
+
+
+@dataclass(slots=True)
+class _Run:
+    """The run row of one company's run and its running totals."""
+
+    company_id: int
+    trigger: str
+    id: int | None = None
+    queries: int = 0
+    documents: int = 0
+    quarantined: int = 0
+    finished: bool = False
+
+    def summary(self, decision: Decision) -> str:
+        return f"{self.queries} consulta(s), {self.documents} documento(s). {decision.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class _LotResult:
+    decision: Decision  # what comes next, decided from the state the lot left
+    final: bool  # the run ends with this lot
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +127,21 @@ class NfeDistributionEngine:
 
     def decision(self, company: Company, settings: CaptureSettings, now: datetime) -> tuple[CaptureState, Decision]:
         state, pause = self.ctx.cursors.get_with_pause(company.id, PRODUCT, settings.environment)
-        return state, decide(
+        return state, self._decide(company, settings, state, pause.paused_until if pause else None, now)
+
+    def _decide(
+        self,
+        company: Company,
+        settings: CaptureSettings,
+        state: CaptureState,
+        pause_until: datetime | None,
+        now: datetime,
+    ) -> Decision:
+        return decide(
             state,
             self.rules,
             now,
-            global_pause_until=pause.paused_until if pause else None,
+            global_pause_until=pause_until,
             certificate_problem=self.ctx.certificates.problem(company, now),
             enabled=settings.enabled and company.active,
         )
@@ -175,101 +208,103 @@ class NfeDistributionEngine:
     def _configured(self, company_id: int) -> tuple[Company, CaptureSettings | None]:
         """The company and its NF-e settings as they are now: from the list of enabled companies
         (read again whenever anything changed), else from the database (disabled, inactive)."""
-        for company, settings in self.ctx.companies.enabled_snapshot(PRODUCT):
-            if company.id == company_id:
-                return company, settings
+        found = self.ctx.companies.enabled_configuration(PRODUCT, company_id)
+        if found is not None:
+            return found
         return self.ctx.companies.get(company_id), self.ctx.companies.get_settings(company_id, PRODUCT)
 
     def run_company(self, company_id: int, *, trigger: str = "scheduler") -> RunResult:
-        company, _settings = self._configured(company_id)
+        company, settings = self._configured(company_id)
         lock = self.locks.for_cnpj(company.cnpj.value)
         if not lock.acquire(blocking=False):
             return RunResult(company_id, 0, 0, 0, Decision(Action.WAIT, "Consulta já em andamento."), skipped=True)
         try:
-            result = self._run_locked(company, trigger)
+            result = self._run_locked(company, settings, trigger)
         finally:
             lock.release()
         # The decision that ended the run is the company's next plan: no second look next pass.
         self._remember(company_id, result.decision, self.ctx.clock.now())
         return result
 
-    def _run_locked(self, company: Company, trigger: str) -> RunResult:
-        queries = documents = quarantined = 0
-        run_id: int | None = None
+    def _run_locked(self, company: Company, settings: CaptureSettings | None, trigger: str) -> RunResult:
+        run = _Run(company.id, trigger)
         decision = Decision(Action.WAIT, "")
         try:
-            for _lot in range(MAX_LOTS_PER_RUN):
-                company, settings = self._configured(company.id)
+            for lot in range(MAX_LOTS_PER_RUN):
+                if lot:  # settings may change between lots (the user disabled the company)
+                    company, settings = self._configured(company.id)
                 if settings is None:
-                    return RunResult(
-                        company.id,
-                        queries,
-                        documents,
-                        quarantined,
-                        Decision(Action.DISABLED, "Captura de NF-e não configurada."),
-                    )
+                    decision = Decision(Action.DISABLED, "Captura de NF-e não configurada.")
+                    break
                 now = self.ctx.clock.now()
-                state, decision = self.decision(company, settings, now)
+                state, pause = self.ctx.cursors.get_with_pause(company.id, PRODUCT, settings.environment)
+                pause_until = pause.paused_until if pause else None
+                decision = self._decide(company, settings, state, pause_until, now)
                 if not decision.query:
                     break
-                if run_id is None:
-                    run_id = self.ctx.runs.start("nfe_distribution", trigger, company_id=company.id, product=PRODUCT)
-                transition, stored, bad = self._query_once(company, settings, state, run_id)
-                queries += 1
-                documents += stored
-                quarantined += bad
-                self._apply_effects(company, settings, transition)
+                lot_result = self._query_once(company, settings, state, pause_until, run)
+                decision = lot_result.decision
                 carry_on = self.lot_done(company.id) if self.lot_done is not None else True
-                if not transition.chain_immediately or not carry_on:
-                    now = self.ctx.clock.now()
-                    state, decision = self.decision(company, settings, now)
+                if lot_result.final or not carry_on:
                     break
         except Exception as error:
-            if run_id is not None:
-                self.ctx.runs.finish(run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}")
+            if run.id is not None and not run.finished:
+                self.ctx.runs.finish(run.id, RunStatus.FAILED, f"{type(error).__name__}: {error}")
             raise
-        if run_id is not None:
-            self.ctx.runs.finish(
-                run_id, RunStatus.SUCCEEDED, f"{queries} consulta(s), {documents} documento(s). {decision.reason}"
-            )
-        if documents:
+        if run.id is not None and not run.finished:  # a graceful stop or the lot limit ended the chain
+            self.ctx.runs.finish(run.id, RunStatus.SUCCEEDED, run.summary(decision))
+        if run.documents:
             self.ctx.notify(
                 CaptureNotice(
-                    "documents", company.id, PRODUCT, f"{documents} documento(s) de NF-e recebido(s).", documents
+                    "documents",
+                    company.id,
+                    PRODUCT,
+                    f"{run.documents} documento(s) de NF-e recebido(s).",
+                    run.documents,
                 )
             )
-        return RunResult(company.id, queries, documents, quarantined, decision)
+        return RunResult(company.id, run.queries, run.documents, run.quarantined, decision)
 
     def _client(self, company: Company, environment: Environment) -> DistributionClient:
         a1 = self.ctx.certificates.get(company, self.ctx.clock.now())
         return DistributionClient.from_factory(self.ctx.http, a1, PRODUCT, environment)
 
     def _query_once(
-        self, company: Company, settings: CaptureSettings, state: CaptureState, run_id: int
-    ) -> tuple[Transition, int, int]:
-        """One distNSU: returns the transition applied and how many documents were stored/quarantined."""
+        self,
+        company: Company,
+        settings: CaptureSettings,
+        state: CaptureState,
+        pause_until: datetime | None,
+        run: _Run,
+    ) -> _LotResult:
+        """One distNSU and everything its answer changes, committed in ONE transaction: the lot,
+        the cursor, the call log, the archive, the Ciências and recoveries it causes and, when the
+        queue ends here, the run's closing row."""
+        client = self._client(company, settings.environment)
+        in_flight = self._in_flight(state)
+        if run.id is None or in_flight is not None:
+            with self.ctx.unit() as unit:  # write-ahead: committed before the request leaves
+                if run.id is None:
+                    run.id = unit.start_run("nfe_distribution", run.trigger, company_id=company.id, product=PRODUCT)
+                if in_flight is not None:
+                    unit.save_state(in_flight)
         started = time.monotonic()
         at = self.ctx.clock.now()
         try:
-            client = self._client(company, settings.environment)
-            self._mark_in_flight(state)
             reply = client.dist_nsu(company.cnpj, Nsu(state.ult_nsu), settings.c_uf_autor)
         except RequestInvalid as error:
             # Our own request broke the schema: a program or settings fault, never sent. Stop this
             # company with the reason rather than retrying the same invalid request forever.
-            self._log(company, run_id, at, started, CallOutcome.REJECTED, error_text=error.message)
-            stopped = replace(state, disabled_reason=error.message)
-            self.ctx.cursors.save(stopped)
-            return Transition(stopped), 0, 0
+            stopped = Transition(replace(state, disabled_reason=error.message))
+            call = self._call(company, run, at, started, CallOutcome.REJECTED, error_text=error.message)
+            return self._commit(company, settings, stopped, pause_until, run, call)
         except CommunicationError as error:
-            outcome = outcome_of(error)
-            self._log(company, run_id, at, started, outcome, error_text=error.message)
             reached = may_have_reached_service(error)
             transition = apply_distribution(
                 state, self.rules, self.ctx.clock.now(), CommunicationFailure(error.message, reached)
             )
-            self.ctx.cursors.save(transition.state)
-            return transition, 0, 0
+            call = self._call(company, run, at, started, outcome_of(error), error_text=error.message)
+            return self._commit(company, settings, transition, pause_until, run, call)
         now = self.ctx.clock.now()
         items = [process_document(company.cnpj, doc) for doc in reply.documents]
         result = DistributionResult(
@@ -281,105 +316,67 @@ class NfeDistributionEngine:
             received_nsus=tuple(doc.nsu for doc in reply.documents),
         )
         transition = apply_distribution(state, self.rules, now, result)
-        # The lot and the cursor land together or not at all: a crash never skips an NSU.
-        stored: Sequence[StoredDocument | StoredEvent] = []
-        if items:
-            stored = self.ctx.documents.store_batch(company.id, items, state=transition.state)
-        else:  # most answers: only the cursor moves (one prepared upsert)
-            self.ctx.cursors.save(transition.state)
-        call_id = self._log(
-            company,
-            run_id,
-            at,
-            started,
-            CallOutcome.OK if reply.cstat in (137, 138) else CallOutcome.REJECTED,
-            cstat=str(reply.cstat),
-            http_status=reply.http_status,
+        outcome = CallOutcome.OK if reply.cstat in (137, 138) else CallOutcome.REJECTED
+        call = self._call(
+            company, run, at, started, outcome, cstat=str(reply.cstat), http_status=reply.http_status
         )
-        if reply.documents or reply.cstat not in (137, 138):
-            # Archive what carried documents or a rejection (the rule book's audit); plain 137s are
-            # only logged.
-            self.ctx.archive(SERVICE, company.id, call_id, reply.request_bytes, reply.response_bytes)
-        self._after_store(company, settings, items, stored, now)
+        # Archive what carried documents or a rejection (the rule book's audit); plain 137s are
+        # only logged.
+        exchange = (
+            (reply.request_bytes, reply.response_bytes) if reply.documents or reply.cstat not in (137, 138) else None
+        )
         corrupt = tuple(doc.nsu for doc in reply.documents if doc.xml is None)
-        if corrupt:
-            # The payload was damaged on its way (bad base64/gzip): the service still holds the
-            # document, so fetch it again by consNSU; the quarantined copy is kept until then.
-            self.ctx.recoveries.add(company.id, PRODUCT, next_attempt_at=now, nsus=corrupt)
-        bad = sum(1 for item in items if getattr(item, "parse_error", None))
-        return transition, len(items) - bad, bad
+        return self._commit(company, settings, transition, pause_until, run, call, items, exchange, corrupt)
 
-    def _mark_in_flight(self, state: CaptureState) -> None:
-        """Write-ahead for a crash (SIGKILL, power cut) during the call or before the lot commits.
-
-        When this answer may end the queue (a 137, or the lot that reaches maxNSU), the state saved
-        right before sending already waits the hour, counted from the latest the service could
-        answer (the call's timeout); the answer's transaction replaces it. Without this the next
-        start asks again at once: a 656, whose cursor jump from NSU 0 even skips documents no gap
-        recovery can name (found by tests/capture/test_crash.py). A known backlog larger than a
-        lot cannot end the queue, and asking the same ultNSU again is in sequence: no write.
-        """
-        if state.max_nsu - state.ult_nsu > self.rules.lot_size:
-            return
-        now = self.ctx.clock.now()
-        latest_answer = now + timedelta(seconds=self.ctx.settings.call_timeouts.for_product(PRODUCT))
-        until = latest_answer + self.rules.empty_queue_wait + self.rules.safety_margin
-        reason = (
-            f"Consulta iniciada às {display_time(now, now)}: se a resposta se perder (programa encerrado), "
-            f"a próxima consulta espera até {display_time(until, now)} para não provocar consumo indevido."
-        )
-        self.ctx.cursors.save(waiting(state, until, reason))
-
-    def _after_store(
+    def _commit(
         self,
         company: Company,
         settings: CaptureSettings,
-        items: list[StoreInput],
-        stored: Sequence[StoredDocument | StoredEvent],
-        now: datetime,
-    ) -> None:
-        """Schedule automatic Ciência for new summaries; mark cancelled NF-e."""
-        cancelled_keys = {item.access_key for item in items if is_registered_cancellation(item) and item.access_key}
-        # Notes of this lot already cancelled by an event stored before (one read for the lot).
-        notes = {item.access_key for item in items if item.kind in _NOTE_KINDS and item.access_key}
-        cancelled_keys |= self.ctx.events.keys_with_event(company.id, PRODUCT, notes, _CANCELLATIONS)
-        for item, outcome in zip(items, stored, strict=True):
-            key = item.access_key
-            if key is None:
-                continue
-            if (
-                settings.auto_ciencia
-                and item.kind is DocumentKind.RES_NFE
-                and isinstance(outcome, StoredDocument)
-                and outcome.created
-            ):
-                self.ctx.manifestations.request(
-                    company.id,
-                    PRODUCT,
-                    key,
-                    CIENCIA,
-                    not_before=ciencia_due_at(now, settings.ciencia_wait_minutes),
-                    automatic=True,
-                )
-        for key in cancelled_keys:
-            summary = self.ctx.documents.find(company.id, PRODUCT, key)
-            if summary is not None and summary.status is not DocumentStatus.CANCELLED:
-                self.ctx.documents.set_status(summary.id, DocumentStatus.CANCELLED)
-
-    def _apply_effects(self, company: Company, settings: CaptureSettings, transition: Transition) -> None:
+        transition: Transition,
+        pause_until: datetime | None,
+        run: _Run,
+        call: CallRecord,
+        items: Sequence[StoreInput] = (),
+        exchange: tuple[bytes, bytes] | None = None,
+        corrupt: tuple[int, ...] = (),
+    ) -> _LotResult:
+        now = self.ctx.clock.now()
+        bad = sum(1 for item in items if getattr(item, "parse_error", None))
+        run.queries += 1
+        run.documents += len(items) - bad
+        run.quarantined += bad
         if transition.global_pause is not None:
-            pause = transition.global_pause
-            self.ctx.cursors.set_pause(PRODUCT, settings.environment, pause.until, pause.reason, str(pause.cstat))
-            self.ctx.notify(CaptureNotice("status", None, PRODUCT, pause.reason))
-        if transition.gap_nsus:
-            self.ctx.recoveries.add(company.id, PRODUCT, next_attempt_at=self.ctx.clock.now(), nsus=transition.gap_nsus)
-        if transition.alert:
-            self.ctx.notify(CaptureNotice("alert", company.id, PRODUCT, transition.alert))
+            pause_until = transition.global_pause.until
+        # The next decision from the new state, in memory: when the queue ends here the run's
+        # closing row goes into the same transaction.
+        decision = self._decide(company, settings, transition.state, pause_until, now)
+        final = not (transition.chain_immediately and decision.query)
+        # The damaged payloads (bad base64/gzip, ``corrupt``) are fetched again by consNSU while
+        # the service still holds them; the quarantined copy is kept until then.
+        recover = tuple(sorted({*transition.gap_nsus, *corrupt}))
+        cancelled = self._cancelled_keys(company, items)
+        with self.ctx.unit() as unit:
+            stored = unit.store_lot(company.id, items)
+            unit.save_state(transition.state)
+            call_id = unit.log_call(call)
+            if exchange is not None:
+                unit.archive(SERVICE.value, company.id, call_id, *exchange)
+            if settings.auto_ciencia:
+                self._queue_ciencias(unit, company, settings, items, stored, now)
+            if cancelled:
+                unit.mark_cancelled(company.id, PRODUCT, cancelled)
+            if recover:
+                unit.add_recoveries(company.id, PRODUCT, next_attempt_at=now, nsus=recover)
+            if final:
+                unit.finish_run(run.id or 0, RunStatus.SUCCEEDED, run.summary(decision))
+                run.finished = True
+        self._apply_effects(company, settings, transition)
+        return _LotResult(decision, final)
 
-    def _log(
+    def _call(
         self,
         company: Company,
-        run_id: int,
+        run: _Run,
         at: datetime,
         started: float,
         outcome: CallOutcome,
@@ -387,8 +384,8 @@ class NfeDistributionEngine:
         cstat: str | None = None,
         http_status: int | None = None,
         error_text: str | None = None,
-    ) -> int:
-        return self.ctx.log_call(
+    ) -> CallRecord:
+        return call_record(
             SERVICE,
             PRODUCT,
             company.id,
@@ -399,8 +396,72 @@ class NfeDistributionEngine:
             cstat=cstat,
             http_status=http_status,
             error=error_text,
-            run_id=run_id,
+            run_id=run.id,
         )
+
+    def _in_flight(self, state: CaptureState) -> CaptureState | None:
+        """Write-ahead for a crash (SIGKILL, power cut) during the call or before the lot commits.
+
+        When this answer may end the queue (a 137, or the lot that reaches maxNSU), the state saved
+        right before sending already waits the hour, counted from the latest the service could
+        answer (the call's timeout); the answer's transaction replaces it. Without this the next
+        start asks again at once: a 656, whose cursor jump from NSU 0 even skips documents no gap
+        recovery can name (found by tests/capture/test_crash.py). A known backlog larger than a
+        lot cannot end the queue, and asking the same ultNSU again is in sequence: no write.
+        """
+        if state.max_nsu - state.ult_nsu > self.rules.lot_size:
+            return None
+        now = self.ctx.clock.now()
+        latest_answer = now + timedelta(seconds=self.ctx.settings.call_timeouts.for_product(PRODUCT))
+        until = latest_answer + self.rules.empty_queue_wait + self.rules.safety_margin
+        reason = (
+            f"Consulta iniciada às {display_time(now, now)}: se a resposta se perder (programa encerrado), "
+            f"a próxima consulta espera até {display_time(until, now)} para não provocar consumo indevido."
+        )
+        return waiting(state, until, reason)
+
+    def _cancelled_keys(self, company: Company, items: Sequence[StoreInput]) -> set[str]:
+        """Keys of this lot's notes that are, or become, cancelled: by an event in this lot or by
+        one stored before (one read for the lot, only when it has notes)."""
+        cancelled = {item.access_key for item in items if is_registered_cancellation(item) and item.access_key}
+        notes = {item.access_key for item in items if item.kind in _NOTE_KINDS and item.access_key}
+        if notes:
+            cancelled |= self.ctx.events.keys_with_event(company.id, PRODUCT, notes, _CANCELLATIONS)
+        return cancelled
+
+    @staticmethod
+    def _queue_ciencias(
+        unit: Unit,
+        company: Company,
+        settings: CaptureSettings,
+        items: Sequence[StoreInput],
+        stored: Sequence[StoredDocument | StoredEvent],
+        now: datetime,
+    ) -> None:
+        """Automatic Ciência for every summary seen for the first time."""
+        for item, outcome in zip(items, stored, strict=True):
+            if (
+                item.access_key is not None
+                and item.kind is DocumentKind.RES_NFE
+                and isinstance(outcome, StoredDocument)
+                and outcome.created
+            ):
+                unit.request_manifestation(
+                    company.id,
+                    PRODUCT,
+                    item.access_key,
+                    CIENCIA,
+                    not_before=ciencia_due_at(now, settings.ciencia_wait_minutes),
+                    automatic=True,
+                )
+
+    def _apply_effects(self, company: Company, settings: CaptureSettings, transition: Transition) -> None:
+        if transition.global_pause is not None:
+            pause = transition.global_pause
+            self.ctx.cursors.set_pause(PRODUCT, settings.environment, pause.until, pause.reason, str(pause.cstat))
+            self.ctx.notify(CaptureNotice("status", None, PRODUCT, pause.reason))
+        if transition.alert:
+            self.ctx.notify(CaptureNotice("alert", company.id, PRODUCT, transition.alert))
 
 
 def may_have_reached_service(error: CommunicationError) -> bool:

@@ -11,10 +11,10 @@ is told "X de N tentativas" and when it can be tried again.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from app.capture.context import CaptureContext, CaptureNotice, outcome_of
+from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
 from app.capture.nfe_engine import PRODUCT
 from app.config.endpoints import Service
 from app.core.errors import CapturaError, InvalidIdentifier
@@ -37,6 +37,7 @@ from app.fiscal.errors import CommunicationError, RequestInvalid
 from app.fiscal.mde import ManifestationClient, prepare_event, proc_evento_nfe
 from app.store.records import (
     CallOutcome,
+    CaptureSettings,
     Company,
     DocumentKind,
     EventInput,
@@ -105,9 +106,7 @@ class NfeManifestationService:
     def attempts(self, company: Company, key: str, tp_evento: str, seq: int, now: datetime) -> GuardStatus:
         """NT 2018.002: this event's sends in the last hour, from the call log."""
         calls = self.ctx.audit.calls_for(SERVICE.value, event_id(tp_evento, key, seq), now - GUARD_WINDOW)
-        history = [EventAttempt(c.at, int(c.cstat) if c.cstat and c.cstat.isdigit() else None) for c in calls]
-        # The sandbox referee, like a strict SEFAZ, counts any repeated rejected event: resend none.
-        return attempt_status(history, now, limit=CONSERVATIVE_EVENT_LIMIT, identical_only=False)
+        return _guard([_attempt(c.at, c.cstat) for c in calls], now)
 
     def view(self, company_id: int, key: str) -> list[ManifestationView]:
         company = self.ctx.companies.get(company_id)
@@ -133,21 +132,19 @@ class NfeManifestationService:
 
     def dispatch(self, limit: int = 50, *, company_id: int | None = None) -> int:
         """Send every due request (of one company when given); returns how many were sent."""
-        sent = 0
-        due = self.ctx.manifestations.due(self.ctx.clock.now(), limit=limit if company_id is None else 10_000)
-        for request in due:
-            if company_id is not None and request.company_id != company_id:
-                continue
-            if self._send(request):
-                sent += 1
-        return sent
+        due = self.ctx.manifestations.due(
+            self.ctx.clock.now(), limit=limit if company_id is None else 10_000, company_id=company_id
+        )
+        if not due:
+            return 0
+        batch = _Pass.read(self.ctx, due)
+        return sum(1 for request in due if self._send(request, batch))
 
-    def _send(self, request: Manifestation) -> bool:
-        company = self.ctx.companies.get(request.company_id)
-        settings = self.ctx.companies.get_settings(company.id, PRODUCT)
+    def _send(self, request: Manifestation, batch: _Pass) -> bool:
+        company, settings = batch.company(request.company_id)
         now = self.ctx.clock.now()
         if request.automatic:
-            others = self.ctx.manifestations.for_key(company.id, PRODUCT, request.access_key)
+            others = batch.others.get((company.id, request.access_key), [])
             accepted = [m.tp_evento for m in others if m.status is ManifestationStatus.ACCEPTED]
             pending_other = any(
                 m.id != request.id and m.tp_evento == CIENCIA and m.status is not ManifestationStatus.REJECTED
@@ -157,15 +154,17 @@ class NfeManifestationService:
                 bool(settings and settings.auto_ciencia and settings.enabled), accepted, pending_other
             )
             if not verdict:
-                self.ctx.manifestations.settle(
-                    request.id, ManifestationStatus.REJECTED, cstat=None, x_motivo=f"Não enviada: {verdict.reason}"
+                self._settle_alone(
+                    batch, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=f"Não enviada: {verdict.reason}"
                 )
                 return False
-        guard = self.attempts(company, request.access_key, request.tp_evento, request.n_seq_evento, now)
+        operation = event_id(request.tp_evento, request.access_key, request.n_seq_evento)
+        guard = _guard(batch.history(operation, now), now)
         if not guard.allowed:
             assert guard.retry_at is not None
-            self.ctx.manifestations.settle(
-                request.id,
+            self._settle_alone(
+                batch,
+                request,
                 ManifestationStatus.PENDING,
                 cstat=request.cstat,
                 x_motivo=guard.text,
@@ -189,41 +188,18 @@ class NfeManifestationService:
             )
         except CapturaError as error:
             # Certificate unusable or an event the layout refuses (alphanumeric CNPJ): not sendable.
-            self.ctx.manifestations.settle(request.id, ManifestationStatus.REJECTED, cstat=None, x_motivo=error.message)
+            self._settle_alone(batch, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=error.message)
             self.ctx.notify(CaptureNotice("manifestation", company.id, PRODUCT, error.message))
             return False
-        self.ctx.manifestations.mark_sent(request.id)
-        operation = event_id(request.tp_evento, request.access_key, request.n_seq_evento)
+        # Committed before the call: a crash leaves it 'sent', and reclaim_sent sends it again.
+        if not self.ctx.manifestations.claim(request.id):
+            return False  # no longer pending (another pass took it)
         started = time.monotonic()
         try:
             client = ManifestationClient.from_factory(self.ctx.http, a1, environment)
             reply = client.send([signed], id_lote=int(now.timestamp() * 1000) % 10**15)
         except (CommunicationError, RequestInvalid) as error:
-            if isinstance(error, CommunicationError):  # a refusal before sending is no government call
-                self.ctx.log_call(
-                    SERVICE,
-                    PRODUCT,
-                    company.id,
-                    operation,
-                    now,
-                    started,
-                    outcome_of(error),
-                    cstat=None,
-                    error=error.message,
-                )
-            delay = event_retry_delay(request.attempts + 1)
-            if delay is None or isinstance(error, RequestInvalid):
-                self.ctx.manifestations.settle(
-                    request.id, ManifestationStatus.REJECTED, cstat=None, x_motivo=error.message
-                )
-            else:
-                self.ctx.manifestations.settle(
-                    request.id,
-                    ManifestationStatus.PENDING,
-                    cstat=None,
-                    x_motivo=error.message,
-                    retry_at=self.ctx.clock.now() + delay,
-                )
+            self._failed(batch, request, company, operation, now, started, error)
             return True
         result = reply.result_for(request.access_key, request.tp_evento, request.n_seq_evento)
         judged = classify_event_result(
@@ -232,56 +208,174 @@ class NfeManifestationService:
             lot_cstat=reply.lot_cstat,
         )
         cstat = str(judged.cstat) if judged.cstat is not None else None
-        outcome = CallOutcome.OK if judged.success else CallOutcome.REJECTED
-        call_id = self.ctx.log_call(
-            SERVICE, PRODUCT, company.id, operation, now, started, outcome, cstat=cstat, error=None
-        )
-        self.ctx.archive(SERVICE, company.id, call_id, reply.request_bytes, reply.response_bytes)
+        retry_at: datetime | None = None
+        proc: bytes | None = None
+        protocol: str | None = None
         if judged.outcome is EventOutcome.RETRY:
-            delay = event_retry_delay(request.attempts + 1) or timedelta(minutes=30)
-            self.ctx.manifestations.settle(
+            status = ManifestationStatus.PENDING
+            retry_at = self.ctx.clock.now() + (event_retry_delay(request.attempts + 1) or timedelta(minutes=30))
+        elif not judged.success:
+            status = ManifestationStatus.REJECTED
+        else:
+            status = ManifestationStatus.ACCEPTED
+            protocol = result.protocol if result else None
+            if result is not None and result.protocol and result.ret_evento_bytes:
+                proc = proc_evento_nfe(signed, result.ret_evento_bytes)
+        # The whole answer in one transaction: call log, archive, procEventoNFe and the request.
+        with self.ctx.unit() as unit:
+            outcome = CallOutcome.OK if judged.success else CallOutcome.REJECTED
+            call_id = unit.log_call(
+                call_record(SERVICE, PRODUCT, company.id, operation, now, started, outcome, cstat=cstat)
+            )
+            unit.archive(SERVICE.value, company.id, call_id, reply.request_bytes, reply.response_bytes)
+            if proc is not None:
+                assert result is not None and result.protocol
+                unit.store_lot(company.id, [self._proc_event(request, company, proc, result.protocol, now, cstat)])
+            unit.settle_manifestation(
                 request.id,
-                ManifestationStatus.PENDING,
+                status,
                 cstat=cstat,
                 x_motivo=judged.reason,
-                retry_at=self.ctx.clock.now() + delay,
+                protocol=protocol,
+                result_xml=proc,
+                retry_at=retry_at,
             )
-            return True
-        if not judged.success:
-            self.ctx.manifestations.settle(
-                request.id, ManifestationStatus.REJECTED, cstat=cstat, x_motivo=judged.reason
-            )
+        batch.settled(request, status)
+        batch.called(operation, now, cstat)
+        if status is ManifestationStatus.REJECTED:
             self.ctx.notify(CaptureNotice("manifestation", company.id, PRODUCT, judged.reason))
-            return True
-        proc: bytes | None = None
-        if result is not None and result.protocol and result.ret_evento_bytes:
-            proc = proc_evento_nfe(signed, result.ret_evento_bytes)
-            self.ctx.documents.store_batch(
-                company.id,
-                [
-                    EventInput(
-                        product=PRODUCT,
-                        kind=DocumentKind.PROC_EVENTO_NFE,
-                        xml=proc,
-                        access_key=request.access_key,
-                        tp_evento=request.tp_evento,
-                        n_seq_evento=request.n_seq_evento,
-                        description=manifestation_type(request.tp_evento).desc_evento,
-                        protocol=result.protocol,
-                        event_at=now,
-                        cstat=cstat,
-                        author_id=company.cnpj.value,
-                    )
-                ],
-            )
-        self.ctx.manifestations.settle(
-            request.id,
-            ManifestationStatus.ACCEPTED,
-            cstat=cstat,
-            x_motivo=judged.reason,
-            protocol=result.protocol if result else None,
-            result_xml=proc,
-        )
-        label = manifestation_type(request.tp_evento).label
-        self.ctx.notify(CaptureNotice("manifestation", company.id, PRODUCT, f"{label} registrada ({judged.reason})."))
+        elif status is ManifestationStatus.ACCEPTED:
+            label = manifestation_type(request.tp_evento).label
+            message = f"{label} registrada ({judged.reason})."
+            self.ctx.notify(CaptureNotice("manifestation", company.id, PRODUCT, message))
         return True
+
+    def _failed(
+        self,
+        batch: _Pass,
+        request: Manifestation,
+        company: Company,
+        operation: str,
+        now: datetime,
+        started: float,
+        error: CommunicationError | RequestInvalid,
+    ) -> None:
+        """No answer (retried with a backoff) or a lot refused before sending (rejected)."""
+        delay = event_retry_delay(request.attempts + 1)
+        with self.ctx.unit() as unit:
+            if isinstance(error, CommunicationError):  # a refusal before sending is no government call
+                record = call_record(
+                    SERVICE, PRODUCT, company.id, operation, now, started, outcome_of(error), error=error.message
+                )
+                unit.log_call(record)
+            if delay is None or isinstance(error, RequestInvalid):
+                status = ManifestationStatus.REJECTED
+                unit.settle_manifestation(request.id, status, cstat=None, x_motivo=error.message)
+            else:
+                status = ManifestationStatus.PENDING
+                retry_at = self.ctx.clock.now() + delay
+                unit.settle_manifestation(request.id, status, cstat=None, x_motivo=error.message, retry_at=retry_at)
+        batch.settled(request, status)
+        if isinstance(error, CommunicationError):
+            batch.called(operation, now, None)
+
+    def _settle_alone(
+        self,
+        batch: _Pass,
+        request: Manifestation,
+        status: ManifestationStatus,
+        *,
+        cstat: str | None,
+        x_motivo: str,
+        retry_at: datetime | None = None,
+    ) -> None:
+        """A request settled without being sent (automatic Ciência no longer due, NT 2018.002 wait)."""
+        with self.ctx.unit() as unit:
+            unit.settle_manifestation(request.id, status, cstat=cstat, x_motivo=x_motivo, retry_at=retry_at)
+        batch.settled(request, status)
+
+    @staticmethod
+    def _proc_event(
+        request: Manifestation, company: Company, proc: bytes, protocol: str, now: datetime, cstat: str | None
+    ) -> EventInput:
+        return EventInput(
+            product=PRODUCT,
+            kind=DocumentKind.PROC_EVENTO_NFE,
+            xml=proc,
+            access_key=request.access_key,
+            tp_evento=request.tp_evento,
+            n_seq_evento=request.n_seq_evento,
+            description=manifestation_type(request.tp_evento).desc_evento,
+            protocol=protocol,
+            event_at=now,
+            cstat=cstat,
+            author_id=company.cnpj.value,
+        )
+
+
+def _attempt(at: datetime, cstat: str | None) -> EventAttempt:
+    return EventAttempt(at, int(cstat) if cstat and cstat.isdigit() else None)
+
+
+def _guard(history: list[EventAttempt], now: datetime) -> GuardStatus:
+    # The sandbox referee, like a strict SEFAZ, counts any repeated rejected event: resend none.
+    return attempt_status(history, now, limit=CONSERVATIVE_EVENT_LIMIT, identical_only=False)
+
+
+class _Pass:
+    """What a dispatch pass reads once for all its due requests, kept current as it sends them.
+
+    The companies come from the engines' enabled snapshot (read again if the settings change
+    during the pass); the other requests of each automatic Ciência's key and the NT 2018.002
+    history of every event are one read each. Passes run one at a time (the scheduler's routine
+    thread), so what changes during a pass is what the pass itself settles and logs.
+    """
+
+    def __init__(
+        self,
+        ctx: CaptureContext,
+        others: dict[tuple[int, str], list[Manifestation]],
+        calls: dict[str, list[EventAttempt]],
+    ) -> None:
+        self._ctx = ctx
+        self._companies: dict[int, tuple[Company, CaptureSettings | None]] = {}
+        self._generation = -1
+        self.others = others
+        self._calls = calls
+
+    @classmethod
+    def read(cls, ctx: CaptureContext, due: list[Manifestation]) -> _Pass:
+        since = ctx.clock.now() - GUARD_WINDOW
+        automatic = [(m.company_id, m.access_key) for m in due if m.automatic]
+        operations = {event_id(m.tp_evento, m.access_key, m.n_seq_evento) for m in due}
+        logged = ctx.manifestations.event_calls(SERVICE.value, operations, since)
+        calls = {op: [_attempt(at, cstat) for at, cstat in found] for op, found in logged.items()}
+        return cls(ctx, ctx.manifestations.for_keys(PRODUCT, automatic), calls)
+
+    def company(self, company_id: int) -> tuple[Company, CaptureSettings | None]:
+        """The company and its NF-e settings (any company: one disabled since still gets its
+        manual requests sent, as before)."""
+        if self._generation != self._ctx.db.companies_generation:
+            self._generation = self._ctx.db.companies_generation
+            self._companies = {c.id: (c, s) for c, s in self._ctx.companies.enabled_snapshot(PRODUCT)}
+        found = self._companies.get(company_id)
+        if found is None:
+            company = self._ctx.companies.get(company_id)
+            found = (company, self._ctx.companies.get_settings(company_id, PRODUCT))
+            self._companies[company_id] = found
+        return found
+
+    def history(self, operation: str, now: datetime) -> list[EventAttempt]:
+        """This event's sends within the guard window before ``now``."""
+        since = now - GUARD_WINDOW
+        return [attempt for attempt in self._calls.get(operation, ()) if attempt.at >= since]
+
+    def settled(self, request: Manifestation, status: ManifestationStatus) -> None:
+        mine = self.others.get((request.company_id, request.access_key))
+        if mine is not None:
+            self.others[(request.company_id, request.access_key)] = [
+                replace(m, status=status) if m.id == request.id else m for m in mine
+            ]
+
+    def called(self, operation: str, at: datetime, cstat: str | None) -> None:
+        self._calls.setdefault(operation, []).append(_attempt(at, cstat))

@@ -16,6 +16,9 @@ bytes the AN sent, and :func:`proc_evento_nfe` assembles the ``procEventoNFe`` t
 
 from __future__ import annotations
 
+import base64
+import functools
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,8 +26,9 @@ from enum import StrEnum
 from xml.sax.saxutils import escape
 
 import httpx
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from lxml import etree
 
 from app.certs.a1 import A1Certificate
@@ -171,8 +175,81 @@ def prepare_event(
     tp_amb: Environment | int,
     justification: str | None = None,
 ) -> bytes:
-    """:func:`build_event` then :func:`sign_event`: the signed ``evento`` bytes ready for :meth:`send`."""
-    return sign_event(build_event(key, tp_evento, author, seq, dh_evento, tp_amb, justification), a1)
+    """:func:`build_event` then :func:`sign_event`: the signed ``evento`` bytes ready for :meth:`send`.
+
+    The same bytes :func:`sign_event` gives, written directly: the event is our own text, so its
+    canonical form is known without parsing it, and only the RSA signature is left to compute.
+    """
+    evento = build_event(key, tp_evento, author, seq, dh_evento, tp_amb, justification)
+    if not isinstance(a1.private_key, rsa.RSAPrivateKey):
+        raise RequestInvalid("A chave privada do certificado A1 não é RSA; os eventos exigem assinatura RSA-SHA1.")
+    return _sign_built_event(evento, a1.private_key, _cert_base64(a1.certificate))
+
+
+# --- the SEFAZ signature of an event we built (xmldsig profile SEFAZ_SHA1, as sign_enveloped) ---
+
+_DS_NS = "http://www.w3.org/2000/09/xmldsig#"
+_C14N_10 = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
+_EVENTO_OPEN = f'<evento xmlns="{NFE_NS}" versao="1.00">'.encode()
+_EVENTO_CLOSE = b"</evento>"
+_INF_OPEN = b"<infEvento "
+# SignedInfo with its algorithms: canonical form (C14N 1.0: the inherited default namespace on
+# the apex, empty elements as start/end pairs) for the signature, and as lxml serialises it inside
+# the document (sign_enveloped's output): both around the reference Id and the digest.
+_SIGNED_INFO_PARTS = (
+    ("CanonicalizationMethod", _C14N_10),
+    ("SignatureMethod", f"{_DS_NS}rsa-sha1"),
+)
+_TRANSFORMS = (f"{_DS_NS}enveloped-signature", _C14N_10)
+_DIGEST_METHOD = f"{_DS_NS}sha1"
+
+
+def _signed_info(reference: str, digest: str, *, canonical: bool) -> str:
+    def empty(tag: str, algorithm: str) -> str:
+        return f'<{tag} Algorithm="{algorithm}"></{tag}>' if canonical else f'<{tag} Algorithm="{algorithm}"/>'
+
+    head = f'<SignedInfo xmlns="{_DS_NS}">' if canonical else "<SignedInfo>"
+    return (
+        head
+        + "".join(empty(tag, algorithm) for tag, algorithm in _SIGNED_INFO_PARTS)
+        + f'<Reference URI="#{reference}"><Transforms>'
+        + "".join(empty("Transform", algorithm) for algorithm in _TRANSFORMS)
+        + "</Transforms>"
+        + empty("DigestMethod", _DIGEST_METHOD)
+        + f"<DigestValue>{digest}</DigestValue></Reference></SignedInfo>"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _cert_base64(certificate: x509.Certificate) -> str:
+    """KeyInfo's X509Certificate: the DER on one line (a company's A1 is loaded once)."""
+    return base64.b64encode(certificate.public_bytes(serialization.Encoding.DER)).decode("ascii")
+
+
+def _sign_built_event(evento: bytes, private_key: rsa.RSAPrivateKey, cert_b64: str) -> bytes:
+    """``sign_event`` of an event from :func:`build_event`.
+
+    Its text is already canonical (no declaration, no whitespace between elements, no empty
+    element, text escaped as C14N escapes it) but for the namespace infEvento inherits: digest,
+    SignedInfo and RSA-SHA1 (PKCS#1 v1.5, deterministic) then give the bytes signxml gives.
+    """
+    if not (evento.startswith(_EVENTO_OPEN + _INF_OPEN) and evento.endswith(b"</infEvento>" + _EVENTO_CLOSE)):
+        raise RequestInvalid("Evento fora do formato montado por build_event: não pode ser assinado aqui.")
+    inf = evento[len(_EVENTO_OPEN) : -len(_EVENTO_CLOSE)]
+    reference = inf[len(_INF_OPEN) :].split(b'"', 2)[1].decode("ascii")
+    canonical_inf = b"<infEvento " + f'xmlns="{NFE_NS}" '.encode() + inf[len(_INF_OPEN) :]
+    # SHA-1 and RSA-SHA1: what the event layout mandates (xmldsig's SEFAZ_SHA1 profile).
+    digest = base64.b64encode(hashlib.sha1(canonical_inf).digest()).decode("ascii")  # noqa: S324
+    signed_info = _signed_info(reference, digest, canonical=True).encode()
+    signature = private_key.sign(signed_info, padding.PKCS1v15(), hashes.SHA1())  # noqa: S303
+    return (
+        evento[: -len(_EVENTO_CLOSE)]
+        + f'<Signature xmlns="{_DS_NS}">{_signed_info(reference, digest, canonical=False)}'.encode()
+        + f"<SignatureValue>{base64.b64encode(signature).decode('ascii')}</SignatureValue>".encode()
+        + f"<KeyInfo><X509Data><X509Certificate>{cert_b64}</X509Certificate></X509Data></KeyInfo>".encode()
+        + b"</Signature>"
+        + _EVENTO_CLOSE
+    )
 
 
 def _strip_declaration(data: bytes) -> bytes:

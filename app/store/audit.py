@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy import Connection, bindparam, delete, insert, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.store.db import Database
@@ -51,6 +51,48 @@ def _call(row: GovernmentCallRow) -> CallRecord:
     )
 
 
+def log_call_in(connection: Connection, call: CallRecord) -> int:
+    """``AuditRepository.log_call`` inside an open write transaction (a unit of work)."""
+    if call.at.utcoffset() is None:
+        raise InvalidRecord("Horário da chamada sem fuso horário.")
+    values = {
+        "company_id": call.company_id,
+        "product": call.product.value if call.product else None,
+        "service": call.service,
+        "operation": call.operation,
+        "outcome": call.outcome.value,
+        "cstat": call.cstat,
+        "http_status": call.http_status,
+        "duration_ms": max(0, call.duration_ms),
+        "at": utc_text(call.at),
+        "error_text": call.error_text,
+        "run_id": call.run_id,
+    }
+    return _INSERT_CALL.run(connection, values)
+
+
+def archive_in(
+    connection: Connection,
+    service: str,
+    *,
+    request: bytes | None,
+    response: bytes | None,
+    company_id: int | None,
+    call_id: int | None,
+    now: datetime,
+) -> int:
+    """``AuditRepository.archive_exchange`` inside an open write transaction."""
+    values = {
+        "call_id": call_id,
+        "company_id": company_id,
+        "service": service,
+        "request_zlib": compress(request) if request is not None else None,
+        "response_zlib": compress(response) if response is not None else None,
+        "created_at": utc_text(now),
+    }
+    return _INSERT_ARCHIVE.run(connection, values)
+
+
 class AuditRepository:
     """Log calls, archive exchanges, prune old audit rows."""
 
@@ -59,23 +101,8 @@ class AuditRepository:
 
     def log_call(self, call: CallRecord) -> int:
         """Record one government call; returns its id (to link the archived exchange)."""
-        if call.at.utcoffset() is None:
-            raise InvalidRecord("Horário da chamada sem fuso horário.")
-        values = {
-            "company_id": call.company_id,
-            "product": call.product.value if call.product else None,
-            "service": call.service,
-            "operation": call.operation,
-            "outcome": call.outcome.value,
-            "cstat": call.cstat,
-            "http_status": call.http_status,
-            "duration_ms": max(0, call.duration_ms),
-            "at": utc_text(call.at),
-            "error_text": call.error_text,
-            "run_id": call.run_id,
-        }
         with self._db.write_connection() as connection:
-            return _INSERT_CALL.run(connection, values)
+            return log_call_in(connection, call)
 
     def recent_calls(self, limit: int = 100, company_id: int | None = None) -> list[CallRecord]:
         query = select(GovernmentCallRow).order_by(GovernmentCallRow.at.desc(), GovernmentCallRow.id.desc())
@@ -108,16 +135,16 @@ class AuditRepository:
         call_id: int | None = None,
     ) -> int:
         """Keep a request/response pair (compressed) for audit and reprocessing."""
-        values = {
-            "call_id": call_id,
-            "company_id": company_id,
-            "service": service,
-            "request_zlib": compress(request) if request is not None else None,
-            "response_zlib": compress(response) if response is not None else None,
-            "created_at": utc_text(self._db.clock.now()),
-        }
         with self._db.write_connection() as connection:
-            return _INSERT_ARCHIVE.run(connection, values)
+            return archive_in(
+                connection,
+                service,
+                request=request,
+                response=response,
+                company_id=company_id,
+                call_id=call_id,
+                now=self._db.clock.now(),
+            )
 
     def get_exchange(self, archive_id: int) -> tuple[bytes | None, bytes | None]:
         """(request, response) as they were archived."""

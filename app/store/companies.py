@@ -67,7 +67,9 @@ class CompanyRepository:
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._enabled: dict[Product, tuple[tuple[int, Any], EnabledList]] = {}
+        self._enabled: dict[
+            Product, tuple[tuple[int, Any], tuple[EnabledList, dict[int, tuple[Company, CaptureSettings]]]]
+        ] = {}
         self._enabled_lock = threading.Lock()
 
     def _changed(self) -> None:
@@ -210,16 +212,24 @@ class CompanyRepository:
     def enabled_snapshot(self, product: Product) -> EnabledList:
         """``enabled_for``, read again only when companies or settings changed since the last
         read (one tiny query checks): what a scheduler pass over hundreds of companies looks at."""
-        with self._db.read_connection() as connection:
-            mark = (self._db.companies_generation, tuple(connection.exec_driver_sql(_FINGERPRINT).one()))
+        return self._snapshot(product)[0]
+
+    def enabled_configuration(self, product: Product, company_id: int) -> tuple[Company, CaptureSettings] | None:
+        """One enabled company and its settings from the same snapshot (None: not enabled)."""
+        return self._snapshot(product)[1].get(company_id)
+
+    def _snapshot(self, product: Product) -> tuple[EnabledList, dict[int, tuple[Company, CaptureSettings]]]:
+        with self._db.driver_connection() as connection:  # autocommit: the statement is its snapshot
+            mark = (self._db.companies_generation, tuple(connection.execute(_FINGERPRINT).fetchone()))
         with self._enabled_lock:
             cached = self._enabled.get(product)
             if cached is not None and cached[0] == mark:
                 return cached[1]
         fresh = tuple(self.enabled_for(product))
+        entry = (fresh, {company.id: (company, settings) for company, settings in fresh})
         with self._enabled_lock:
-            self._enabled[product] = (mark, fresh)
-        return fresh
+            self._enabled[product] = (mark, entry)
+        return entry
 
     def forget_snapshots(self) -> None:
         """Read the companies again on the next ``enabled_snapshot`` (after a replan)."""

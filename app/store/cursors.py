@@ -166,9 +166,10 @@ def _read_pause(connection: Connection, product: Product, environment: Environme
     return ServicePause(product, environment, *row) if row is not None else None
 
 
-def save_state_in(session: Session, state: CaptureState, now: datetime) -> None:
-    """Upsert ``state`` inside an open write session (so a batch and its cursor commit together)."""
-    _UPSERT_STATE.run_one(session.connection(), _state_values(state, now))
+def save_state_in(target: Session | Connection, state: CaptureState, now: datetime) -> None:
+    """Upsert ``state`` inside an open write transaction (so a batch and its cursor commit together)."""
+    connection = target.connection() if isinstance(target, Session) else target
+    _UPSERT_STATE.run_one(connection, _state_values(state, now))
 
 
 def _state_values(state: CaptureState, now: datetime) -> dict[str, Any]:

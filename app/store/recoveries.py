@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.orm import Session
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.models import GapRecoveryRow
 from app.store.prepared import Prepared
 from app.store.records import GapRecovery, GapStatus, Product
+from app.store.types import utc_text
 
+_ADD_COLUMNS = ("company_id", "product", "nsu", "access_key", "attempts", "next_attempt_at", "status")
+_ADD = Prepared(
+    insert(GapRecoveryRow)
+    .values({name: bindparam(name) for name in (*_ADD_COLUMNS, "created_at", "updated_at")})
+    .on_conflict_do_nothing()
+)
 # Read at every step of the scheduler loop: prepared once.
 _NEXT_ATTEMPT = Prepared(
     select(func.min(GapRecoveryRow.next_attempt_at)).where(
@@ -39,6 +48,35 @@ def _gap(row: GapRecoveryRow) -> GapRecovery:
     )
 
 
+def add_recoveries_in(
+    connection: Session | Connection | Any,
+    company_id: int,
+    product: Product,
+    now: datetime,
+    *,
+    next_attempt_at: datetime,
+    nsus: tuple[int, ...] = (),
+    access_key: str | None = None,
+) -> int:
+    """``GapRecoveryRepository.add`` inside an open write transaction; returns how many were new."""
+    if not nsus and access_key is None:
+        raise InvalidRecord("Lacuna sem NSU e sem chave de acesso.")
+    target = connection.connection() if isinstance(connection, Session) else connection
+    base = {
+        "company_id": company_id,
+        "product": product.value,
+        "attempts": 0,
+        "next_attempt_at": utc_text(next_attempt_at),
+        "status": GapStatus.PENDING.value,
+        "created_at": utc_text(now),
+        "updated_at": utc_text(now),
+    }
+    rows = [{**base, "nsu": n, "access_key": None} for n in nsus]
+    if access_key is not None:
+        rows.append({**base, "nsu": None, "access_key": access_key})
+    return sum(_ADD.changed(target, values) for values in rows)
+
+
 class GapRecoveryRepository:
     """Add gaps idempotently, list the due ones, record each attempt."""
 
@@ -55,32 +93,18 @@ class GapRecoveryRepository:
         access_key: str | None = None,
     ) -> int:
         """Queue NSUs (and/or one key); ones already queued are left alone. Returns how many were new."""
-        if not nsus and access_key is None:
-            raise InvalidRecord("Lacuna sem NSU e sem chave de acesso.")
-        now = self._db.clock.now()
-        base = {
-            "company_id": company_id,
-            "product": product.value,
-            "attempts": 0,
-            "next_attempt_at": next_attempt_at,
-            "status": GapStatus.PENDING.value,
-            "created_at": now,
-            "updated_at": now,
-        }
-        rows = [{**base, "nsu": n, "access_key": None} for n in nsus]
-        if access_key is not None:
-            rows.append({**base, "nsu": None, "access_key": access_key})
-        added = 0
         with self._db.session() as s:
-            for values in rows:
-                result = s.execute(insert(GapRecoveryRow).values(values).on_conflict_do_nothing())
-                added += int(getattr(result, "rowcount", 0) or 0)
-        return added
+            return add_recoveries_in(
+                s, company_id, product, self._db.clock.now(), next_attempt_at=next_attempt_at, nsus=nsus,
+                access_key=access_key,
+            )
 
     def next_attempt_at(self, product: Product) -> datetime | None:
         """The earliest pending attempt of ``product`` (the scheduler's wake-up), in one indexed read."""
-        with self._db.read_connection() as connection:
-            row = _NEXT_ATTEMPT.first(connection, {"status": GapStatus.PENDING.value, "product": product.value})
+        with self._db.driver_connection() as connection:  # autocommit: one statement, its own snapshot
+            row = _NEXT_ATTEMPT.first_on_driver(
+                connection, {"status": GapStatus.PENDING.value, "product": product.value}
+            )
         return row[0] if row is not None else None
 
     def due(self, now: datetime, limit: int = 100, product: Product | None = None) -> list[GapRecovery]:

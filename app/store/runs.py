@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, func, insert, select, update
+from datetime import datetime
+
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
@@ -56,6 +58,37 @@ def _run(row: RunRow) -> Run:
     )
 
 
+def start_run_in(
+    connection: Connection,
+    job_type: str,
+    trigger: str,
+    now: datetime,
+    *,
+    company_id: int | None = None,
+    product: Product | None = None,
+    reason: str | None = None,
+) -> int:
+    """``RunRepository.start`` inside an open write transaction; returns the run's id."""
+    values = {
+        "job_type": job_type,
+        "trigger": trigger,
+        "status": RunStatus.RUNNING.value,
+        "company_id": company_id,
+        "product": product.value if product else None,
+        "reason": reason,
+        "started_at": utc_text(now),
+    }
+    return _INSERT.run(connection, values)
+
+
+def finish_run_in(connection: Connection, run_id: int, status: RunStatus, now: datetime, reason: str | None) -> None:
+    """Close a run inside an open write transaction (its reason kept when ``reason`` is None)."""
+    if status is RunStatus.RUNNING:
+        raise InvalidRecord("Uma execução não pode terminar com situação 'running'.")
+    values = {"run_id": run_id, "status": status.value, "finished_at": utc_text(now), "reason": reason}
+    _FINISH.run(connection, values)
+
+
 class RunRepository:
     """Start, finish and list runs."""
 
@@ -71,29 +104,20 @@ class RunRepository:
         product: Product | None = None,
         reason: str | None = None,
     ) -> int:
-        values = {
-            "job_type": job_type,
-            "trigger": trigger,
-            "status": RunStatus.RUNNING.value,
-            "company_id": company_id,
-            "product": product.value if product else None,
-            "reason": reason,
-            "started_at": utc_text(self._db.clock.now()),
-        }
         with self._db.write_connection() as connection:
-            return _INSERT.run(connection, values)
+            return start_run_in(
+                connection,
+                job_type,
+                trigger,
+                self._db.clock.now(),
+                company_id=company_id,
+                product=product,
+                reason=reason,
+            )
 
     def finish(self, run_id: int, status: RunStatus, reason: str | None = None) -> Run:
-        if status is RunStatus.RUNNING:
-            raise InvalidRecord("Uma execução não pode terminar com situação 'running'.")
-        values = {
-            "run_id": run_id,
-            "status": status.value,
-            "finished_at": utc_text(self._db.clock.now()),
-            "reason": reason,
-        }
         with self._db.write_connection() as connection:
-            _FINISH.run(connection, values)
+            finish_run_in(connection, run_id, status, self._db.clock.now(), reason)
             row = _GET.first(connection, {"run_id": run_id})
         if row is None:
             raise UnknownRun(f"Execução não encontrada (id {run_id}).")

@@ -174,5 +174,7 @@ class BulkInsert:
         if rows:
             connection.exec_driver_sql(self.sql, [self._values(row) for row in rows])
 
-    def run_one(self, connection: Connection, row: Mapping[str, Any]) -> None:
-        connection.exec_driver_sql(self.sql, self._values(row))
+    def run_one(self, connection: Connection | Any, row: Mapping[str, Any]) -> None:
+        """One row, on a SQLAlchemy connection's open transaction or a sqlite3 connection's."""
+        driver: Any = connection.connection.driver_connection if isinstance(connection, Connection) else connection
+        driver.execute(self.sql, self._values(row))

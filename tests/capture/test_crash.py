@@ -25,6 +25,7 @@ import pytest
 from app.capture.nfe import NfeCapture
 from app.core.cadence import Action
 from app.core.products import Product
+from app.store.unit import Unit
 from tests.support.crash import MODES, CrashPlan, run_crash
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, nfe_harness
 
@@ -69,7 +70,7 @@ def test_an_answer_lost_with_the_process_is_not_asked_again_within_the_hour(
         # The sandbox answers the lot that empties the queue (138, ultNSU = maxNSU = 7); the
         # process dies inside the lot's transaction.
         with monkeypatch.context() as patch:
-            patch.setattr(h.ctx.documents, "store_batch", killed)
+            patch.setattr(Unit, "store_lot", killed)
             with pytest.raises(Killed):
                 h.capture.distribution.run_company(h.company.id)
         answered_at = h.clock.now()

@@ -10,7 +10,7 @@ from app.capture.nfe_manifestation import ManifestationRefused
 from app.core.manifestation import InvalidManifestation
 from app.core.products import Product
 from app.fiscal.xmldsig import verify_enveloped
-from app.store.records import DocumentKind, ManifestationStatus
+from app.store.records import CallOutcome, DocumentKind, ManifestationStatus
 from tests.capture.conftest import RECIPIENT, SUPPLIER, Harness
 
 
@@ -101,3 +101,41 @@ def test_a_rejected_event_is_not_resent_within_the_hour(harness: Harness) -> Non
         harness.capture.manifestation.request(harness.company.id, key, "210210")
     report = harness.sandbox.referee.report()
     assert report["violations"] == []  # one rejection is information; a second would be misuse
+
+
+def test_one_pass_sees_what_it_settled_a_confirmation_before_the_automatic_ciencia(harness: Harness) -> None:
+    harness.settings(auto_ciencia=True, ciencia_wait_minutes=30)
+    key = _key(harness)
+    harness.capture.run_due()  # the resNFe arrives; Ciência scheduled for +30 min
+    harness.capture.manifestation.request(harness.company.id, key, "210200")
+    harness.clock.advance(timedelta(minutes=31))
+    # Both due now: ONE dispatch pass sends the Confirmação, then must not send the Ciência.
+    assert harness.capture.manifestation.dispatch() == 1
+    by_type = {m.tp_evento: m for m in harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key)}
+    assert by_type["210200"].status is ManifestationStatus.ACCEPTED
+    assert by_type["210210"].status is ManifestationStatus.REJECTED and by_type["210210"].sent_at is None
+    assert "conclusiva" in (by_type["210210"].x_motivo or "")
+    calls = harness.ctx.audit.recent_calls(company_id=harness.company.id)
+    assert [c.operation for c in calls if c.service == "nfe_recepcao_evento"] == [f"ID210200{key}01"]
+    assert harness.sandbox.referee.report()["violations"] == []
+
+
+def test_a_communication_failure_is_logged_and_retried_after_the_backoff(harness: Harness) -> None:
+    key = _key(harness)
+    harness.capture.run_due()
+    request = harness.capture.manifestation.request(harness.company.id, key, "210210")
+    harness.sandbox.inject_fault("nfe_evento", "http_503")
+    assert harness.capture.manifestation.dispatch() == 1
+    [waiting] = harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key)
+    assert waiting.status is ManifestationStatus.PENDING and waiting.attempts == 1 and waiting.cstat is None
+    assert waiting.not_before == harness.clock.now() + timedelta(minutes=1)
+    [failed] = harness.ctx.audit.calls_for("nfe_recepcao_evento", f"ID210210{key}01", harness.clock.now())
+    assert failed.outcome is CallOutcome.HTTP_ERROR and failed.cstat is None
+    assert harness.capture.manifestation.dispatch() == 0  # not before its time
+    harness.clock.advance(timedelta(minutes=1))
+    assert harness.capture.manifestation.dispatch() == 1
+    [done] = harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key)
+    assert done.id == request.id and done.status is ManifestationStatus.ACCEPTED and done.attempts == 2
+    assert done.cstat == "135" and harness.ctx.manifestations.result_xml(done.id) is not None
+    stored = harness.ctx.events.for_key(harness.company.id, Product.NFE, key)
+    assert [(e.tp_evento, e.protocol) for e in stored if e.tp_evento == "210210"] == [("210210", done.protocol)]

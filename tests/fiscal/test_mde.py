@@ -30,10 +30,11 @@ from app.fiscal.mde import (
     parse_ret_env_evento,
     prepare_event,
     proc_evento_nfe,
+    sign_event,
 )
 from app.fiscal.schemas import Schema, SchemaInvalid, errors
 from app.fiscal.soap import SOAP12_NS, parse_reply
-from app.fiscal.xmldsig import extract_signed_element, verify_enveloped
+from app.fiscal.xmldsig import SignatureInvalid, extract_signed_element, verify_enveloped
 from app.safexml import parse_xml
 from app.sandbox.pki import IssuedCert
 from app.sandbox.sandbox import Sandbox
@@ -138,6 +139,32 @@ def test_the_signed_lot_validates_and_its_limits_hold(world: World) -> None:
     with pytest.raises(RequestInvalid, match="252"):
         world.client.send([produced], 1)
     assert world.sandbox.referee.requests == []
+
+
+@pytest.mark.parametrize(
+    ("tp_evento", "author", "seq", "justification"),
+    [
+        ("210210", RECIPIENT, 1, None),
+        ("210200", Cpf("52998224725"), 2, None),
+        ("210220", RECIPIENT, 1, None),
+        ("210220", Cpf("52998224725"), 1, "Nao reconheco & <isto> \"aspas\" 'simples' ação ÇÃO ÿ"),
+        ("210240", RECIPIENT, 99, "Operação não realizada: 5 > 3 & 2 < 4 ~ `x` ^ ¡¿ \x7f\x80\x9f fim"),
+    ],
+)
+def test_prepare_event_signs_exactly_as_the_generic_signer(
+    world: World, tp_evento: str, author: Cnpj | Cpf, seq: int, justification: str | None
+) -> None:
+    # prepare_event writes the signature itself (the event's text is already canonical): the
+    # bytes must be those of sign_event (signxml through sign_enveloped), and verify.
+    at = world.clock.now()
+    fast = prepare_event(world.a1, KEY, tp_evento, author, seq, at, HOMOLOG, justification)
+    generic = sign_event(build_event(KEY, tp_evento, author, seq, at, HOMOLOG, justification), world.a1)
+    assert fast == generic
+    cert_pem = world.a1.certificate.public_bytes(serialization.Encoding.PEM)
+    assert verify_enveloped(fast, expected_cert_pem=cert_pem, at=at).reference_id == event_id(tp_evento, KEY, seq)
+    tampered = fast.replace(f"<nSeqEvento>{seq}<".encode(), f"<nSeqEvento>{seq % 99 + 1}<".encode())
+    with pytest.raises(SignatureInvalid):
+        verify_enveloped(tampered, expected_cert_pem=cert_pem, at=at)
 
 
 # --- against the sandbox -----------------------------------------------------------------------------

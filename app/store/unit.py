@@ -1,0 +1,150 @@
+"""A unit of work: everything one government answer changes, in ONE write transaction.
+
+An answer moves the cursor, stores its lot, logs the call, archives the exchange, queues the
+automatic Ciências and gap recoveries it causes and closes the run. Written one repository call
+at a time that was seven transactions (each with its BEGIN IMMEDIATE, commit and pool round trip,
+which cost more than SQLite's own work); here the engines compose them into one, which is also
+the stronger guarantee: a crash leaves either all of it or none.
+
+Used by the capture engines through ``CaptureContext.unit()``::
+
+    with ctx.unit() as unit:
+        stored = unit.store_lot(company_id, items)
+        unit.save_state(transition.state)
+        call_id = unit.log_call(record)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from app.store.audit import archive_in, log_call_in
+from app.store.cursors import save_state_in
+from app.store.db import Database
+from app.store.errors import InvalidRecord
+from app.store.lots import mark_cancelled_in, store_lot_on
+from app.store.manifestations import request_in, settle_in
+from app.store.records import (
+    CallRecord,
+    CaptureState,
+    DocumentInput,
+    EventInput,
+    ManifestationStatus,
+    Product,
+    RunStatus,
+    StoredDocument,
+    StoredEvent,
+)
+from app.store.recoveries import add_recoveries_in
+from app.store.runs import finish_run_in, start_run_in
+
+
+class Unit:
+    """Write operations inside one open transaction; ``now`` is the transaction's instant.
+
+    Every statement is a prepared one run on the sqlite3 connection of ``Database.write_driver``:
+    no SQLAlchemy execution machinery per statement on the capture's hottest path.
+    """
+
+    def __init__(self, driver: Any, now: datetime) -> None:
+        self._connection = driver
+        self.now = now
+
+    def store_lot(
+        self, company_id: int, items: Sequence[DocumentInput | EventInput]
+    ) -> list[StoredDocument | StoredEvent]:
+        return store_lot_on(self._connection, company_id, items, self.now)
+
+    def save_state(self, state: CaptureState) -> None:
+        if state.ult_nsu < 0 or state.max_nsu < 0:
+            raise InvalidRecord(f"NSU negativo no estado de captura: {state.ult_nsu}/{state.max_nsu}.")
+        save_state_in(self._connection, state, self.now)
+
+    def log_call(self, call: CallRecord) -> int:
+        return log_call_in(self._connection, call)
+
+    def archive(
+        self, service: str, company_id: int | None, call_id: int | None, request: bytes, response: bytes
+    ) -> int:
+        return archive_in(
+            self._connection,
+            service,
+            request=request,
+            response=response,
+            company_id=company_id,
+            call_id=call_id,
+            now=self.now,
+        )
+
+    def start_run(self, job_type: str, trigger: str, *, company_id: int | None, product: Product | None) -> int:
+        return start_run_in(self._connection, job_type, trigger, self.now, company_id=company_id, product=product)
+
+    def finish_run(self, run_id: int, status: RunStatus, reason: str | None = None) -> None:
+        finish_run_in(self._connection, run_id, status, self.now, reason)
+
+    def request_manifestation(
+        self,
+        company_id: int,
+        product: Product,
+        access_key: str,
+        tp_evento: str,
+        *,
+        not_before: datetime,
+        automatic: bool = False,
+    ) -> bool:
+        return request_in(
+            self._connection,
+            company_id,
+            product,
+            access_key,
+            tp_evento,
+            self.now,
+            not_before=not_before,
+            automatic=automatic,
+        )
+
+    def settle_manifestation(
+        self,
+        manifestation_id: int,
+        status: ManifestationStatus,
+        *,
+        cstat: str | None,
+        x_motivo: str | None,
+        protocol: str | None = None,
+        result_xml: bytes | None = None,
+        retry_at: datetime | None = None,
+    ) -> None:
+        """A sent request's answer (``ManifestationRepository.settle``), with the call log, the
+        archive and the stored procEventoNFe of the same answer."""
+        settle_in(
+            self._connection,
+            manifestation_id,
+            status,
+            self.now,
+            cstat=cstat,
+            x_motivo=x_motivo,
+            protocol=protocol,
+            result_xml=result_xml,
+            retry_at=retry_at,
+        )
+
+    def add_recoveries(
+        self, company_id: int, product: Product, *, next_attempt_at: datetime, nsus: tuple[int, ...]
+    ) -> int:
+        return add_recoveries_in(
+            self._connection, company_id, product, self.now, next_attempt_at=next_attempt_at, nsus=nsus
+        )
+
+    def mark_cancelled(self, company_id: int, product: Product, keys: Iterable[str]) -> int:
+        """Documents of these keys become CANCELLED (a registered cancellation event arrived)."""
+        return mark_cancelled_in(self._connection, company_id, product, keys, now=self.now)
+
+
+@contextmanager
+def write_unit(db: Database) -> Iterator[Unit]:
+    """One write transaction (``BEGIN IMMEDIATE``), committed when the block ends without error."""
+    with db.write_driver() as driver:
+        yield Unit(driver, db.clock.now())
