@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,8 +26,8 @@ from xml.sax.saxutils import escape
 
 import httpx
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from lxml import etree
 
 from app.certs.a1 import A1Certificate
@@ -45,7 +44,14 @@ from app.fiscal.errors import MalformedResponse, RequestInvalid
 from app.fiscal.http import HttpClientFactory
 from app.fiscal.schemas import Schema, SchemaInvalid, validate
 from app.fiscal.soap import post_soap
-from app.fiscal.xmldsig import SignatureInvalid, SignedElementNotFound, extract_signed_element, sign_enveloped
+from app.fiscal.xmldsig import (
+    SignatureInvalid,
+    SignedElementNotFound,
+    extract_signed_element,
+    sefaz_signature_element,
+    sha1_digest,
+    sign_enveloped,
+)
 from app.safexml import parse_xml
 
 C_ORGAO_AN = "91"
@@ -188,36 +194,9 @@ def prepare_event(
 
 # --- the SEFAZ signature of an event we built (xmldsig profile SEFAZ_SHA1, as sign_enveloped) ---
 
-_DS_NS = "http://www.w3.org/2000/09/xmldsig#"
-_C14N_10 = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
 _EVENTO_OPEN = f'<evento xmlns="{NFE_NS}" versao="1.00">'.encode()
 _EVENTO_CLOSE = b"</evento>"
 _INF_OPEN = b"<infEvento "
-# SignedInfo with its algorithms: canonical form (C14N 1.0: the inherited default namespace on
-# the apex, empty elements as start/end pairs) for the signature, and as lxml serialises it inside
-# the document (sign_enveloped's output): both around the reference Id and the digest.
-_SIGNED_INFO_PARTS = (
-    ("CanonicalizationMethod", _C14N_10),
-    ("SignatureMethod", f"{_DS_NS}rsa-sha1"),
-)
-_TRANSFORMS = (f"{_DS_NS}enveloped-signature", _C14N_10)
-_DIGEST_METHOD = f"{_DS_NS}sha1"
-
-
-def _signed_info(reference: str, digest: str, *, canonical: bool) -> str:
-    def empty(tag: str, algorithm: str) -> str:
-        return f'<{tag} Algorithm="{algorithm}"></{tag}>' if canonical else f'<{tag} Algorithm="{algorithm}"/>'
-
-    head = f'<SignedInfo xmlns="{_DS_NS}">' if canonical else "<SignedInfo>"
-    return (
-        head
-        + "".join(empty(tag, algorithm) for tag, algorithm in _SIGNED_INFO_PARTS)
-        + f'<Reference URI="#{reference}"><Transforms>'
-        + "".join(empty("Transform", algorithm) for algorithm in _TRANSFORMS)
-        + "</Transforms>"
-        + empty("DigestMethod", _DIGEST_METHOD)
-        + f"<DigestValue>{digest}</DigestValue></Reference></SignedInfo>"
-    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -238,18 +217,8 @@ def _sign_built_event(evento: bytes, private_key: rsa.RSAPrivateKey, cert_b64: s
     inf = evento[len(_EVENTO_OPEN) : -len(_EVENTO_CLOSE)]
     reference = inf[len(_INF_OPEN) :].split(b'"', 2)[1].decode("ascii")
     canonical_inf = b"<infEvento " + f'xmlns="{NFE_NS}" '.encode() + inf[len(_INF_OPEN) :]
-    # SHA-1 and RSA-SHA1: what the event layout mandates (xmldsig's SEFAZ_SHA1 profile).
-    digest = base64.b64encode(hashlib.sha1(canonical_inf).digest()).decode("ascii")  # noqa: S324
-    signed_info = _signed_info(reference, digest, canonical=True).encode()
-    signature = private_key.sign(signed_info, padding.PKCS1v15(), hashes.SHA1())  # noqa: S303
-    return (
-        evento[: -len(_EVENTO_CLOSE)]
-        + f'<Signature xmlns="{_DS_NS}">{_signed_info(reference, digest, canonical=False)}'.encode()
-        + f"<SignatureValue>{base64.b64encode(signature).decode('ascii')}</SignatureValue>".encode()
-        + f"<KeyInfo><X509Data><X509Certificate>{cert_b64}</X509Certificate></X509Data></KeyInfo>".encode()
-        + b"</Signature>"
-        + _EVENTO_CLOSE
-    )
+    signature = sefaz_signature_element(reference, sha1_digest(canonical_inf), private_key, cert_b64)
+    return evento[: -len(_EVENTO_CLOSE)] + signature.encode("ascii") + _EVENTO_CLOSE
 
 
 def _strip_declaration(data: bytes) -> bytes:
