@@ -8,6 +8,7 @@ inside OID 2.16.76.1.3.1 (after the 8-digit birth date). The OID wins over the c
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -154,6 +155,18 @@ def load_a1(pfx: bytes, password: str, *, now: datetime) -> A1Certificate:
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
     key, cert, extra = _open(pfx, password)
+    return a1_from_parts(key, cert, extra, now=now)
+
+
+def a1_from_parts(
+    key: PrivateKeyTypes, cert: x509.Certificate, chain: Sequence[x509.Certificate], *, now: datetime
+) -> A1Certificate:
+    """The checks of ``load_a1`` on already-decoded parts: key matches certificate, ICP-Brasil
+    identity, validity at ``now``. The vault calls it with parts it stored after ``load_a1``."""
+    if now.tzinfo is None:
+        raise ValueError("now must be an aware datetime")
+    if cert.public_key() != key.public_key():
+        raise InvalidCertificateFile("A chave privada do arquivo não corresponde ao certificado.")
     common_name = _first(cert.subject, NameOID.COMMON_NAME) or cert.subject.rfc4514_string()
     cnpj, cpf, holder_name = _identity(cert, common_name)
     not_before = cert.not_valid_before_utc
@@ -176,7 +189,7 @@ def load_a1(pfx: bytes, password: str, *, now: datetime) -> A1Certificate:
         sha256_fingerprint=cert.fingerprint(hashes.SHA256()).hex().upper(),
         private_key=key,
         certificate=cert,
-        chain=tuple(extra),
+        chain=tuple(chain),
     )
 
 
@@ -190,8 +203,6 @@ def _open(pfx: bytes, password: str) -> tuple[PrivateKeyTypes, x509.Certificate,
             "O arquivo não contém a chave privada do certificado. Exporte o certificado novamente "
             "marcando a opção de exportar a chave privada (arquivo .pfx ou .p12)."
         )
-    if cert.public_key() != key.public_key():
-        raise InvalidCertificateFile("A chave privada do arquivo não corresponde ao certificado.")
     return key, cert, extra
 
 

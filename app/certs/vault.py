@@ -1,9 +1,15 @@
 """Keeping A1 certificates between runs without any secret in clear on disk.
 
-The PFX is stored AES-256-GCM-encrypted under ``data_dir/certificates/<CNPJ>.pfx.enc`` with the
-CNPJ (or CPF) as associated data; the 32-byte data key and the PFX password live in the OS
-keyring (Windows Credential Manager, macOS Keychain, Secret Service on Linux). The split exists
-because the Windows Credential Manager refuses secrets over 2,560 bytes, and a PFX is larger.
+Once ``load_a1`` has validated a PFX, its parts (PKCS#8 private key, leaf certificate, chain, all
+DER) are stored AES-256-GCM-encrypted under ``data_dir/certificates/<CNPJ>.pfx.enc`` with the
+CNPJ (or CPF) as associated data; the 32-byte data key lives in the OS keyring (Windows Credential
+Manager, macOS Keychain, Secret Service on Linux). The split exists because the Windows Credential
+Manager refuses secrets over 2,560 bytes, and a certificate is larger.
+
+Loading skips the RSA key validation of a PFX (~50 ms per certificate, 10 s for 200 companies):
+the authenticated encryption guarantees the bytes are exactly those ``store`` validated.
+Files of the first format (``CDFE-PFX1``: the PFX itself, its password in the keyring as well)
+still load that way (a load never writes); storing the certificate again upgrades them.
 """
 
 from __future__ import annotations
@@ -13,24 +19,36 @@ import binascii
 import contextlib
 import os
 import secrets
+import struct
 import tempfile
+import threading
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 import keyring
 import keyring.backends.fail
 import keyring.backends.null
-from cryptography.exceptions import InvalidTag
+from cryptography import x509
+from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
 
-from app.certs.a1 import A1Certificate, load_a1
+from app.certs.a1 import A1Certificate, a1_from_parts, load_a1
 from app.core.errors import CapturaError, InvalidIdentifier
 from app.core.ids import Cnpj, Cpf, parse_taxpayer
 
-_MAGIC = b"CDFE-PFX1"
+_MAGIC_V1 = b"CDFE-PFX1"  # payload: the PFX; its password in the keyring
+_MAGIC = b"CDFE-A1K2"  # payload: length-prefixed DERs of PKCS#8 key, leaf certificate, chain
 _NONCE_SIZE = 12
 _SUFFIX = ".pfx.enc"
+_KEY_ENTRY = "pfx-key"
+_PASSWORD_ENTRY = "pfx-password"  # noqa: S105 - entry name; only v1 files need the password
+_LENGTH = struct.Struct(">I")
+# Two stores of one process never interleave their key and file replacements.
+_WRITE_LOCK = threading.Lock()
 
 
 class VaultError(CapturaError):
@@ -80,32 +98,24 @@ class CertificateVault:
         holder = a1.holder_id
         _require_secure_backend()
         data_key = AESGCM.generate_key(bit_length=256)
-        nonce = secrets.token_bytes(_NONCE_SIZE)
-        blob = _MAGIC + nonce + AESGCM(data_key).encrypt(nonce, pfx, holder.encode("ascii"))
-        entries = {
-            f"{holder}:pfx-key": base64.b64encode(data_key).decode("ascii"),
-            f"{holder}:pfx-password": password,
-        }
-        previous = {name: self._get(name) for name in entries}
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{holder}-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(blob)
-                out.flush()
-                os.fsync(out.fileno())
-            # Secrets first, then the file appears atomically; on failure the previous secrets
-            # go back so a certificate stored before stays readable.
+        blob = _seal(data_key, holder, _pack(a1))
+        key_entry = f"{holder}:{_KEY_ENTRY}"
+        with _WRITE_LOCK:
+            previous = self._get(key_entry)
+            tmp = self._write_temp(holder, blob)
             try:
-                for name, secret in entries.items():
-                    self._set(name, secret)
-                os.replace(tmp, self._path(holder))
-            except BaseException:
-                self._restore(previous)
-                raise
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+                # The key first, then the file appears atomically; on failure the previous key
+                # goes back so a certificate stored before stays readable.
+                try:
+                    self._set(key_entry, base64.b64encode(data_key).decode("ascii"))
+                    os.replace(tmp, self._path(holder))
+                except BaseException:
+                    self._restore({key_entry: previous})
+                    raise
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        self._forget_password(holder)  # a v1 file's password; useless once the new file is in place
         return a1
 
     def load(self, holder: Cnpj | Cpf | str, now: datetime) -> A1Certificate:
@@ -118,8 +128,9 @@ class CertificateVault:
             raise CertificateNotFound(
                 f"Nenhum certificado instalado para {holder_id}. Instale o certificado A1 da empresa."
             ) from None
-        encoded_key = self._get(f"{holder_id}:pfx-key")
-        password = self._get(f"{holder_id}:pfx-password")
+        encoded_key = self._get(f"{holder_id}:{_KEY_ENTRY}")
+        v1 = blob.startswith(_MAGIC_V1)
+        password = self._get(f"{holder_id}:{_PASSWORD_ENTRY}") if v1 else ""
         if encoded_key is None or password is None:
             raise CertificateNotFound(
                 f"A chave de proteção do certificado de {holder_id} não está no cofre de senhas do "
@@ -128,22 +139,43 @@ class CertificateVault:
             )
         try:
             data_key = base64.b64decode(encoded_key, validate=True)
-            if not blob.startswith(_MAGIC):
-                raise InvalidTag
-            nonce = blob[len(_MAGIC) : len(_MAGIC) + _NONCE_SIZE]
-            pfx = AESGCM(data_key).decrypt(nonce, blob[len(_MAGIC) + _NONCE_SIZE :], holder_id.encode())
-        except (InvalidTag, ValueError, binascii.Error):
+            payload = _open_sealed(data_key, holder_id, blob, _MAGIC_V1 if v1 else _MAGIC)
+            parts = None if v1 else _unpack(payload)
+        except (InvalidTag, ValueError, binascii.Error, UnsupportedAlgorithm):
             raise TamperedCertificateFile(
                 f"O arquivo guardado do certificado de {holder_id} foi alterado ou está danificado "
                 f"({path.name}). Instale o certificado A1 novamente."
             ) from None
-        return load_a1(pfx, password, now=now)
+        if parts is not None:
+            return a1_from_parts(*parts, now=now)
+        # A file of the first format keeps loading this way (re-storing the certificate upgrades
+        # it): a load never writes, so it cannot race a store made by another process.
+        return load_a1(payload, password, now=now)
+
+    def _write_temp(self, holder_id: str, blob: bytes) -> str:
+        """The blob in a synced temporary file next to its final place (for an atomic os.replace)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{holder_id}-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(blob)
+                out.flush()
+                os.fsync(out.fileno())
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        return tmp
+
+    def _forget_password(self, holder_id: str) -> None:
+        with contextlib.suppress(KeyringError):
+            keyring.delete_password(self.service_name, f"{holder_id}:{_PASSWORD_ENTRY}")
 
     def remove(self, holder: Cnpj | Cpf | str) -> None:
         holder_id = _holder_id(holder)
         with contextlib.suppress(FileNotFoundError):
             self._path(holder_id).unlink()
-        for entry in ("pfx-key", "pfx-password"):
+        for entry in (_KEY_ENTRY, _PASSWORD_ENTRY):
             with contextlib.suppress(PasswordDeleteError, NoKeyringError):
                 keyring.delete_password(self.service_name, f"{holder_id}:{entry}")
 
@@ -192,3 +224,46 @@ def _require_secure_backend() -> None:
     backend = keyring.get_keyring()
     if isinstance(backend, keyring.backends.fail.Keyring | keyring.backends.null.Keyring):
         raise NoSecureStorage()
+
+
+def _seal(data_key: bytes, holder_id: str, payload: bytes) -> bytes:
+    nonce = secrets.token_bytes(_NONCE_SIZE)
+    return _MAGIC + nonce + AESGCM(data_key).encrypt(nonce, payload, holder_id.encode("ascii"))
+
+
+def _open_sealed(data_key: bytes, holder_id: str, blob: bytes, magic: bytes) -> bytes:
+    """The authenticated payload; InvalidTag for any other file, key or holder."""
+    if not blob.startswith(magic):
+        raise InvalidTag
+    nonce = blob[len(magic) : len(magic) + _NONCE_SIZE]
+    return AESGCM(data_key).decrypt(nonce, blob[len(magic) + _NONCE_SIZE :], holder_id.encode("ascii"))
+
+
+def _pack(a1: A1Certificate) -> bytes:
+    key_der = a1.private_key.private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    parts = [key_der, a1.certificate.public_bytes(serialization.Encoding.DER)]
+    parts += [cert.public_bytes(serialization.Encoding.DER) for cert in a1.chain]
+    return b"".join(_LENGTH.pack(len(part)) + part for part in parts)
+
+
+def _unpack(payload: bytes) -> tuple[PrivateKeyTypes, x509.Certificate, Sequence[x509.Certificate]]:
+    parts: list[bytes] = []
+    offset = 0
+    while offset < len(payload):
+        if offset + _LENGTH.size > len(payload):
+            raise ValueError("truncated length")
+        (size,) = _LENGTH.unpack_from(payload, offset)
+        offset += _LENGTH.size
+        if offset + size > len(payload):
+            raise ValueError("truncated part")
+        parts.append(payload[offset : offset + size])
+        offset += size
+    if len(parts) < 2:
+        raise ValueError("missing key or certificate")
+    # store() validated this very key with load_a1 and the AEAD proves the bytes are unchanged:
+    # the primality checks (~50 ms for RSA-2048) would only repeat that work.
+    key = serialization.load_der_private_key(parts[0], password=None, unsafe_skip_rsa_key_validation=True)
+    cert = x509.load_der_x509_certificate(parts[1])
+    return key, cert, [x509.load_der_x509_certificate(der) for der in parts[2:]]

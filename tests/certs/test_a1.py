@@ -8,7 +8,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.serialization import pkcs12
 
 from app.certs import pkcs12_der
@@ -20,6 +22,7 @@ from app.certs.a1 import (
     LegacyEncryption,
     NotIcpBrasilCnpj,
     WrongPassword,
+    a1_from_parts,
     load_a1,
 )
 from app.core.errors import CapturaError
@@ -244,3 +247,38 @@ def test_equality_ignores_key_objects(company: IssuedCert) -> None:
     first: A1Certificate = load_a1(company.pfx, company.password, now=now())
     second = load_a1(company.pfx, company.password, now=now())
     assert first == second
+
+
+def pfx_parts(issued: IssuedCert) -> tuple[PrivateKeyTypes, x509.Certificate, list[x509.Certificate]]:
+    key, cert, chain = pkcs12.load_key_and_certificates(issued.pfx, issued.password.encode())
+    assert key is not None and cert is not None
+    return key, cert, chain
+
+
+def test_a1_from_parts_gives_what_load_a1_gives(company: IssuedCert) -> None:
+    key, cert, chain = pfx_parts(company)
+    from_parts = a1_from_parts(key, cert, chain, now=now())
+    from_pfx = load_a1(company.pfx, company.password, now=now())
+    assert from_parts == from_pfx
+    assert from_parts.chain == from_pfx.chain and from_parts.certificate == from_pfx.certificate
+    assert from_parts.private_key is key
+
+
+def test_a1_from_parts_runs_the_same_checks(pki: TestPki, company: IssuedCert) -> None:
+    key, cert, chain = pfx_parts(company)
+    other_key, _, _ = pfx_parts(pki.company_cert("11222333000181", "OUTRA"))
+    with pytest.raises(InvalidCertificateFile) as caught:
+        a1_from_parts(other_key, cert, chain, now=now())
+    assert caught.value.message == "A chave privada do arquivo não corresponde ao certificado."
+
+    with pytest.raises(CertificateExpired):
+        a1_from_parts(key, cert, chain, now=cert.not_valid_after_utc)
+    with pytest.raises(CertificateNotYetValid):
+        a1_from_parts(key, cert, chain, now=cert.not_valid_before_utc - timedelta(seconds=1))
+    with pytest.raises(ValueError, match="aware"):
+        a1_from_parts(key, cert, chain, now=datetime(2026, 11, 2))
+
+    server = pki.server_cert()
+    server_key = serialization.load_pem_private_key(server.key_pem, password=None)
+    with pytest.raises(NotIcpBrasilCnpj):
+        a1_from_parts(server_key, x509.load_pem_x509_certificate(server.cert_pem), [], now=now())

@@ -5,15 +5,20 @@ import configparser
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import keyring
 import keyring.backends.fail
 import keyring.backends.null
 import pytest
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.serialization import pkcs12
 from keyrings.alt.escape import unescape
 
-from app.certs.a1 import CertificateExpired, WrongPassword
+from app.certs.a1 import A1Certificate, CertificateExpired, CertificateNotYetValid, WrongPassword
 from app.certs.vault import (
     CertificateNotFound,
     CertificateVault,
@@ -41,6 +46,12 @@ def keyring_entries() -> dict[tuple[str, str], str]:
         for section in parser.sections()
         for option in parser.options(section)
     }
+
+
+def private_numbers(a1: A1Certificate) -> object:
+    key = a1.private_key
+    assert isinstance(key, rsa.RSAPrivateKey)
+    return key.private_numbers()
 
 
 def private_key_ders(issued: IssuedCert) -> list[bytes]:
@@ -71,27 +82,25 @@ def test_round_trip_keeps_no_secret_in_clear(data_dir: Path, company: IssuedCert
     assert b"PRIVATE KEY" not in blob
 
 
-def test_keyring_holds_only_small_secrets(data_dir: Path, company: IssuedCert) -> None:
+def test_keyring_holds_only_the_small_data_key(data_dir: Path, company: IssuedCert) -> None:
     CertificateVault(data_dir).store(company.pfx, company.password, now())
 
     entries = keyring_entries()
-    assert set(entries) == {
-        ("CapturaDFe", "12345678000195:pfx-key"),
-        ("CapturaDFe", "12345678000195:pfx-password"),
-    }
+    assert set(entries) == {("CapturaDFe", "12345678000195:pfx-key")}  # the PFX password is not kept
     for secret in entries.values():
         assert len(secret.encode("utf-16-le")) <= WINDOWS_BLOB_LIMIT
     assert len(base64.b64decode(entries["CapturaDFe", "12345678000195:pfx-key"])) == 32
-    assert entries["CapturaDFe", "12345678000195:pfx-password"] == company.password
-    assert len(company.pfx) * 2 > WINDOWS_BLOB_LIMIT  # why the PFX itself is not in the keyring
+    assert company.password not in str(entries)
+    assert len(company.pfx) * 2 > WINDOWS_BLOB_LIMIT  # why the certificate itself is not in the keyring
 
 
-def test_tampered_file_is_reported(data_dir: Path, company: IssuedCert) -> None:
+@pytest.mark.parametrize("where", ["magic", "nonce", "middle", "tag"])
+def test_tampered_file_is_reported(data_dir: Path, company: IssuedCert, where: str) -> None:
     vault = CertificateVault(data_dir)
     vault.store(company.pfx, company.password, now())
     path = data_dir / "certificates" / "12345678000195.pfx.enc"
     blob = bytearray(path.read_bytes())
-    blob[len(blob) // 2] ^= 0x01
+    blob[{"magic": 8, "nonce": 12, "middle": len(blob) // 2, "tag": len(blob) - 1}[where]] ^= 0x01
     path.write_bytes(bytes(blob))
 
     with pytest.raises(TamperedCertificateFile) as caught:
@@ -108,10 +117,9 @@ def test_file_moved_to_another_cnpj_fails_by_associated_data(data_dir: Path, com
     other = "11222333000181"
     folder = data_dir / "certificates"
     (folder / f"{other}.pfx.enc").write_bytes((folder / "12345678000195.pfx.enc").read_bytes())
-    for entry in ("pfx-key", "pfx-password"):
-        secret = keyring.get_password("CapturaDFe", f"12345678000195:{entry}")
-        assert secret is not None
-        keyring.set_password("CapturaDFe", f"{other}:{entry}", secret)
+    secret = keyring.get_password("CapturaDFe", "12345678000195:pfx-key")
+    assert secret is not None
+    keyring.set_password("CapturaDFe", f"{other}:pfx-key", secret)
 
     with pytest.raises(TamperedCertificateFile):
         vault.load(other, now())
@@ -134,6 +142,16 @@ def test_expired_certificate_is_refused_on_store_and_load(data_dir: Path, pki: T
         vault.load("12345678000195", soon + timedelta(seconds=1))
     with pytest.raises(CertificateExpired):
         vault.store(issued.pfx, "1234", soon)
+
+
+def test_not_yet_valid_at_load_time_is_refused(data_dir: Path, pki: TestPki) -> None:
+    start = now() - timedelta(minutes=5)
+    issued = pki.company_cert("12345678000195", "EMPRESA", not_before=start)
+    vault = CertificateVault(data_dir)
+    vault.store(issued.pfx, "1234", now())
+    with pytest.raises(CertificateNotYetValid) as caught:
+        vault.load("12345678000195", start - timedelta(days=1))
+    assert "data e a hora deste computador" in caught.value.message
 
 
 @pytest.mark.parametrize("backend", [keyring.backends.fail.Keyring, keyring.backends.null.Keyring])
@@ -170,7 +188,7 @@ def test_remove_deletes_file_and_secrets(data_dir: Path, company: IssuedCert, pk
     vault.remove(Cnpj("12345678000195"))
 
     assert vault.list() == [Cpf("52998224725")]
-    assert {user for _, user in keyring_entries()} == {"52998224725:pfx-key", "52998224725:pfx-password"}
+    assert {user for _, user in keyring_entries()} == {"52998224725:pfx-key"}
     with pytest.raises(CertificateNotFound):
         vault.load("12345678000195", now())
     vault.remove("12345678000195")  # removing twice is harmless
@@ -201,3 +219,90 @@ def test_renewal_replaces_and_failed_replace_keeps_the_old_one(
 def test_service_name_separates_entries(data_dir: Path, company: IssuedCert) -> None:
     CertificateVault(data_dir, service_name="OutroApp").store(company.pfx, company.password, now())
     assert {service for service, _ in keyring_entries()} == {"OutroApp"}
+
+
+def test_file_format_holds_parts_not_the_pfx(data_dir: Path, company: IssuedCert) -> None:
+    vault = CertificateVault(data_dir)
+    stored = vault.store(company.pfx, company.password, now())
+    blob = (data_dir / "certificates" / "12345678000195.pfx.enc").read_bytes()
+    assert blob.startswith(b"CDFE-A1K2")
+    assert stored.certificate.public_bytes(serialization.Encoding.DER) not in blob  # encrypted too
+
+    loaded = vault.load("12345678000195", now())
+    assert loaded.chain == stored.chain and len(loaded.chain) == 1
+    assert loaded.certificate == stored.certificate
+    assert private_numbers(loaded) == private_numbers(stored)
+
+
+def test_load_skips_the_rsa_key_validation(
+    data_dir: Path, company: IssuedCert, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = CertificateVault(data_dir)
+    vault.store(company.pfx, company.password, now())
+    calls: list[dict[str, object]] = []
+    real_loader = serialization.load_der_private_key
+
+    def spy(data: bytes, password: bytes | None, **kwargs: Any) -> PrivateKeyTypes:
+        calls.append(kwargs)
+        return real_loader(data, password, **kwargs)
+
+    def no_pkcs12(*args: object, **kwargs: object) -> None:
+        raise AssertionError("load must not open a PFX (it validates the RSA key)")
+
+    monkeypatch.setattr(serialization, "load_der_private_key", spy)
+    monkeypatch.setattr(pkcs12, "load_key_and_certificates", no_pkcs12)
+    loaded = vault.load("12345678000195", now())
+
+    assert calls == [{"unsafe_skip_rsa_key_validation": True}]
+    assert loaded.certificate.public_key() == loaded.private_key.public_key()
+
+
+def write_v1(data_dir: Path, issued: IssuedCert, holder: str) -> Path:
+    """A certificate as the first vault format kept it: the PFX itself, the password in the keyring."""
+    data_key = AESGCM.generate_key(bit_length=256)
+    nonce = os.urandom(12)
+    folder = data_dir / "certificates"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{holder}.pfx.enc"
+    path.write_bytes(b"CDFE-PFX1" + nonce + AESGCM(data_key).encrypt(nonce, issued.pfx, holder.encode()))
+    keyring.set_password("CapturaDFe", f"{holder}:pfx-key", base64.b64encode(data_key).decode())
+    keyring.set_password("CapturaDFe", f"{holder}:pfx-password", issued.password)
+    return path
+
+
+def test_v1_file_still_loads_and_is_left_as_it_is(data_dir: Path, company: IssuedCert) -> None:
+    path = write_v1(data_dir, company, "12345678000195")
+    blob = path.read_bytes()
+    vault = CertificateVault(data_dir)
+
+    first = vault.load("12345678000195", now())
+
+    assert first.holder_id == "12345678000195" and len(first.chain) == 1
+    assert path.read_bytes() == blob  # a load never writes
+    assert keyring.get_password("CapturaDFe", "12345678000195:pfx-password") == company.password
+    assert private_numbers(vault.load("12345678000195", now())) == private_numbers(first)
+
+
+def test_v1_file_errors_are_unchanged(data_dir: Path, company: IssuedCert) -> None:
+    path = write_v1(data_dir, company, "12345678000195")
+    vault = CertificateVault(data_dir)
+    blob = bytearray(path.read_bytes())
+    blob[len(blob) // 2] ^= 0x01
+    path.write_bytes(bytes(blob))
+    with pytest.raises(TamperedCertificateFile):
+        vault.load("12345678000195", now())
+    assert path.read_bytes() == bytes(blob)  # nothing upgraded
+
+    write_v1(data_dir, company, "12345678000195")
+    keyring.delete_password("CapturaDFe", "12345678000195:pfx-password")
+    with pytest.raises(CertificateNotFound) as caught:
+        vault.load("12345678000195", now())
+    assert "não está no cofre de senhas do sistema" in caught.value.message
+
+
+def test_storing_over_a_v1_file_drops_its_password(data_dir: Path, company: IssuedCert) -> None:
+    write_v1(data_dir, company, "12345678000195")
+    vault = CertificateVault(data_dir)
+    vault.store(company.pfx, company.password, now())
+    assert set(keyring_entries()) == {("CapturaDFe", "12345678000195:pfx-key")}
+    assert vault.load("12345678000195", now()).holder_id == "12345678000195"
