@@ -29,9 +29,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from lxml import etree
 
-from app.fiscal.xmldsig import DS_NS, SignatureProfile, VerifiedSignature, cert_cnpj, verify_enveloped
+from app.fiscal.xmldsig import C14N_10, DS_NS, SignatureProfile, VerifiedSignature, cert_cnpj, verify_enveloped
 
-C14N_10 = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
 RSA_SHA1 = DS_NS + "rsa-sha1"
 SHA1 = DS_NS + "sha1"
 ENVELOPED = DS_NS + "enveloped-signature"

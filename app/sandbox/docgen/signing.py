@@ -11,19 +11,15 @@ them), and before signing, the digest is checked against lxml's own canonicalisa
 
 from __future__ import annotations
 
-import base64
 import copy
-import hashlib
 import re
 from dataclasses import dataclass
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.asymmetric import rsa
 from lxml import etree
 
-from app.fiscal.xmldsig import DS_NS
+from app.fiscal.xmldsig import sefaz_signature_element, sha1_digest
 
-C14N_10 = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 _ATTR = re.compile(r'([A-Za-z_][\w.\-]*)="([^"<&\t\n]*)"')
 _START = re.compile(r"<([A-Za-z_][\w.\-]*)\s+([^>]*)>")
@@ -87,42 +83,12 @@ def lxml_canonical_part(document: bytes, reference_id: str) -> bytes:
 
 
 def digest_of(canonical: bytes) -> str:
-    # SHA-1 is what the NF-e layouts mandate for the reference digest
-    return base64.b64encode(hashlib.sha1(canonical, usedforsecurity=False).digest()).decode("ascii")
-
-
-def _signed_info(reference_id: str, dig_val: str, empty: str) -> str:
-    """SignedInfo as signxml writes it; ``empty`` is ``"/>"`` (serialised) or the C14N form."""
-
-    def leaf(tag: str, algorithm: str) -> str:
-        return f'<{tag} Algorithm="{algorithm}"' + (f"></{tag}>" if empty == "c14n" else "/>")
-
-    return (
-        "<SignedInfo"
-        + (f' xmlns="{DS_NS}"' if empty == "c14n" else "")
-        + ">"
-        + leaf("CanonicalizationMethod", C14N_10)
-        + leaf("SignatureMethod", DS_NS + "rsa-sha1")
-        + f'<Reference URI="#{reference_id}"><Transforms>'
-        + leaf("Transform", DS_NS + "enveloped-signature")
-        + leaf("Transform", C14N_10)
-        + "</Transforms>"
-        + leaf("DigestMethod", DS_NS + "sha1")
-        + f"<DigestValue>{dig_val}</DigestValue></Reference></SignedInfo>"
-    )
+    return sha1_digest(canonical)
 
 
 def signature_element(reference_id: str, dig_val: str, signer: SignerKey) -> str:
     """The enveloped ``<Signature>`` for a part whose canonical digest is ``dig_val``."""
-    signed_info = _signed_info(reference_id, dig_val, "c14n").encode("ascii")
-    value = signer.key.sign(signed_info, padding.PKCS1v15(), hashes.SHA1())  # noqa: S303 - the layouts mandate it
-    return (
-        f'<Signature xmlns="{DS_NS}">'
-        + _signed_info(reference_id, dig_val, "xml")
-        + f"<SignatureValue>{base64.b64encode(value).decode('ascii')}</SignatureValue>"
-        + f"<KeyInfo><X509Data><X509Certificate>{signer.cert_b64}</X509Certificate></X509Data></KeyInfo>"
-        + "</Signature>"
-    )
+    return sefaz_signature_element(reference_id, dig_val, signer.key, signer.cert_b64)
 
 
 def sign_document(document: str, reference_id: str, dig_val: str, signer: SignerKey, *, check: bool = True) -> bytes:
