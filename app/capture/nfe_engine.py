@@ -118,6 +118,8 @@ class NfeDistributionEngine:
         self.rules = rules_for(PRODUCT)
         self.locks = locks or CompanyLocks()
         self._plan: dict[int, datetime] = {}
+        # What ``due`` read for each company it found due, taken by that company's run.
+        self._pass_configs: dict[int, tuple[Company, CaptureSettings, datetime, int]] = {}
         self._plan_lock = threading.Lock()
         # Called after every lot with the company id (the service's heartbeat); returning False
         # ends the run after that lot (graceful stop): the lot and its cursor are committed.
@@ -161,6 +163,8 @@ class NfeDistributionEngine:
                 continue
             if self._replan(company, settings, now) <= now:
                 due.append(company)
+                with self._plan_lock:  # the run this pass starts takes them (no second read)
+                    self._pass_configs[company.id] = (company, settings, now, self.ctx.db.companies_generation)
         ids = {company.id for company, _settings in enabled}
         with self._plan_lock:
             # A company disabled or removed since its plan was made must not keep waking the loop.
@@ -189,8 +193,10 @@ class NfeDistributionEngine:
         with self._plan_lock:
             if company_id is None:
                 self._plan.clear()
+                self._pass_configs.clear()
             else:
                 self._plan.pop(company_id, None)
+                self._pass_configs.pop(company_id, None)
 
     def _replan(self, company: Company, settings: CaptureSettings, now: datetime) -> datetime:
         _state, decision = self.decision(company, settings, now)
@@ -205,6 +211,13 @@ class NfeDistributionEngine:
 
     # ------------------------------------------------------------------ one company
 
+    def _stale(self, passed: tuple[Company, CaptureSettings, datetime, int]) -> bool:
+        """A pass's reading is good for its own runs only: same generation of company settings in
+        this process, and not older than a scheduler cycle (another process may have changed them)."""
+        _company, _settings, read_at, generation = passed
+        too_old = self.ctx.clock.now() - read_at > self.rules.scheduler_cycle
+        return too_old or generation != self.ctx.db.companies_generation
+
     def _configured(self, company_id: int) -> tuple[Company, CaptureSettings | None]:
         """The company and its NF-e settings as they are now: from the list of enabled companies
         (read again whenever anything changed), else from the database (disabled, inactive)."""
@@ -214,7 +227,13 @@ class NfeDistributionEngine:
         return self.ctx.companies.get(company_id), self.ctx.companies.get_settings(company_id, PRODUCT)
 
     def run_company(self, company_id: int, *, trigger: str = "scheduler") -> RunResult:
-        company, settings = self._configured(company_id)
+        with self._plan_lock:
+            passed = self._pass_configs.pop(company_id, None)
+        settings: CaptureSettings | None
+        if passed is not None and not self._stale(passed):
+            company, settings = passed[0], passed[1]
+        else:
+            company, settings = self._configured(company_id)
         lock = self.locks.for_cnpj(company.cnpj.value)
         if not lock.acquire(blocking=False):
             return RunResult(company_id, 0, 0, 0, Decision(Action.WAIT, "Consulta já em andamento."), skipped=True)
@@ -283,11 +302,13 @@ class NfeDistributionEngine:
         client = self._client(company, settings.environment)
         in_flight = self._in_flight(state)
         if run.id is None or in_flight is not None:
+            run_id = run.id
             with self.ctx.unit() as unit:  # write-ahead: committed before the request leaves
-                if run.id is None:
-                    run.id = unit.start_run("nfe_distribution", run.trigger, company_id=company.id, product=PRODUCT)
+                if run_id is None:
+                    run_id = unit.start_run("nfe_distribution", run.trigger, company_id=company.id, product=PRODUCT)
                 if in_flight is not None:
                     unit.save_state(in_flight)
+            run.id = run_id  # known once its row is committed
         started = time.monotonic()
         at = self.ctx.clock.now()
         try:
@@ -369,7 +390,7 @@ class NfeDistributionEngine:
                 unit.add_recoveries(company.id, PRODUCT, next_attempt_at=now, nsus=recover)
             if final:
                 unit.finish_run(run.id or 0, RunStatus.SUCCEEDED, run.summary(decision))
-                run.finished = True
+        run.finished = final  # once committed: a failed commit leaves the run to the error path
         self._apply_effects(company, settings, transition)
         return _LotResult(decision, final)
 

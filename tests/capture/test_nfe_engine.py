@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import httpx
@@ -144,3 +145,17 @@ def test_only_a_connection_never_made_is_known_not_to_have_reached_the_service()
     assert may_have_reached_service(dropped) is True
     assert may_have_reached_service(ConnectionFailed("sem causa conhecida")) is False
     assert may_have_reached_service(ServiceTimeout("O serviço não respondeu.")) is True
+
+
+def test_a_company_disabled_between_the_pass_and_its_run_is_not_queried(harness: Harness) -> None:
+    # ``due`` hands its reading of the settings to the run it starts (no second read); a change
+    # made in between must still win.
+    h = harness
+    engine = h.capture.distribution
+    assert [c.id for c in engine.due(h.clock.now())] == [h.company.id]
+    settings = h.ctx.companies.get_settings(h.company.id, Product.NFE)
+    assert settings is not None
+    h.ctx.companies.save_settings(replace(settings, enabled=False))
+    result = engine.run_company(h.company.id)
+    assert result.queries == 0 and result.decision.action is Action.DISABLED
+    assert h.sandbox.referee.requests == []

@@ -124,6 +124,7 @@ class Signers:
         self._pki = pki
         self._certs: dict[str, IssuedCert] = {}
         self._keys: dict[str, SignerKey] = {}
+        self._signed = 0
         self._lock = threading.Lock()
 
     def cert_for(self, doc: str, name: str) -> IssuedCert:
@@ -136,6 +137,15 @@ class Signers:
                     cert = self._pki.company_cert(doc, name.upper()[:60])
                 self._certs[doc] = cert
             return cert
+
+    def cross_check(self) -> bool:
+        """Whether this signature also confirms the textual C14N with lxml's (parse, copy, C14N:
+        a few hundred microseconds). The first hundred of every sandbox and one in a hundred
+        after: the textual form is a fixed function of the generator's own text, and the tests
+        compare both on every kind of document."""
+        with self._lock:
+            self._signed += 1
+            return self._signed <= 100 or self._signed % 100 == 0
 
     def key_for(self, doc: str, name: str) -> SignerKey:
         """The issuer's loaded key and certificate text, for :mod:`app.sandbox.docgen.signing`."""
@@ -151,7 +161,7 @@ class Signers:
     def sign_sefaz(self, document: str, reference_id: str, doc: str, name: str) -> bytes:
         """:meth:`sign` (SEFAZ profile) for a document the generator wrote: same bytes, ~5x cheaper."""
         dig_val = digest_of(canonical_part(document, reference_id))
-        return sign_document(document, reference_id, dig_val, self.key_for(doc, name))
+        return sign_document(document, reference_id, dig_val, self.key_for(doc, name), check=self.cross_check())
 
     def sign(
         self,

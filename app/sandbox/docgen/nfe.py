@@ -172,7 +172,9 @@ def _signed_proc(signers: Signers, recipe: _Recipe, dig_val: str, authorised_at:
     if digest_of(canonical_part(document, inf_id)) != dig_val:
         raise CanonicalMismatch(f"NF-e {key}: o documento reescrito difere do publicado")
     emitter = recipe.emitter
-    signed = sign_document(document, inf_id, dig_val, signers.key_for(emitter.doc, emitter.name))
+    signed = sign_document(
+        document, inf_id, dig_val, signers.key_for(emitter.doc, emitter.name), check=signers.cross_check()
+    )
     prot = (
         f'<protNFe versao="4.00"><infProt><tpAmb>{recipe.tp_amb}</tpAmb><verAplic>SP_NFE_PL009_V4</verAplic>'
         f"<chNFe>{key}</chNFe><dhRecbto>{dt(authorised_at)}</dhRecbto><nProt>{protocol}</nProt>"
