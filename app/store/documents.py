@@ -249,10 +249,11 @@ class DocumentRepository:
         if state is not None and state.company_id != company_id:
             raise InvalidRecord("O estado de captura pertence a outra empresa.")
         now = self._db.clock.now()
-        with self._db.session() as s:
-            results = store_lot_in(s, company_id, items, now)
+        # The engines' path (app.store.unit): the driver's own transaction, no ORM session.
+        with self._db.write_driver() as driver:
+            results = store_lot_on(driver, company_id, items, now)
             if state is not None:
-                save_state_in(s, state, now)
+                save_state_in(driver, state, now)
         return results
 
     def set_status(
