@@ -131,29 +131,6 @@ class CaptureContext:
         """One write transaction for everything an answer changes (``app.store.unit``)."""
         return write_unit(self.db)
 
-    def log_call(
-        self,
-        service: Service,
-        product: Product,
-        company_id: int,
-        operation: str,
-        at: datetime,
-        started: float,
-        outcome: CallOutcome,
-        *,
-        cstat: str | None = None,
-        http_status: int | None = None,
-        error: str | None = None,
-        run_id: int | None = None,
-    ) -> int:
-        """Log one government call (``started`` is its ``time.monotonic()``); returns its id."""
-        return self.audit.log_call(
-            call_record(
-                service, product, company_id, operation, at, started, outcome,
-                cstat=cstat, http_status=http_status, error=error, run_id=run_id,
-            )
-        )
-
     def archive(self, service: Service, company_id: int, call_id: int, request: bytes, response: bytes) -> None:
         """Keep an exchange that carried documents or a rejection (the rule book's audit)."""
         self.audit.archive_exchange(

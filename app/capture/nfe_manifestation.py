@@ -325,10 +325,10 @@ def _guard(history: list[EventAttempt], now: datetime) -> GuardStatus:
 class _Pass:
     """What a dispatch pass reads once for all its due requests, kept current as it sends them.
 
-    The companies come from the engines' enabled snapshot (read again if the settings change
-    during the pass); the other requests of each automatic Ciência's key and the NT 2018.002
-    history of every event are one read each. Passes run one at a time (the scheduler's routine
-    thread), so what changes during a pass is what the pass itself settles and logs.
+    The companies' settings are checked at each send (the enabled snapshot); the other requests
+    of each automatic Ciência's key and the NT 2018.002 history of every event are one read each.
+    Passes run one at a time (the scheduler's routine thread), so what changes during a pass is
+    what the pass itself settles and logs.
     """
 
     def __init__(
@@ -338,8 +338,6 @@ class _Pass:
         calls: dict[str, list[EventAttempt]],
     ) -> None:
         self._ctx = ctx
-        self._companies: dict[int, tuple[Company, CaptureSettings | None]] = {}
-        self._generation = -1
         self.others = others
         self._calls = calls
 
@@ -353,17 +351,14 @@ class _Pass:
         return cls(ctx, ctx.manifestations.for_keys(PRODUCT, automatic), calls)
 
     def company(self, company_id: int) -> tuple[Company, CaptureSettings | None]:
-        """The company and its NF-e settings (any company: one disabled since still gets its
-        manual requests sent, as before)."""
-        if self._generation != self._ctx.db.companies_generation:
-            self._generation = self._ctx.db.companies_generation
-            self._companies = {c.id: (c, s) for c, s in self._ctx.companies.enabled_snapshot(PRODUCT)}
-        found = self._companies.get(company_id)
-        if found is None:
-            company = self._ctx.companies.get(company_id)
-            found = (company, self._ctx.companies.get_settings(company_id, PRODUCT))
-            self._companies[company_id] = found
-        return found
+        """The company and its NF-e settings as they are at this send (the rule book checks the
+        automatic Ciência again at the moment of sending; another process may have changed it):
+        the engines' enabled snapshot, whose one-statement check sees any change. A company
+        disabled since still gets its manual requests sent."""
+        found = self._ctx.companies.enabled_configuration(PRODUCT, company_id)
+        if found is not None:
+            return found
+        return self._ctx.companies.get(company_id), self._ctx.companies.get_settings(company_id, PRODUCT)
 
     def history(self, operation: str, now: datetime) -> list[EventAttempt]:
         """This event's sends within the guard window before ``now``."""

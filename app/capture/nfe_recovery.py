@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from app.capture.context import CaptureContext, CaptureNotice, outcome_of
+from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
 from app.capture.nfe_engine import PRODUCT, SERVICE, CompanyLocks
 from app.capture.nfe_processing import process_document
 from app.core.cadence import point_queries_allowed, rules_for
@@ -225,8 +225,10 @@ class NfePointQueries:
             client = DistributionClient.from_factory(self.ctx.http, a1, PRODUCT, settings.environment)
             reply = client.query(company.cnpj, query, settings.c_uf_autor)
         except CommunicationError as error:
-            self.ctx.log_call(
-                SERVICE, PRODUCT, company.id, operation, at, started, outcome_of(error), cstat=None, error=error.message
+            self.ctx.audit.log_call(
+                call_record(
+                    SERVICE, PRODUCT, company.id, operation, at, started, outcome_of(error), error=error.message
+                )
             )
             self.ctx.quota.record(company.cnpj, PRODUCT, queried_at=at, returned_document=False)
             return None, error.message
@@ -243,8 +245,8 @@ class NfePointQueries:
             access_key=key,
         )
         outcome = CallOutcome.OK if reply.cstat in (137, 138) else CallOutcome.REJECTED
-        call_id = self.ctx.log_call(
-            SERVICE, PRODUCT, company.id, operation, at, started, outcome, cstat=str(reply.cstat), error=None
+        call_id = self.ctx.audit.log_call(
+            call_record(SERVICE, PRODUCT, company.id, operation, at, started, outcome, cstat=str(reply.cstat))
         )
         if reply.documents or reply.cstat not in (137, 138):
             self.ctx.archive(SERVICE, company.id, call_id, reply.request_bytes, reply.response_bytes)

@@ -313,18 +313,6 @@ class ManifestationRepository:
         with self._db.driver_connection() as connection:
             return _CLAIM.changed(connection, params) == 1
 
-    def mark_sent(self, manifestation_id: int) -> Manifestation:
-        """``claim`` for a request in any state; returns it as it now is."""
-        with self._db.write_connection() as connection:
-            params = {
-                "id": manifestation_id,
-                "pending": self._get(connection, manifestation_id).status.value,
-                "sent": ManifestationStatus.SENT.value,
-                "now": utc_text(self._db.clock.now()),
-            }
-            _CLAIM.changed(connection, params)
-            return self._get(connection, manifestation_id)
-
     def settle(
         self,
         manifestation_id: int,

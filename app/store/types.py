@@ -59,8 +59,9 @@ class PackedXml:
 
 # zlib (not gzip): no timestamp in the header, so equal input gives equal blobs. Archived
 # exchanges are written for every answer that carried documents (tens of thousands a month) and
-# mostly hold base64 of docZips, which no level shrinks much beyond base64's own overhead: level 1
-# costs a third of level 6 for a few percent more bytes.
+# mostly hold base64 of docZips, which no level shrinks much beyond base64's own overhead. Measured
+# on the real 50-document answer of 2017 (64 KB): level 1 takes 1.32 ms and 45.1 KB, level 6
+# 1.53 ms and 44.1 KB.
 _LEVEL = 1
 
 # Documents are stored on the capture's hot path and most are a few KiB: level 1 with an 8 KiB

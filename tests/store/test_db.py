@@ -10,12 +10,13 @@ from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from app.core.clock import FakeClock
-from app.store.db import Database, head_revision, open_database
+from app.store.db import WAL_BACKSTOP_PAGES, Database, head_revision, open_database
 from app.store.documents import DocumentRepository
 from app.store.errors import StorageBug, StorageUnavailable
 from app.store.items import DistributionItemRepository
 from app.store.models import Base
 from app.store.records import Company, DocumentInput, DocumentKind, Product
+from tests.conftest import wait_until
 
 EXPECTED_TABLES = {
     "companies",
@@ -69,6 +70,25 @@ def test_pragmas_are_on_for_every_connection(db: Database) -> None:
         assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
         assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar_one() >= 5000
+        # The size-based checkpoint is only a backstop: the Checkpointer thread does the work.
+        assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == WAL_BACKSTOP_PAGES
+
+
+def test_commits_are_checkpointed_by_the_background_thread(db: Database) -> None:
+    before = db.checkpointer.checkpoints
+    with db.write_driver() as driver:
+        driver.execute("CREATE TABLE scratch (v TEXT)")
+        driver.executemany("INSERT INTO scratch VALUES (?)", [("x" * 500,)] * 200)
+    # The commit kicked the thread: within its interval it copies the WAL into the database.
+    wait_until(lambda: db.checkpointer.checkpoints > before, timeout=10)
+
+
+def test_a_write_unit_rolls_back_on_error(db: Database) -> None:
+    with pytest.raises(RuntimeError), db.write_driver() as driver:
+        driver.execute("CREATE TABLE scratch (v TEXT)")
+        raise RuntimeError("boom")
+    with db.engine.connect() as connection:
+        assert connection.exec_driver_sql("SELECT name FROM sqlite_master WHERE name = 'scratch'").first() is None
 
 
 def test_foreign_keys_are_enforced(db: Database) -> None:

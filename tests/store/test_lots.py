@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import text
 
 from app.core.clock import FakeClock
 from app.core.ids import Cnpj
 from app.store.companies import CompanyRepository
 from app.store.db import Database, open_database
-from app.store.documents import DocumentRepository, mark_cancelled_in, store_document_in, store_lot_on
-from app.store.events import EventRepository, keys_with_event_in, store_event_in
+from app.store.documents import DocumentRepository, mark_cancelled_in, store_lot_on
+from app.store.events import EventRepository, keys_with_event_in
 from app.store.items import DistributionItemRepository
 from app.store.records import (
     Company,
@@ -34,9 +33,9 @@ from app.store.records import (
     StoredDocument,
 )
 from tests.store.conftest import CNPJ_A
+from tests.store.test_documents import _LOT_TABLES, _dump, _one_by_one
 
 BRT = timezone(timedelta(hours=-3))
-_TABLES = ("documents", "document_versions", "document_parties", "events", "distribution_items")
 EMITTER = Party(PartyRole.EMITTER, "75277525000178", "EMITENTE")
 RECIPIENT = Party(PartyRole.RECIPIENT, "11222333000181", "DESTINATARIO")
 
@@ -50,23 +49,6 @@ def reference(tmp_path: Path, clock: FakeClock) -> Iterator[Database]:
         yield database
     finally:
         database.close()
-
-
-def _one_by_one(db: Database, company_id: int, items: list[DocumentInput | EventInput]) -> list[object]:
-    now = db.clock.now()
-    with db.session() as s:
-        return [
-            store_event_in(s, company_id, i, now)
-            if isinstance(i, EventInput)
-            else store_document_in(s, company_id, i, now)
-            for i in items
-        ]
-
-
-def _dump(db: Database) -> dict[str, list[tuple[object, ...]]]:
-    """Every row of the lot's tables, ids and blobs included."""
-    with db.reader() as s:
-        return {t: [tuple(r) for r in s.execute(text(f"SELECT * FROM {t} ORDER BY id"))] for t in _TABLES}
 
 
 def _gzipped(xml: bytes) -> bytes:
@@ -260,7 +242,7 @@ def test_keys_with_event_in_a_session_and_over_many_keys(db: Database, company: 
 
 def test_a_lot_with_no_items_writes_nothing(db: Database, company: Company) -> None:
     assert DocumentRepository(db).store_batch(company.id, []) == []
-    assert _dump(db) == {t: [] for t in _TABLES}
+    assert _dump(db) == {t: [] for t in _LOT_TABLES}
     assert isinstance(DocumentRepository(db).store(company.id, _note("7" * 44)), StoredDocument)
 
 

@@ -41,7 +41,9 @@ def test_send_and_settle_keeps_the_result_xml(db: Database, company: Company, cl
         not_before=clock.now(),
         justification="Operação não realizada por desistência do comprador",
     )
-    sent = repo.mark_sent(m.id)
+    assert repo.claim(m.id)
+    assert not repo.claim(m.id)  # sent already: a second pass cannot take it
+    [sent] = repo.for_key(company.id, Product.NFE, KEY)
     assert sent.status is ManifestationStatus.SENT and sent.attempts == 1 and sent.sent_at == clock.now()
     proc = b"<procEventoNFe>...</procEventoNFe>"
     done = repo.settle(
@@ -61,7 +63,7 @@ def test_send_and_settle_keeps_the_result_xml(db: Database, company: Company, cl
 def test_retry_goes_back_to_pending_with_a_time(db: Database, company: Company, clock: FakeClock) -> None:
     repo = ManifestationRepository(db)
     m = repo.request(company.id, Product.NFE, KEY, "210210", not_before=clock.now())
-    repo.mark_sent(m.id)
+    assert repo.claim(m.id)
     with pytest.raises(InvalidRecord):
         repo.settle(m.id, ManifestationStatus.PENDING, cstat=None, x_motivo="timeout")
     retry = clock.now() + timedelta(minutes=2)
@@ -77,7 +79,7 @@ def test_bad_event_type_is_refused(db: Database, company: Company, clock: FakeCl
 def test_a_request_left_sent_by_a_crash_is_queued_again(db: Database, company: Company, clock: FakeClock) -> None:
     repo = ManifestationRepository(db)
     request = repo.request(company.id, Product.NFE, KEY, "210210", not_before=clock.now())
-    repo.mark_sent(request.id)  # the process dies before the answer is recorded
+    assert repo.claim(request.id)  # the process dies before the answer is recorded
     assert repo.due(clock.now()) == []
     clock.advance(timedelta(minutes=3))
     assert repo.reclaim_sent() == 1
