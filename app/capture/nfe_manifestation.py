@@ -208,6 +208,13 @@ class NfeManifestationService:
             lot_cstat=reply.lot_cstat,
         )
         cstat = str(judged.cstat) if judged.cstat is not None else None
+        # The answer is on record at once, in its own commit: if the process dies before the rest
+        # lands (or the procEventoNFe fails its schema), the NT 2018.002 guard still knows this
+        # send and its cStat; a crash test caught the same event sent twice more without it.
+        outcome = CallOutcome.OK if judged.success else CallOutcome.REJECTED
+        call_id = self.ctx.audit.log_call(
+            call_record(SERVICE, PRODUCT, company.id, operation, now, started, outcome, cstat=cstat)
+        )
         retry_at: datetime | None = None
         proc: bytes | None = None
         protocol: str | None = None
@@ -221,12 +228,8 @@ class NfeManifestationService:
             protocol = result.protocol if result else None
             if result is not None and result.protocol and result.ret_evento_bytes:
                 proc = proc_evento_nfe(signed, result.ret_evento_bytes)
-        # The whole answer in one transaction: call log, archive, procEventoNFe and the request.
+        # The rest of the answer in one transaction: archive, procEventoNFe and the request.
         with self.ctx.unit() as unit:
-            outcome = CallOutcome.OK if judged.success else CallOutcome.REJECTED
-            call_id = unit.log_call(
-                call_record(SERVICE, PRODUCT, company.id, operation, now, started, outcome, cstat=cstat)
-            )
             unit.archive(SERVICE.value, company.id, call_id, reply.request_bytes, reply.response_bytes)
             if proc is not None:
                 assert result is not None and result.protocol
