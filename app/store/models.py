@@ -148,7 +148,9 @@ class DocumentRow(Base):
         CheckConstraint("direction IN ('received', 'emitted')", name="direction"),
         # The grid: one company and product ordered by issue date; covering for a page of ids.
         Index("ix_documents_grid", "company_id", "product", "issued_at", "id"),
-        Index("ix_documents_access_key", "access_key"),
+        # No index on access_key alone: every look-up by key names the company and product and
+        # uses the unique index above; a second random-order index doubled the pages a lot
+        # writes (revision 0002).
         Index("ix_documents_nsu", "company_id", "product", "nsu"),
     )
 
@@ -226,7 +228,7 @@ class EventRow(Base):
     __table_args__ = (
         UniqueConstraint("company_id", "product", "access_key", "tp_evento", "n_seq_evento"),
         CheckConstraint(_PRODUCTS, name="product"),
-        Index("ix_events_access_key", "access_key"),
+        # Look-ups by key go through the unique index above (company, product, key first).
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -5,12 +5,13 @@ import threading
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import create_engine, inspect, text
 
 from app.core.clock import FakeClock
-from app.store.db import WAL_BACKSTOP_PAGES, Database, head_revision, open_database
+from app.store.db import WAL_BACKSTOP_PAGES, Database, alembic_config, head_revision, open_database
 from app.store.documents import DocumentRepository
 from app.store.errors import StorageBug, StorageUnavailable
 from app.store.items import DistributionItemRepository
@@ -62,6 +63,44 @@ def test_the_drift_check_does_see_a_difference(db: Database) -> None:
         connection.exec_driver_sql("ALTER TABLE runs ADD COLUMN stray INTEGER")
     kinds = {entry[0] for entry in _diff(db) if isinstance(entry, tuple)}
     assert {"add_index", "remove_column"} <= kinds
+
+
+def test_a_database_of_the_first_revision_is_migrated_without_losing_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection), "0001")
+        connection.exec_driver_sql(
+            "INSERT INTO companies (id, cnpj, name, active, created_at, updated_at) "
+            "VALUES (1, '11444777000161', 'ANTIGA LTDA', 1, '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+    engine.dispose()
+    with open_database(path) as db:
+        assert db.revision() == head_revision()
+        assert _diff(db) == []
+        indexes = {ix["name"] for table in ("documents", "events") for ix in inspect(db.engine).get_indexes(table)}
+        assert "ix_documents_access_key" not in indexes and "ix_events_access_key" not in indexes
+        with db.engine.connect() as connection:
+            assert connection.exec_driver_sql("SELECT name FROM companies").scalar() == "ANTIGA LTDA"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # DocumentRepository.find / get_xml and the lot writer's look-up of known keys
+        "SELECT id FROM documents WHERE company_id = 1 AND product = 'nfe' AND access_key = 'k'",
+        "SELECT access_key FROM documents WHERE company_id = 1 AND product = 'nfe' AND access_key IN ('a', 'b')",
+        # EventRepository.for_key, the cancelled-keys check and the lot writer's event look-ups
+        "SELECT id FROM events WHERE company_id = 1 AND product = 'nfe' AND access_key = 'k' ORDER BY event_at",
+        "SELECT DISTINCT access_key FROM events WHERE company_id = 1 AND product = 'nfe' "
+        "AND tp_evento IN ('110111') AND access_key IN ('a', 'b')",
+    ],
+)
+def test_look_ups_by_key_use_the_company_key_index(db: Database, sql: str) -> None:
+    with db.engine.connect() as connection:
+        plan = " | ".join(str(row[-1]) for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}"))
+    assert "USING INDEX sqlite_autoindex_" in plan or "USING COVERING INDEX sqlite_autoindex_" in plan, plan
+    assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), plan
 
 
 def test_pragmas_are_on_for_every_connection(db: Database) -> None:
