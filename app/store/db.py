@@ -75,21 +75,26 @@ def head_revision() -> str:
     return head
 
 
+def _configure_connection(dbapi_connection: sqlite3.Connection) -> None:
+    """The settings every connection to the database gets, SQLAlchemy's and the driver pool's."""
+    # Transactions are begun explicitly (SQLAlchemy's "begin" hook, the driver units' BEGIN
+    # IMMEDIATE): the sqlite3 module's legacy mode would skip BEGIN for SELECT and DDL.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute(f"PRAGMA wal_autocheckpoint = {WAL_BACKSTOP_PAGES}")
+    finally:
+        cursor.close()
+
+
 def _configure_engine(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # Hand transaction control to SQLAlchemy (the "begin" hook below): the sqlite3 module's
-        # legacy mode would skip BEGIN for SELECT and DDL.
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            cursor.execute("PRAGMA journal_mode = WAL")
-            cursor.execute("PRAGMA foreign_keys = ON")
-            cursor.execute("PRAGMA synchronous = NORMAL")
-            cursor.execute(f"PRAGMA wal_autocheckpoint = {WAL_BACKSTOP_PAGES}")
-        finally:
-            cursor.close()
+        _configure_connection(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
@@ -142,6 +147,58 @@ class Checkpointer:
             log.warning("checkpoint do banco adiado: %s", error)
 
 
+class DriverPool:
+    """sqlite3 connections for the driver paths (``write_driver`` units and one-statement reads),
+    kept apart from SQLAlchemy's pool.
+
+    Those paths run a few times per government call; SQLAlchemy's checkout and return (events,
+    reset-on-return, weakref bookkeeping) cost more than the statements themselves. Here a
+    checkout is a list pop under a lock. A connection is used by one thread at a time and may
+    serve another thread later (``check_same_thread=False``); it is returned outside any
+    transaction, or rolled back first.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._closed = False
+
+    def take(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._closed:
+                raise StorageBug("banco de dados já fechado")
+            if self._idle:
+                return self._idle.pop()
+        connection = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        try:
+            _configure_connection(connection)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def give(self, connection: sqlite3.Connection) -> None:
+        try:
+            if connection.in_transaction:  # an error ended the block mid-transaction
+                connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            connection.close()  # unusable: a new one is opened on demand
+            return
+        with self._lock:
+            if not self._closed:
+                self._idle.append(connection)
+                return
+        connection.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+
 class Database:
     """An open database: one engine shared by every thread, short sessions per operation.
 
@@ -162,6 +219,7 @@ class Database:
         # the list of companies to look at between scheduler passes while it stays the same.
         self.companies_generation = 0
         self.checkpointer = Checkpointer(path)
+        self.drivers = DriverPool(path)
 
         @event.listens_for(engine, "commit")
         def _on_commit(_connection: Connection) -> None:
@@ -199,11 +257,11 @@ class Database:
         """A pooled sqlite3 connection in autocommit for ONE read statement (a statement is its
         own snapshot): the cheapest read there is, for the reads done before every decision."""
         with translate_errors(self.path):
-            connection = self.engine.raw_connection()
+            connection = self.drivers.take()
             try:
                 yield connection
             finally:
-                connection.close()
+                self.drivers.give(connection)
 
     @contextmanager
     def write_driver(self) -> Iterator[Any]:
@@ -211,10 +269,8 @@ class Database:
         on success, rollback on error. The capture's unit of work per answer (app.store.unit),
         without SQLAlchemy's per-statement machinery; statements are the prepared ones."""
         with translate_errors(self.path):
-            pooled = self.engine.raw_connection()
+            driver = self.drivers.take()
             try:
-                driver = pooled.driver_connection
-                assert driver is not None
                 driver.execute("BEGIN IMMEDIATE")
                 try:
                     yield driver
@@ -225,13 +281,14 @@ class Database:
                 driver.execute("COMMIT")
                 self.checkpointer.kick()
             finally:
-                pooled.close()
+                self.drivers.give(driver)
 
     def revision(self) -> str | None:
         with translate_errors(self.path), self.engine.connect() as connection:
             return MigrationContext.configure(connection).get_current_revision()
 
     def close(self) -> None:
+        self.drivers.close()
         self.checkpointer.stop()
         self.engine.dispose()
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
@@ -103,14 +104,38 @@ def test_look_ups_by_key_use_the_company_key_index(db: Database, sql: str) -> No
     assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), plan
 
 
+def _pragmas(execute: Any) -> dict[str, object]:
+    names = ("journal_mode", "foreign_keys", "synchronous", "busy_timeout", "wal_autocheckpoint")
+    return {name: execute(f"PRAGMA {name}").fetchone()[0] for name in names}
+
+
 def test_pragmas_are_on_for_every_connection(db: Database) -> None:
-    with db.engine.connect() as connection:
-        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
-        assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
-        assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar_one() >= 5000
+    expected = {
+        "journal_mode": "wal",
+        "foreign_keys": 1,
+        "synchronous": 1,  # NORMAL
+        "busy_timeout": 15_000,
         # The size-based checkpoint is only a backstop: the Checkpointer thread does the work.
-        assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == WAL_BACKSTOP_PAGES
+        "wal_autocheckpoint": WAL_BACKSTOP_PAGES,
+    }
+    with db.engine.connect() as connection:
+        assert _pragmas(connection.exec_driver_sql) == expected
+    with db.driver_connection() as driver:
+        assert _pragmas(driver.execute) == expected
+        assert driver.isolation_level is None  # transactions are begun explicitly
+
+
+def test_driver_connections_are_reused_and_come_back_outside_a_transaction(db: Database) -> None:
+    with db.driver_connection() as first:
+        first.execute("BEGIN")  # left open by a failing caller
+    with db.write_driver() as again:
+        assert again is first  # the same connection, rolled back on its return
+        again.execute("CREATE TABLE scratch (v TEXT)")
+    with db.driver_connection() as one, db.driver_connection() as two:
+        assert one is not two  # two at once (e.g. two threads) get their own
+    db.close()
+    with pytest.raises(StorageBug), db.driver_connection():
+        pass
 
 
 def test_commits_are_checkpointed_by_the_background_thread(db: Database) -> None:
