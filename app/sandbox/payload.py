@@ -48,7 +48,9 @@ class Payload:
         """The gzip (mtime 0: the same document always gives the same bytes); the XML is dropped."""
         gz = self._gz
         if gz is None:
-            gz = self._gz = gzip.compress(self.xml, mtime=0)
+            # Level 1: a tenth larger than level 9 and three times faster; sizes do not matter
+            # here, and every byte still round-trips exactly.
+            gz = self._gz = gzip.compress(self.xml, compresslevel=1, mtime=0)
             self._xml = None
         return gz
 

@@ -16,10 +16,14 @@ from sqlalchemy import Connection
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.expression import ClauseElement
 
+from app.store.types import UtcDateTime, utc_from_text
+
 _SQLITE = sqlite.dialect()
 
 
 def _processor(column: Any) -> Callable[[Any], Any] | None:
+    if isinstance(column.type, UtcDateTime):
+        return utc_from_text  # the ORM's result, without its two-step processor chain
     return column.type.dialect_impl(_SQLITE).result_processor(_SQLITE, None)  # type: ignore[no-any-return]
 
 

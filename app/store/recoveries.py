@@ -108,6 +108,12 @@ class GapRecoveryRepository:
         return row[0] if row is not None else None
 
     def due(self, now: datetime, limit: int = 100, product: Product | None = None) -> list[GapRecovery]:
+        if product is not None:
+            # The dispatcher asks every few minutes and there is usually nothing: the indexed
+            # earliest-attempt read answers that for a fraction of the full query's cost.
+            first = self.next_attempt_at(product)
+            if first is None or first > now:
+                return []
         query = (
             select(GapRecoveryRow)
             .where(

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import random
 import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.dialects import sqlite
 
 from app.store.cursors import CaptureStateRepository
 from app.store.db import Database
@@ -15,7 +17,15 @@ from app.store.errors import StorageCorrupt
 from app.store.items import DistributionItemRepository
 from app.store.models import CaptureStateRow, DistributionItemRow
 from app.store.records import Company, Product
-from app.store.types import BulkInsert, UtcDateTime, pack_xml, unpack_xml, utc_text
+from app.store.types import (
+    BulkInsert,
+    UtcDateTime,
+    pack_xml,
+    sqlalchemy_utc_text,
+    unpack_xml,
+    utc_from_text,
+    utc_text,
+)
 
 
 def test_pack_is_deterministic_and_round_trips() -> None:
@@ -50,6 +60,26 @@ def test_blobs_packed_before_the_level_change_still_read() -> None:
     assert unpack_xml(old, hashlib.sha256(raw).hexdigest()) == raw
     new = pack_xml(raw)
     assert zlib.decompress(new.blob) == raw and len(new.blob) < len(raw) / 5
+
+
+def test_utc_text_and_utc_from_text_match_sqlalchemys_processors() -> None:
+    reference_write = sqlalchemy_utc_text()
+    reference_read = UtcDateTime().dialect_impl(sqlite.dialect()).result_processor(sqlite.dialect(), None)
+    assert reference_read is not None
+    rng = random.Random(3)
+    for _ in range(2000):
+        offset = timezone(timedelta(minutes=rng.randrange(-14 * 60, 14 * 60 + 1)))
+        instant = datetime(
+            rng.randrange(1, 9999), rng.randrange(1, 13), rng.randrange(1, 29), rng.randrange(24),
+            rng.randrange(60), rng.randrange(60), rng.choice([0, 5, 999_999, rng.randrange(10**6)]), tzinfo=offset,
+        )  # fmt: skip
+        if not datetime(2, 1, 1, tzinfo=UTC) < instant < datetime(9998, 12, 31, tzinfo=UTC):
+            continue  # astimezone would leave datetime's range
+        text = utc_text(instant)
+        assert text == reference_write(instant)
+        assert utc_from_text(text) == reference_read(text) == instant
+    assert utc_from_text("2026-01-01 00:00:00") == datetime(2026, 1, 1, tzinfo=UTC)  # no fraction
+    assert utc_from_text(None) is None
 
 
 def test_utc_text_is_what_the_orm_writes() -> None:
