@@ -69,7 +69,8 @@ class _Run:
 
     company_id: int
     trigger: str
-    id: int | None = None
+    id: int | None = None  # the row is written with the run's first answer
+    started_at: datetime | None = None
     queries: int = 0
     documents: int = 0
     quarantined: int = 0
@@ -300,15 +301,12 @@ class NfeDistributionEngine:
         the cursor, the call log, the archive, the Ciências and recoveries it causes and, when the
         queue ends here, the run's closing row."""
         client = self._client(company, settings.environment)
+        if run.started_at is None:
+            run.started_at = self.ctx.clock.now()
         in_flight = self._in_flight(state)
-        if run.id is None or in_flight is not None:
-            run_id = run.id
+        if in_flight is not None:
             with self.ctx.unit() as unit:  # write-ahead: committed before the request leaves
-                if run_id is None:
-                    run_id = unit.start_run("nfe_distribution", run.trigger, company_id=company.id, product=PRODUCT)
-                if in_flight is not None:
-                    unit.save_state(in_flight)
-            run.id = run_id  # known once its row is committed
+                unit.save_state(in_flight)
         started = time.monotonic()
         at = self.ctx.clock.now()
         try:
@@ -377,6 +375,15 @@ class NfeDistributionEngine:
         recover = tuple(sorted({*transition.gap_nsus, *corrupt}))
         cancelled = self._cancelled_keys(company, items)
         with self.ctx.unit() as unit:
+            run_id = run.id
+            if run_id is None:
+                # The run's row comes with its first answer (the write-ahead above only holds
+                # the cursor's wait): one statement less before every call. A crash during the
+                # first call leaves no row; the state's wait reason tells what happened.
+                run_id = unit.start_run(
+                    "nfe_distribution", run.trigger, company_id=company.id, product=PRODUCT, at=run.started_at
+                )
+                call = replace(call, run_id=run_id)
             stored = unit.store_lot(company.id, items)
             unit.save_state(transition.state)
             call_id = unit.log_call(call)
@@ -389,8 +396,9 @@ class NfeDistributionEngine:
             if recover:
                 unit.add_recoveries(company.id, PRODUCT, next_attempt_at=now, nsus=recover)
             if final:
-                unit.finish_run(run.id or 0, RunStatus.SUCCEEDED, run.summary(decision))
-        run.finished = final  # once committed: a failed commit leaves the run to the error path
+                unit.finish_run(run_id, RunStatus.SUCCEEDED, run.summary(decision))
+        run.id = run_id  # once committed: a failed commit leaves the run to the error path
+        run.finished = final
         self._apply_effects(company, settings, transition)
         return _LotResult(decision, final)
 

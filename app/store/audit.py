@@ -101,8 +101,8 @@ class AuditRepository:
 
     def log_call(self, call: CallRecord) -> int:
         """Record one government call; returns its id (to link the archived exchange)."""
-        with self._db.write_connection() as connection:
-            return log_call_in(connection, call)
+        with self._db.write_driver() as driver:
+            return log_call_in(driver, call)
 
     def recent_calls(self, limit: int = 100, company_id: int | None = None) -> list[CallRecord]:
         query = select(GovernmentCallRow).order_by(GovernmentCallRow.at.desc(), GovernmentCallRow.id.desc())
@@ -135,9 +135,9 @@ class AuditRepository:
         call_id: int | None = None,
     ) -> int:
         """Keep a request/response pair (compressed) for audit and reprocessing."""
-        with self._db.write_connection() as connection:
+        with self._db.write_driver() as driver:
             return archive_in(
-                connection,
+                driver,
                 service,
                 request=request,
                 response=response,

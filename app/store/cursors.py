@@ -101,8 +101,8 @@ class CaptureStateRepository:
         """Insert or replace the whole state (engines build it with ``dataclasses.replace``)."""
         if state.ult_nsu < 0 or state.max_nsu < 0:
             raise InvalidRecord(f"NSU negativo no estado de captura: {state.ult_nsu}/{state.max_nsu}.")
-        with self._db.write_connection() as connection:
-            _UPSERT_STATE.run_one(connection, _state_values(state, self._db.clock.now()))
+        with self._db.write_driver() as driver:
+            _UPSERT_STATE.run_one(driver, _state_values(state, self._db.clock.now()))
         return state
 
     def list_states(self, product: Product) -> list[CaptureState]:

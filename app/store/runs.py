@@ -104,9 +104,9 @@ class RunRepository:
         product: Product | None = None,
         reason: str | None = None,
     ) -> int:
-        with self._db.write_connection() as connection:
+        with self._db.write_driver() as driver:
             return start_run_in(
-                connection,
+                driver,
                 job_type,
                 trigger,
                 self._db.clock.now(),
@@ -116,9 +116,9 @@ class RunRepository:
             )
 
     def finish(self, run_id: int, status: RunStatus, reason: str | None = None) -> Run:
-        with self._db.write_connection() as connection:
-            finish_run_in(connection, run_id, status, self._db.clock.now(), reason)
-            row = _GET.first(connection, {"run_id": run_id})
+        with self._db.write_driver() as driver:
+            finish_run_in(driver, run_id, status, self._db.clock.now(), reason)
+            row = _GET.first_on_driver(driver, {"run_id": run_id})
         if row is None:
             raise UnknownRun(f"Execução não encontrada (id {run_id}).")
         run_id, job_type, trigger, status_text, company_id, product, reason, started_at, finished_at = row

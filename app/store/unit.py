@@ -79,8 +79,19 @@ class Unit:
             now=self.now,
         )
 
-    def start_run(self, job_type: str, trigger: str, *, company_id: int | None, product: Product | None) -> int:
-        return start_run_in(self._connection, job_type, trigger, self.now, company_id=company_id, product=product)
+    def start_run(
+        self,
+        job_type: str,
+        trigger: str,
+        *,
+        company_id: int | None,
+        product: Product | None,
+        at: datetime | None = None,
+    ) -> int:
+        """A run row (``running``); ``at`` is when it began, when that was before this unit."""
+        return start_run_in(
+            self._connection, job_type, trigger, at or self.now, company_id=company_id, product=product
+        )
 
     def finish_run(self, run_id: int, status: RunStatus, reason: str | None = None) -> None:
         finish_run_in(self._connection, run_id, status, self.now, reason)

@@ -11,7 +11,7 @@ from app.capture.nfe_engine import may_have_reached_service
 from app.core.cadence import Action
 from app.core.products import Product
 from app.fiscal.errors import ConnectionFailed, ServiceTimeout
-from app.store.records import DocumentKind
+from app.store.records import DocumentKind, RunStatus
 from tests.capture.conftest import CARRIER, RECIPIENT, SUPPLIER, Harness
 
 
@@ -28,6 +28,19 @@ def test_new_company_starts_at_nsu_zero_and_chains_until_max(harness: Harness) -
     assert harness.stored_nsus() == list(range(1, 121))
     report = harness.sandbox.referee.report()
     assert report["violations"] == []
+
+
+def test_a_run_row_comes_with_its_first_answer_and_links_every_call(harness: Harness) -> None:
+    for i in range(60):
+        harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT, at=harness.clock.now() - timedelta(days=3, minutes=i))
+    began = harness.clock.now()
+    result = harness.capture.distribution.run_company(harness.company.id)
+    assert result.queries == 2
+    [run] = [r for r in harness.ctx.runs.recent() if r.job_type == "nfe_distribution"]
+    assert run.company_id == harness.company.id and run.status is RunStatus.SUCCEEDED
+    assert run.started_at == began  # when it began, not when its first answer was stored
+    calls = [c for c in harness.ctx.audit.recent_calls(company_id=harness.company.id) if c.operation == "distNSU"]
+    assert len(calls) == 2 and {c.run_id for c in calls} == {run.id}
 
 
 def test_waits_an_hour_on_the_services_clock_then_captures_within_61_minutes(harness: Harness) -> None:
