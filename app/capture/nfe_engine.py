@@ -441,7 +441,10 @@ class NfeDistributionEngine:
         if state.max_nsu - state.ult_nsu > self.rules.lot_size:
             return None
         now = self.ctx.clock.now()
-        latest_answer = now + timedelta(seconds=self.ctx.settings.call_timeouts.for_product(PRODUCT))
+        # The call's timeout is real seconds (the socket's): on a sped-up clock (demo, crash
+        # test) the service may mark its answer up to factor times as many clock seconds later.
+        timeout = timedelta(seconds=self.ctx.settings.call_timeouts.for_product(PRODUCT))
+        latest_answer = now + timeout * self.ctx.clock.factor
         until = latest_answer + self.rules.empty_queue_wait + self.rules.safety_margin
         reason = (
             f"Consulta iniciada às {display_time(now, now)}: se a resposta se perder (programa encerrado), "

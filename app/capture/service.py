@@ -120,7 +120,10 @@ class CaptureService:
     def stall_after(self, product: Product) -> timedelta:
         if self.intervals.stall_after is not None:
             return self.intervals.stall_after
-        return timedelta(seconds=self.ctx.settings.call_timeouts.for_product(product)) + STALL_MARGIN
+        # A call may block for its whole (real-seconds) timeout: on a sped-up clock, that many
+        # times the clock's factor.
+        timeout = timedelta(seconds=self.ctx.settings.call_timeouts.for_product(product))
+        return timeout * self.ctx.clock.factor + STALL_MARGIN
 
     def _selected(self, product: Product | None) -> list[ProductCapture]:
         if product is None:

@@ -24,6 +24,12 @@ class Clock(Protocol):
         """Wait; a virtual clock advances instead of blocking."""
         ...
 
+    @property
+    def factor(self) -> float:
+        """Seconds of this clock per real second while the process waits on something real (a
+        socket's timeout): 1 but for a sped-up clock."""
+        ...
+
 
 class SystemClock:
     """Wall-clock time."""
@@ -33,6 +39,10 @@ class SystemClock:
 
     def sleep(self, seconds: float) -> None:
         threading.Event().wait(max(0.0, seconds))
+
+    @property
+    def factor(self) -> float:
+        return 1.0
 
 
 class FakeClock:
@@ -66,6 +76,11 @@ class FakeClock:
 
     def sleep(self, seconds: float) -> None:
         self.advance(max(0.0, seconds))
+
+    @property
+    def factor(self) -> float:
+        """1: virtual time moves only by ``advance`` (a real wait costs it nothing)."""
+        return 1.0
 
 
 class ScaledClock:

@@ -24,6 +24,7 @@ import pytest
 
 from app.capture.nfe import NfeCapture
 from app.core.cadence import Action
+from app.core.clock import FakeClock
 from app.core.products import Product
 from app.store.unit import Unit
 from tests.support.crash import MODES, CrashPlan, run_crash
@@ -90,3 +91,32 @@ def test_an_answer_lost_with_the_process_is_not_asked_again_within_the_hour(
         h.run_until(answered_at + timedelta(hours=3))
         assert h.stored_nsus() == list(range(1, 8))
         assert h.sandbox.referee.report()["violations"] == []
+
+
+def test_on_a_sped_up_clock_the_write_ahead_counts_the_calls_timeout_in_clock_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The call's timeout is a socket's, in real seconds; on a clock running 600 times faster the
+    # service may mark its answer up to 600 times as many clock seconds after the request left.
+    # Counting the timeout as clock seconds let a restart ask within the service's hour (found
+    # by the random-kill test on a loaded machine: a premature distNSU after a kill mid-call).
+    monkeypatch.setattr(FakeClock, "factor", property(lambda _self: 600.0))
+    with nfe_harness(tmp_path, in_process=True) as h:
+        h.sandbox.publish_nfe(SUPPLIER, RECIPIENT, at=h.clock.now() - timedelta(minutes=30))
+
+        def killed(*_args: object, **_kwargs: object) -> None:
+            raise Killed
+
+        sent_at = h.clock.now()
+        with monkeypatch.context() as patch:
+            patch.setattr(Unit, "store_lot", killed)
+            with pytest.raises(Killed):
+                h.capture.distribution.run_company(h.company.id)
+        h.capture = NfeCapture(h.ctx)
+        company = h.ctx.companies.get(h.company.id)
+        settings = h.ctx.companies.get_settings(h.company.id, Product.NFE)
+        assert settings is not None
+        _state, decision = h.capture.distribution.decision(company, settings, h.clock.now())
+        timeout = timedelta(seconds=h.ctx.settings.call_timeouts.for_product(Product.NFE))
+        assert decision.action is Action.WAIT
+        assert decision.until is not None and decision.until >= sent_at + timeout * 600 + timedelta(hours=1)

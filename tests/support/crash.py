@@ -41,7 +41,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -52,6 +52,7 @@ from keyrings.alt.file import PlaintextKeyring
 
 from app.capture.office import Office
 from app.config.paths import database_path
+from app.config.settings import CallTimeouts, load_settings, save_settings
 from app.core.clock import ScaledClock
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
@@ -83,6 +84,10 @@ class CrashPlan:
     publish_every: float = 0.25  # real seconds between two NF-e of the steady publisher, on average
     max_life: float = 2.5  # real seconds: the longest random life
     answer_timeout: float = 5.0  # real seconds an 'answer'/'chain' life waits for its answer
+    # The children's call timeout, real seconds (a socket's): at factor 1800 the default 300 s
+    # would be 150 virtual hours of wait after a kill during a call; 1 s is half a virtual hour,
+    # still ten times what a loopback call takes on a loaded 2-core machine.
+    call_timeout: float = 1.0
     auto_ciencia: bool = True
     catch_up_timeout: float = 60.0
 
@@ -194,6 +199,9 @@ class CrashRig:
         ca.write_bytes(self.sandbox.ca_cert_pem)
         self.data_dir.mkdir()
         write_settings(self.sandbox, self.data_dir, ca)
+        settings = load_settings(self.data_dir)
+        timeouts = CallTimeouts(nfe=self.plan.call_timeout, cte=self.plan.call_timeout, nfse=self.plan.call_timeout)
+        save_settings(self.data_dir, replace(settings, call_timeouts=timeouts))
         with Office(self.data_dir, clock=self.clock) as office:
             for index, cnpj in enumerate(self.cnpjs):
                 cert = self.sandbox.company(cnpj, f"EMPRESA CRASH {index:02d} LTDA")
