@@ -184,7 +184,7 @@ def settle_in(
     result_xml: bytes | None = None,
     retry_at: datetime | None = None,
 ) -> None:
-    """``ManifestationRepository.settle`` inside an open write transaction (a unit of work)."""
+    """A sent request's answer recorded inside an open write transaction (``Unit.settle_manifestation``)."""
     if status is ManifestationStatus.PENDING and retry_at is None:
         raise InvalidRecord("Reenvio de manifestação sem horário da nova tentativa.")
     values = {
@@ -312,32 +312,6 @@ class ManifestationRepository:
         # without the BEGIN IMMEDIATE / COMMIT round trips of a write connection.
         with self._db.driver_connection() as connection:
             return _CLAIM.changed(connection, params) == 1
-
-    def settle(
-        self,
-        manifestation_id: int,
-        status: ManifestationStatus,
-        *,
-        cstat: str | None,
-        x_motivo: str | None,
-        protocol: str | None = None,
-        result_xml: bytes | None = None,
-        retry_at: datetime | None = None,
-    ) -> Manifestation:
-        """Record the answer: accepted (135/136/573), rejected, or back to pending at ``retry_at``."""
-        with self._db.write_connection() as connection:
-            settle_in(
-                connection,
-                manifestation_id,
-                status,
-                self._db.clock.now(),
-                cstat=cstat,
-                x_motivo=x_motivo,
-                protocol=protocol,
-                result_xml=result_xml,
-                retry_at=retry_at,
-            )
-            return self._get(connection, manifestation_id)
 
     def reclaim_sent(self) -> int:
         """After a crash: requests left 'sent' had no answer recorded; send them again (a copy that

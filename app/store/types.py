@@ -13,7 +13,7 @@ import gzip
 import hashlib
 import struct
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import itemgetter
@@ -136,18 +136,10 @@ def decompress(blob: bytes) -> bytes:
 _SQLITE = sqlite.dialect()
 
 
-def sqlalchemy_utc_text() -> Callable[[datetime | None], str | None]:
-    """SQLAlchemy's own bind processor for a ``UtcDateTime``: the reference ``utc_text`` is
-    tested against."""
-    process = UtcDateTime().dialect_impl(_SQLITE).bind_processor(_SQLITE)
-    assert process is not None
-    return process
-
-
 def utc_text(value: datetime | None) -> str | None:
     """The exact text SQLAlchemy writes for a ``UtcDateTime`` ("YYYY-MM-DD HH:MM:SS.ffffff",
     UTC), without its processor chain: several per statement on the capture's hot path, and
-    ``isoformat`` is one C call (tests compare it with ``sqlalchemy_utc_text``)."""
+    ``isoformat`` is one C call (tests compare it with SQLAlchemy's own processor)."""
     if value is None:
         return None
     if value.tzinfo is None or value.utcoffset() is None:

@@ -128,8 +128,9 @@ class Unit:
         result_xml: bytes | None = None,
         retry_at: datetime | None = None,
     ) -> None:
-        """A sent request's answer (``ManifestationRepository.settle``), with the call log, the
-        archive and the stored procEventoNFe of the same answer."""
+        """A sent request's answer: accepted (135/136/573), rejected, or back to pending at
+        ``retry_at``; the engine adds the archive and the stored procEventoNFe of the same answer
+        (its call log is committed on its own, right after the answer)."""
         settle_in(
             self._connection,
             manifestation_id,

@@ -28,7 +28,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,6 @@ if str(ROOT) not in sys.path:
 from app.certs.a1 import A1Certificate, load_a1  # noqa: E402
 from app.config.endpoints import Service  # noqa: E402
 from app.config.settings import Settings  # noqa: E402
-from app.core.clock import FakeClock  # noqa: E402
 from app.core.ids import Cnpj  # noqa: E402
 from app.core.nsu import Nsu  # noqa: E402
 from app.core.products import Environment, Product  # noqa: E402
@@ -55,18 +54,9 @@ from app.fiscal.distribution import (  # noqa: E402
 from app.fiscal.http import HttpClientFactory  # noqa: E402
 from app.fiscal.soap import parse_reply  # noqa: E402
 from app.sandbox.router import PATHS, Router  # noqa: E402
-from app.sandbox.sandbox import Sandbox  # noqa: E402
+from tests.benchmarks.bench_sandbox import Bench as SandboxBench  # noqa: E402
 
-START = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 ENV = Environment.HOMOLOGACAO
-
-
-def company_cnpj(index: int) -> Cnpj:
-    return Cnpj.from_body(f"{12_000_000 + index:08d}0001")
-
-
-def supplier_cnpj(index: int) -> str:
-    return Cnpj.from_body(f"{98_000_000 + index:08d}0001").value
 
 
 class TimedRouter:
@@ -84,20 +74,14 @@ class TimedRouter:
             self.spent += time.thread_time() - started
 
 
-class Bench:
-    """A sandbox with ``companies`` client companies, and the app's client side built over it."""
+class Bench(SandboxBench):
+    """bench_sandbox's sandbox and companies, with the app's client side built over it."""
 
     def __init__(self, companies: int) -> None:
-        self.clock = FakeClock(START)
-        self.sandbox = Sandbox(self.clock, seed=7)
-        self.sandbox.serve_in_process()
-        self.suppliers = [supplier_cnpj(i) for i in range(10)]
-        for cnpj in self.suppliers:
-            self.sandbox.party(cnpj)
-        self.cnpjs = [company_cnpj(i) for i in range(companies)]
-        certs = [self.sandbox.company(c.value, f"EMPRESA {i:03d} LTDA") for i, c in enumerate(self.cnpjs)]
-        self.a1s: list[A1Certificate] = [load_a1(c.pfx, c.password, now=self.clock.now()) for c in certs]
-        by_holder = {a1.holder_id: cert for a1, cert in zip(self.a1s, certs, strict=True)}
+        super().__init__(companies)
+        self.a1s: list[A1Certificate] = [load_a1(c.pfx, c.password, now=self.clock.now()) for c in self.certs]
+        self.company_ids = [Cnpj(c) for c in self.cnpjs]
+        by_holder = {a1.holder_id: cert for a1, cert in zip(self.a1s, self.certs, strict=True)}
         self.timed = TimedRouter(self.sandbox.router)
 
         self.transport_spent = 0.0
@@ -119,16 +103,15 @@ class Bench:
 
         settings = Settings().with_endpoint(Service.NFE_DISTRIBUICAO, ENV, url=self.sandbox.urls["nfe_dist"])
         self.factory = HttpClientFactory(settings, transport_for=transport_for)
-        self.ult = [0] * companies
 
     def call(self, index: int) -> DistributionReply:
         # as the engine does it: a client per query, over the factory's cached httpx.Client
         client = DistributionClient.from_factory(self.factory, self.a1s[index], Product.NFE, ENV)
-        return client.dist_nsu(self.cnpjs[index], Nsu(self.ult[index]), "35")
+        return client.dist_nsu(self.company_ids[index], Nsu(self.ult[index]), "35")
 
-    def publish(self) -> None:
-        for i, cnpj in enumerate(self.cnpjs):
-            self.sandbox.publish_nfe(self.suppliers[i % len(self.suppliers)], cnpj.value)
+    def publish_round(self) -> None:
+        """One NF-e for every company."""
+        self.publish(len(self.cnpjs))
 
     def next_round(self) -> None:
         self.clock.advance(timedelta(minutes=61))  # everybody may query again after its 137
@@ -165,7 +148,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         expected = 138 if with_doc else 137
         for _ in range(args.rounds):
             if with_doc:
-                bench.publish()
+                bench.publish_round()
             bench.timed.spent = 0.0
             bench.transport_spent = 0.0
             replies = []
@@ -196,7 +179,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # The parts, one by one.
     n = args.n
-    cnpj = bench.cnpjs[0]
+    cnpj = bench.company_ids[0]
 
     def parts_build() -> float:
         started = time.thread_time()
@@ -208,7 +191,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     bench.next_round()
     answer137 = _raw_answer(bench, 0, with_doc=False)
-    bench.publish()
+    bench.publish_round()
     bench.next_round()
     answer138 = _raw_answer(bench, 0, with_doc=True)
     for name, answer in (("parse_137_us", answer137), ("parse_138_us", answer138)):

@@ -46,14 +46,16 @@ def test_send_and_settle_keeps_the_result_xml(db: Database, company: Company, cl
     [sent] = repo.for_key(company.id, Product.NFE, KEY)
     assert sent.status is ManifestationStatus.SENT and sent.attempts == 1 and sent.sent_at == clock.now()
     proc = b"<procEventoNFe>...</procEventoNFe>"
-    done = repo.settle(
-        m.id,
-        ManifestationStatus.ACCEPTED,
-        cstat="135",
-        x_motivo="Evento registrado",
-        protocol="891210000000001",
-        result_xml=proc,
-    )
+    with write_unit(db) as unit:  # the engine settles inside the answer's unit
+        unit.settle_manifestation(
+            m.id,
+            ManifestationStatus.ACCEPTED,
+            cstat="135",
+            x_motivo="Evento registrado",
+            protocol="891210000000001",
+            result_xml=proc,
+        )
+    [done] = repo.for_key(company.id, Product.NFE, KEY)
     assert done.status is ManifestationStatus.ACCEPTED and done.protocol == "891210000000001"
     assert repo.result_xml(m.id) == proc
     assert repo.for_key(company.id, Product.NFE, KEY) == [done]
@@ -64,11 +66,13 @@ def test_retry_goes_back_to_pending_with_a_time(db: Database, company: Company, 
     repo = ManifestationRepository(db)
     m = repo.request(company.id, Product.NFE, KEY, "210210", not_before=clock.now())
     assert repo.claim(m.id)
-    with pytest.raises(InvalidRecord):
-        repo.settle(m.id, ManifestationStatus.PENDING, cstat=None, x_motivo="timeout")
+    with pytest.raises(InvalidRecord), write_unit(db) as unit:
+        unit.settle_manifestation(m.id, ManifestationStatus.PENDING, cstat=None, x_motivo="timeout")
     retry = clock.now() + timedelta(minutes=2)
-    back = repo.settle(m.id, ManifestationStatus.PENDING, cstat=None, x_motivo="timeout", retry_at=retry)
-    assert back.not_before == retry and repo.due(retry)[0].id == m.id
+    with write_unit(db) as unit:
+        unit.settle_manifestation(m.id, ManifestationStatus.PENDING, cstat=None, x_motivo="timeout", retry_at=retry)
+    [back] = repo.for_key(company.id, Product.NFE, KEY)
+    assert back.status is ManifestationStatus.PENDING and back.not_before == retry and repo.due(retry)[0].id == m.id
 
 
 def test_bad_event_type_is_refused(db: Database, company: Company, clock: FakeClock) -> None:
@@ -94,7 +98,8 @@ def test_a_request_is_claimed_once_and_only_while_pending(db: Database, company:
     [sent] = repo.for_key(company.id, Product.NFE, KEY)
     assert sent.status is ManifestationStatus.SENT and sent.attempts == 1 and sent.sent_at == clock.now()
     assert repo.claim(request.id) is False  # a second pass never sends it again
-    repo.settle(request.id, ManifestationStatus.ACCEPTED, cstat="135", x_motivo="Evento registrado")
+    with write_unit(db) as unit:
+        unit.settle_manifestation(request.id, ManifestationStatus.ACCEPTED, cstat="135", x_motivo="Evento registrado")
     assert repo.claim(request.id) is False
     assert repo.claim(request.id + 1000) is False
 

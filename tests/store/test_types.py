@@ -21,7 +21,6 @@ from app.store.types import (
     BulkInsert,
     UtcDateTime,
     pack_xml,
-    sqlalchemy_utc_text,
     unpack_xml,
     utc_from_text,
     utc_text,
@@ -63,7 +62,8 @@ def test_blobs_packed_before_the_level_change_still_read() -> None:
 
 
 def test_utc_text_and_utc_from_text_match_sqlalchemys_processors() -> None:
-    reference_write = sqlalchemy_utc_text()
+    reference_write = UtcDateTime().dialect_impl(sqlite.dialect()).bind_processor(sqlite.dialect())
+    assert reference_write is not None
     reference_read = UtcDateTime().dialect_impl(sqlite.dialect()).result_processor(sqlite.dialect(), None)
     assert reference_read is not None
     rng = random.Random(3)
