@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from app.cli.context import Runtime
 from app.cli.main import EXIT_USAGE, build_parser, run_command
 from app.config.paths import ensure_data_dir, resolve_data_dir
+from app.config.runtime import tune_garbage_collector
 
 
 def main(argv: Sequence[str] | None = None, *, runtime: Runtime | None = None) -> int:
+    tune_garbage_collector()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is not None:

@@ -140,6 +140,13 @@ class Sandbox:
     def party(self, who: PartyLike) -> Party:
         return self.publisher.party(who)
 
+    def issuer(self, who: PartyLike) -> Party:
+        """:meth:`party`, with its signing certificate and key made now (see
+        :meth:`DocumentFactory.prepare_signer`)."""
+        party = self.publisher.party(who)
+        self.factory.prepare_signer(party)
+        return party
+
     def transport(self, client_cert: IssuedCert | bytes, *, competitor: bool = False) -> InProcessTransport:
         """An httpx transport calling the handlers in-process as the holder of ``client_cert``."""
         pem = client_cert if isinstance(client_cert, bytes) else client_cert.cert_pem

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import json
 import pstats
@@ -47,6 +48,7 @@ from app.capture.service import CaptureService  # noqa: E402
 from app.capture.simulation import drive  # noqa: E402
 from app.certs.a1 import A1Certificate  # noqa: E402
 from app.config.paths import database_path  # noqa: E402
+from app.config.runtime import tune_garbage_collector  # noqa: E402
 from app.core.clock import FakeClock  # noqa: E402
 from app.core.ids import Cnpj  # noqa: E402
 from app.core.products import Environment, Product  # noqa: E402
@@ -88,8 +90,8 @@ class Month:
         self.sandbox = Sandbox(self.clock, seed=seed)
         self.sandbox.serve_in_process()
         self.suppliers = [supplier_cnpj(i) for i in range(args.suppliers)]
-        for cnpj in self.suppliers:
-            self.sandbox.party(cnpj)
+        for cnpj in self.suppliers:  # the world exists before the month: their keys too
+            self.sandbox.issuer(cnpj)
         data_dir = base / "dados"
         data_dir.mkdir()
         ca = base / "sandbox-ca.pem"
@@ -364,6 +366,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = _parse(argv)
+    tune_garbage_collector()  # as app.launcher does for the service's process
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-month-") as tmp:
         month = Month(Path(tmp), args.companies, args.days, args.seed, args)
@@ -372,6 +375,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(f"setup: {args.companies} companies registered in {setup_seconds:.1f} s", flush=True)
             timeline = month.timeline()
             service = CaptureService(month.ctx, workers=1)
+            gc.freeze()  # the month's fixtures (certificates, timeline) are no garbage to look through
             end = START + timedelta(days=args.days) + DRAIN
             profiler = cProfile.Profile() if args.profile else None
             started = time.perf_counter()

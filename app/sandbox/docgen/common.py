@@ -152,7 +152,11 @@ class Signers:
         key = self._keys.get(doc)
         if key is None:
             cert = self.cert_for(doc, name)
-            private = serialization.load_pem_private_key(cert.key_pem, password=None)
+            # The sandbox made this key a moment ago: OpenSSL's RSA consistency check (~50 ms a
+            # key, once per issuer but in the middle of a simulation) would prove nothing.
+            private = serialization.load_pem_private_key(
+                cert.key_pem, password=None, unsafe_skip_rsa_key_validation=True
+            )
             assert isinstance(private, rsa.RSAPrivateKey)
             der = x509.load_pem_x509_certificate(cert.cert_pem).public_bytes(serialization.Encoding.DER)
             key = self._keys[doc] = SignerKey(private, base64.b64encode(der).decode("ascii"))

@@ -37,6 +37,11 @@ class DocumentFactory:
         """The test certificate the factory signs ``party``'s documents with."""
         return self._signers.cert_for(party.doc, party.name)
 
+    def prepare_signer(self, party: Party) -> None:
+        """Make ``party``'s certificate and load its key now rather than at its first document
+        (a key pair takes tens of milliseconds: a long simulation sets its issuers up first)."""
+        self._signers.key_for(party.doc, party.name)
+
     def _next(self, doc: str, model: str) -> tuple[random.Random, int, int]:
         """A private RNG for one document, the issuer's next number and the next protocol sequence."""
         seed, number, protocol_seq = self._next_seed(doc, model)
