@@ -142,9 +142,13 @@ def utc_text(value: datetime | None) -> str | None:
     ``isoformat`` is one C call (tests compare it with SQLAlchemy's own processor)."""
     if value is None:
         return None
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"naive datetime given to a UTC column: {value!r}")
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+    zone = value.tzinfo
+    if zone is not UTC:  # the clocks give UTC: the conversion is for anything else
+        if zone is None or value.utcoffset() is None:
+            raise ValueError(f"naive datetime given to a UTC column: {value!r}")
+        value = value.astimezone(UTC)
+    # "YYYY-MM-DD HH:MM:SS.ffffff+00:00" without its offset: no naive copy made first
+    return value.isoformat(" ", "microseconds")[:26]
 
 
 def utc_from_text(value: str | None) -> datetime | None:
