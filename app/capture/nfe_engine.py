@@ -81,6 +81,19 @@ class _Run:
 
 
 @dataclass(frozen=True, slots=True)
+class _Reading:
+    """What ``due`` read for a company it found due, for the run its pass starts."""
+
+    company: Company
+    settings: CaptureSettings
+    read_at: datetime
+    generation: int  # Database.companies_generation when read
+    state: CaptureState
+    pause_until: datetime | None
+    token: tuple[int, int]  # StateMarks.token taken before the state was read
+
+
+@dataclass(frozen=True, slots=True)
 class _LotResult:
     decision: Decision  # what comes next, decided from the state the lot left
     final: bool  # the run ends with this lot
@@ -119,8 +132,10 @@ class NfeDistributionEngine:
         self.rules = rules_for(PRODUCT)
         self.locks = locks or CompanyLocks()
         self._plan: dict[int, datetime] = {}
+        self._earliest: datetime | None = None  # min(self._plan.values()) while _earliest_known
+        self._earliest_known = False
         # What ``due`` read for each company it found due, taken by that company's run.
-        self._pass_configs: dict[int, tuple[Company, CaptureSettings, datetime, int]] = {}
+        self._pass_configs: dict[int, _Reading] = {}
         self._plan_lock = threading.Lock()
         # Called after every lot with the company id (the service's heartbeat); returning False
         # ends the run after that lot (graceful stop): the lot and its cursor are committed.
@@ -129,8 +144,14 @@ class NfeDistributionEngine:
     # ------------------------------------------------------------------ planning
 
     def decision(self, company: Company, settings: CaptureSettings, now: datetime) -> tuple[CaptureState, Decision]:
+        reading = self._read(company, settings, now)
+        return reading.state, self._decide(company, settings, reading.state, reading.pause_until, now)
+
+    def _read(self, company: Company, settings: CaptureSettings, now: datetime) -> _Reading:
+        token = self.ctx.db.state_marks.token(company.id)  # before the read: see StateMarks
+        generation = self.ctx.db.companies_generation
         state, pause = self.ctx.cursors.get_with_pause(company.id, PRODUCT, settings.environment)
-        return state, self._decide(company, settings, state, pause.paused_until if pause else None, now)
+        return _Reading(company, settings, now, generation, state, pause.paused_until if pause else None, token)
 
     def _decide(
         self,
@@ -162,22 +183,31 @@ class NfeDistributionEngine:
                 planned = self._plan.get(company.id)
             if planned is not None and planned > now:
                 continue
-            if self._replan(company, settings, now) <= now:
+            reading = self._read(company, settings, now)
+            decision = self._decide(company, settings, reading.state, reading.pause_until, now)
+            if self._remember(company.id, decision, now) <= now:
                 due.append(company)
                 with self._plan_lock:  # the run this pass starts takes them (no second read)
-                    self._pass_configs[company.id] = (company, settings, now, self.ctx.db.companies_generation)
+                    self._pass_configs[company.id] = reading
         ids = {company.id for company, _settings in enabled}
         with self._plan_lock:
             # A company disabled or removed since its plan was made must not keep waking the loop.
             for stale in [company_id for company_id in self._plan if company_id not in ids]:
                 del self._plan[stale]
+                self._earliest_known = False
         return due
 
     def planned_next(self, after: datetime | None = None) -> datetime | None:
         """The earliest planned look (later than ``after`` when given), from the plan alone: no
         query, valid right after ``due``. The service wakes its pass then, not a cycle later."""
         with self._plan_lock:
-            return min((t for t in self._plan.values() if after is None or t > after), default=None)
+            if not self._earliest_known:  # the scheduler asks after every step, the plan changes less
+                self._earliest = min(self._plan.values(), default=None)
+                self._earliest_known = True
+            earliest = self._earliest
+            if after is None or earliest is None or earliest > after:
+                return earliest
+            return min((t for t in self._plan.values() if t > after), default=None)
 
     def next_due_at(self, now: datetime) -> datetime | None:
         """The earliest planned look at any company (a wait, block or pause ending)."""
@@ -198,6 +228,7 @@ class NfeDistributionEngine:
             else:
                 self._plan.pop(company_id, None)
                 self._pass_configs.pop(company_id, None)
+            self._earliest_known = False
 
     def _replan(self, company: Company, settings: CaptureSettings, now: datetime) -> datetime:
         _state, decision = self.decision(company, settings, now)
@@ -208,16 +239,16 @@ class NfeDistributionEngine:
         when = now if decision.query else (decision.until or now + RECHECK_DISABLED)
         with self._plan_lock:
             self._plan[company_id] = when
+            self._earliest_known = False
         return when
 
     # ------------------------------------------------------------------ one company
 
-    def _stale(self, passed: tuple[Company, CaptureSettings, datetime, int]) -> bool:
+    def _stale(self, passed: _Reading) -> bool:
         """A pass's reading is good for its own runs only: same generation of company settings in
         this process, and not older than a scheduler cycle (another process may have changed them)."""
-        _company, _settings, read_at, generation = passed
-        too_old = self.ctx.clock.now() - read_at > self.rules.scheduler_cycle
-        return too_old or generation != self.ctx.db.companies_generation
+        too_old = self.ctx.clock.now() - passed.read_at > self.rules.scheduler_cycle
+        return too_old or passed.generation != self.ctx.db.companies_generation
 
     def _configured(self, company_id: int) -> tuple[Company, CaptureSettings | None]:
         """The company and its NF-e settings as they are now: from the list of enabled companies
@@ -232,21 +263,24 @@ class NfeDistributionEngine:
             passed = self._pass_configs.pop(company_id, None)
         settings: CaptureSettings | None
         if passed is not None and not self._stale(passed):
-            company, settings = passed[0], passed[1]
+            company, settings = passed.company, passed.settings
         else:
+            passed = None
             company, settings = self._configured(company_id)
         lock = self.locks.for_cnpj(company.cnpj.value)
         if not lock.acquire(blocking=False):
             return RunResult(company_id, 0, 0, 0, Decision(Action.WAIT, "Consulta já em andamento."), skipped=True)
         try:
-            result = self._run_locked(company, settings, trigger)
+            result = self._run_locked(company, settings, trigger, passed)
         finally:
             lock.release()
         # The decision that ended the run is the company's next plan: no second look next pass.
         self._remember(company_id, result.decision, self.ctx.clock.now())
         return result
 
-    def _run_locked(self, company: Company, settings: CaptureSettings | None, trigger: str) -> RunResult:
+    def _run_locked(
+        self, company: Company, settings: CaptureSettings | None, trigger: str, passed: _Reading | None = None
+    ) -> RunResult:
         run = _Run(company.id, trigger)
         decision = Decision(Action.WAIT, "")
         try:
@@ -257,8 +291,12 @@ class NfeDistributionEngine:
                     decision = Decision(Action.DISABLED, "Captura de NF-e não configurada.")
                     break
                 now = self.ctx.clock.now()
-                state, pause = self.ctx.cursors.get_with_pause(company.id, PRODUCT, settings.environment)
-                pause_until = pause.paused_until if pause else None
+                if not lot and passed is not None and passed.token == self.ctx.db.state_marks.token(company.id):
+                    # what ``due`` read a moment ago, and nothing written since: no second read
+                    state, pause_until = passed.state, passed.pause_until
+                else:
+                    reading = self._read(company, settings, now)
+                    state, pause_until = reading.state, reading.pause_until
                 decision = self._decide(company, settings, state, pause_until, now)
                 if not decision.query:
                     break

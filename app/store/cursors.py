@@ -86,7 +86,8 @@ class CaptureStateRepository:
         self, company_id: int, product: Product, environment: Environment
     ) -> tuple[CaptureState, ServicePause | None]:
         """The state and the global pause a decision needs: one statement (so one snapshot), run
-        straight on a pooled driver connection (the engines read it before every decision)."""
+        straight on a pooled driver connection (the engines read it before every decision).
+        Take ``Database.state_marks.token`` before it to know later whether it still holds."""
         params = {"company_id": company_id, "product": product.value, "environment": environment.key}
         with self._db.driver_connection() as connection:
             row = _GET_STATE_AND_PAUSE.first_on_driver(connection, params)
@@ -103,6 +104,7 @@ class CaptureStateRepository:
             raise InvalidRecord(f"NSU negativo no estado de captura: {state.ult_nsu}/{state.max_nsu}.")
         with self._db.write_driver() as driver:
             _UPSERT_STATE.run_one(driver, _state_values(state, self._db.clock.now()))
+        self._db.state_marks.mark((state.company_id,))
         return state
 
     def list_states(self, product: Product) -> list[CaptureState]:
@@ -138,6 +140,7 @@ class CaptureStateRepository:
         )
         with self._db.session() as s:
             s.execute(statement)
+        self._db.state_marks.mark_all()
         return ServicePause(product, environment, paused_until, reason, cstat)
 
     def get_pause(self, product: Product, environment: Environment) -> ServicePause | None:
@@ -152,6 +155,7 @@ class CaptureStateRepository:
                     ServicePauseRow.environment == environment.key,
                 )
             )
+        self._db.state_marks.mark_all()
 
 
 def _read_state(connection: Connection, company_id: int, product: Product) -> CaptureState:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -147,6 +147,35 @@ class Checkpointer:
             log.warning("checkpoint do banco adiado: %s", error)
 
 
+class StateMarks:
+    """Change marks of the capture states and pauses written by this process.
+
+    Every writer marks AFTER its commit; a reader takes :meth:`token` BEFORE it reads. A token
+    still current later therefore proves that no write of this process committed since the
+    reading, so the reading may stand in for a new one (the engines read a company's state to
+    decide it is due and, a moment later, to run it). A pause concerns every company: ``mark_all``.
+    Other processes are not seen: a reading is trusted for one scheduler cycle at most.
+    """
+
+    def __init__(self) -> None:
+        self._all = 0
+        self._companies: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def token(self, company_id: int) -> tuple[int, int]:
+        with self._lock:
+            return self._all, self._companies.get(company_id, 0)
+
+    def mark(self, company_ids: Iterable[int]) -> None:
+        with self._lock:
+            for company_id in company_ids:
+                self._companies[company_id] = self._companies.get(company_id, 0) + 1
+
+    def mark_all(self) -> None:
+        with self._lock:
+            self._all += 1
+
+
 class DriverPool:
     """sqlite3 connections for the driver paths (``write_driver`` units and one-statement reads),
     kept apart from SQLAlchemy's pool.
@@ -218,6 +247,7 @@ class Database:
         # Bumped by every in-process change to companies and their settings: the engines keep
         # the list of companies to look at between scheduler passes while it stays the same.
         self.companies_generation = 0
+        self.state_marks = StateMarks()
         self.checkpointer = Checkpointer(path)
         self.drivers = DriverPool(path)
 

@@ -254,6 +254,8 @@ class DocumentRepository:
             results = store_lot_on(driver, company_id, items, now)
             if state is not None:
                 save_state_in(driver, state, now)
+        if state is not None:
+            self._db.state_marks.mark((company_id,))
         return results
 
     def set_status(

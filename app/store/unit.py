@@ -52,6 +52,7 @@ class Unit:
     def __init__(self, driver: Any, now: datetime) -> None:
         self._connection = driver
         self.now = now
+        self.saved_states: set[int] = set()  # companies whose capture state this unit writes
 
     def store_lot(
         self, company_id: int, items: Sequence[DocumentInput | EventInput]
@@ -62,6 +63,7 @@ class Unit:
         if state.ult_nsu < 0 or state.max_nsu < 0:
             raise InvalidRecord(f"NSU negativo no estado de captura: {state.ult_nsu}/{state.max_nsu}.")
         save_state_in(self._connection, state, self.now)
+        self.saved_states.add(state.company_id)
 
     def log_call(self, call: CallRecord) -> int:
         return log_call_in(self._connection, call)
@@ -159,4 +161,6 @@ class Unit:
 def write_unit(db: Database) -> Iterator[Unit]:
     """One write transaction (``BEGIN IMMEDIATE``), committed when the block ends without error."""
     with db.write_driver() as driver:
-        yield Unit(driver, db.clock.now())
+        unit = Unit(driver, db.clock.now())
+        yield unit
+    db.state_marks.mark(unit.saved_states)  # after the commit (see StateMarks)

@@ -172,3 +172,71 @@ def test_a_company_disabled_between_the_pass_and_its_run_is_not_queried(harness:
     result = engine.run_company(h.company.id)
     assert result.queries == 0 and result.decision.action is Action.DISABLED
     assert h.sandbox.referee.requests == []
+
+
+def _count_state_reads(h: Harness) -> list[int]:
+    """Instrument the state reads of the engine's repository (the real one is still called)."""
+    reads: list[int] = []
+    original = h.ctx.cursors.get_with_pause
+
+    def counted(*args: object, **kwargs: object) -> object:
+        reads.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    h.ctx.cursors.get_with_pause = counted  # type: ignore[method-assign]
+    return reads
+
+
+def test_the_run_decides_on_the_passs_reading_when_nothing_was_written_since(harness: Harness) -> None:
+    h = harness
+    engine = h.capture.distribution
+    reads = _count_state_reads(h)
+    assert [c.id for c in engine.due(h.clock.now())] == [h.company.id]
+    assert len(reads) == 1
+    result = engine.run_company(h.company.id)
+    assert result.queries == 1
+    assert len(reads) == 1  # the one-lot run used due's reading
+
+
+def test_a_pause_set_between_the_pass_and_its_run_is_obeyed(harness: Harness) -> None:
+    # Another company's answer (a 108) pauses the whole environment after ``due`` read this one.
+    h = harness
+    engine = h.capture.distribution
+    assert [c.id for c in engine.due(h.clock.now())] == [h.company.id]
+    settings = h.ctx.companies.get_settings(h.company.id, Product.NFE)
+    assert settings is not None
+    until = h.clock.now() + timedelta(minutes=5)
+    h.ctx.cursors.set_pause(Product.NFE, settings.environment, until, "Serviço paralisado (teste)", "108")
+    result = engine.run_company(h.company.id)
+    assert result.queries == 0 and result.decision.action is Action.PAUSED
+    assert h.sandbox.referee.requests == []
+
+
+def test_a_state_written_between_the_pass_and_its_run_is_obeyed(harness: Harness) -> None:
+    # A point query's 656 blocks the distribution too: written after ``due`` read the state.
+    h = harness
+    engine = h.capture.distribution
+    assert [c.id for c in engine.due(h.clock.now())] == [h.company.id]
+    state = h.ctx.cursors.get(h.company.id, Product.NFE)
+    until = h.clock.now() + timedelta(hours=1)
+    h.ctx.cursors.save(replace(state, next_query_at=until, wait_reason="Bloqueio de teste"))
+    result = engine.run_company(h.company.id)
+    assert result.queries == 0 and result.decision.until == until
+    assert h.sandbox.referee.requests == []
+
+
+def test_planned_next_follows_every_change_of_the_plan(harness: Harness) -> None:
+    h = harness
+    engine = h.capture.distribution
+    now = h.clock.now()
+    assert engine.planned_next() is None
+    engine.due(now)
+    assert engine.planned_next() == now  # due now
+    assert engine.planned_next(after=now) is None
+    result = engine.run_company(h.company.id)
+    planned = engine.planned_next()
+    assert result.decision.until is not None and planned == result.decision.until > now
+    assert engine.planned_next(after=now) == planned
+    assert engine.planned_next(after=planned) is None
+    engine.replan(h.company.id)
+    assert engine.planned_next() is None

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from app.core.clock import FakeClock
+from app.core.products import Environment
 from app.store.audit import AuditRepository
 from app.store.cursors import CaptureStateRepository
 from app.store.db import Database
@@ -92,3 +93,23 @@ def test_a_refused_state_aborts_the_unit(db: Database, company: Company) -> None
     with pytest.raises(Exception, match="NSU negativo"), write_unit(db) as unit:
         unit.save_state(CaptureState(company.id, Product.NFE, ult_nsu=-1))
     assert CaptureStateRepository(db).get(company.id, Product.NFE).ult_nsu == 0
+
+
+def test_state_marks_move_after_every_committed_state_write(
+    db: Database, company: Company, clock: FakeClock
+) -> None:
+    marks = db.state_marks
+    other = company.id + 1
+    before, before_other = marks.token(company.id), marks.token(other)
+    with write_unit(db) as unit:  # a unit without a state (a Ciência's) marks nothing
+        unit.log_call(_call(clock, company, None))
+    assert marks.token(company.id) == before
+    _answer(db, clock, company, fail=False)
+    after_unit = marks.token(company.id)
+    assert after_unit != before and marks.token(other) == before_other
+    cursors = CaptureStateRepository(db)
+    cursors.save(CaptureState(company.id, Product.NFE, ult_nsu=11, max_nsu=11))
+    after_save = marks.token(company.id)
+    assert after_save != after_unit
+    cursors.set_pause(Product.NFE, Environment.HOMOLOGACAO, clock.now() + timedelta(minutes=5), "108")
+    assert marks.token(company.id) != after_save and marks.token(other) != before_other
