@@ -25,10 +25,9 @@ from app.core.cadence import (
     CommunicationFailure,
     Decision,
     Transition,
+    after_lost_answers,
     decide,
-    display_time,
     rules_for,
-    waiting,
 )
 from app.core.cadence_an import DistributionResult, apply_distribution
 from app.core.manifestation import CIENCIA, ciencia_due_at
@@ -59,6 +58,10 @@ SERVICE = Service.NFE_DISTRIBUICAO
 # lots and continues on the next scheduler cycle (its state says "query now").
 MAX_LOTS_PER_RUN = 40
 RECHECK_DISABLED = timedelta(hours=1)
+# How far past a call's latest answer the call lease is extended at a time: one commit per few
+# minutes of calls instead of one per call, and, after a crash, a few minutes more of companies
+# put into the hour's wait (see ``after_lost_answers``).
+LEASE_EXTENSION = timedelta(minutes=5)
 _NOTE_KINDS = (DocumentKind.RES_NFE, DocumentKind.NFE_PROC)
 _CANCELLATIONS = ("110111", "110112")  # cancellation, cancellation by substitution
 
@@ -137,6 +140,8 @@ class NfeDistributionEngine:
         # What ``due`` read for each company it found due, taken by that company's run.
         self._pass_configs: dict[int, _Reading] = {}
         self._plan_lock = threading.Lock()
+        self._answers_by: datetime | None = None  # the call lease this process committed
+        self._lease_lock = threading.Lock()
         # Called after every lot with the company id (the service's heartbeat); returning False
         # ends the run after that lot (graceful stop): the lot and its cursor are committed.
         self.lot_done: Callable[[int], bool] | None = None
@@ -341,10 +346,7 @@ class NfeDistributionEngine:
         client = self._client(company, settings.environment)
         if run.started_at is None:
             run.started_at = self.ctx.clock.now()
-        in_flight = self._in_flight(state)
-        if in_flight is not None:
-            with self.ctx.unit() as unit:  # write-ahead: committed before the request leaves
-                unit.save_state(in_flight)
+        self._cover_answer()
         started = time.monotonic()
         at = self.ctx.clock.now()
         try:
@@ -415,9 +417,9 @@ class NfeDistributionEngine:
         with self.ctx.unit() as unit:
             run_id = run.id
             if run_id is None:
-                # The run's row comes with its first answer (the write-ahead above only holds
-                # the cursor's wait): one statement less before every call. A crash during the
-                # first call leaves no row; the state's wait reason tells what happened.
+                # The run's row comes with its first answer: no write before the call. A crash
+                # during the first call leaves no row; the next start's wait reason (after the
+                # call lease) tells what happened.
                 run_id = unit.start_run(
                     "nfe_distribution", run.trigger, company_id=company.id, product=PRODUCT, at=run.started_at
                 )
@@ -466,29 +468,57 @@ class NfeDistributionEngine:
             run_id=run.id,
         )
 
-    def _in_flight(self, state: CaptureState) -> CaptureState | None:
-        """Write-ahead for a crash (SIGKILL, power cut) during the call or before the lot commits.
+    # ------------------------------------------------------------------ crash safety
 
-        When this answer may end the queue (a 137, or the lot that reaches maxNSU), the state saved
-        right before sending already waits the hour, counted from the latest the service could
-        answer (the call's timeout); the answer's transaction replaces it. Without this the next
-        start asks again at once: a 656, whose cursor jump from NSU 0 even skips documents no gap
-        recovery can name (found by tests/capture/test_crash.py). A known backlog larger than a
-        lot cannot end the queue, and asking the same ultNSU again is in sequence: no write.
-        """
-        if state.max_nsu - state.ult_nsu > self.rules.lot_size:
-            return None
-        now = self.ctx.clock.now()
+    def _latest_answer(self, now: datetime) -> datetime:
         # The call's timeout is real seconds (the socket's): on a sped-up clock (demo, crash
         # test) the service may mark its answer up to factor times as many clock seconds later.
         timeout = timedelta(seconds=self.ctx.settings.call_timeouts.for_product(PRODUCT))
-        latest_answer = now + timeout * self.ctx.clock.factor
-        until = latest_answer + self.rules.empty_queue_wait + self.rules.safety_margin
-        reason = (
-            f"Consulta iniciada às {display_time(now, now)}: se a resposta se perder (programa encerrado), "
-            f"a próxima consulta espera até {display_time(until, now)} para não provocar consumo indevido."
-        )
-        return waiting(state, until, reason)
+        return now + timeout * self.ctx.clock.factor
+
+    def _cover_answer(self) -> None:
+        """Before a call: the committed call lease must reach the latest its answer can come.
+
+        A crash (SIGKILL, power cut) during the call or before its lot commits loses the answer,
+        maybe the 137 that started the service's hour; the next start reads the lease and puts
+        every company that could have been asked into that hour (``recover_lost_answers``).
+        """
+        latest = self._latest_answer(self.ctx.clock.now())
+        with self._lease_lock:
+            if self._answers_by is not None and latest <= self._answers_by:
+                return
+            answers_by = latest + LEASE_EXTENSION
+            self.ctx.cursors.hold_answers_until(PRODUCT, answers_by)
+            self._answers_by = answers_by
+
+    def recover_lost_answers(self) -> int:
+        """At start-up, with the data folder held: after a process that died holding the call
+        lease, the hour's wait for every company it could have asked; returns how many."""
+        answers_by = self.ctx.cursors.answers_lease(PRODUCT)
+        if answers_by is None:
+            return 0
+        now = self.ctx.clock.now()
+        # Every company, with or without a state row: a first call (from NSU 0) may be the one lost.
+        states = {state.company_id: state for state in self.ctx.cursors.list_states(PRODUCT)}
+        for company in self.ctx.companies.list_companies():
+            states.setdefault(company.id, CaptureState(company.id, PRODUCT))
+        waits = [
+            changed
+            for state in states.values()
+            if (changed := after_lost_answers(state, self.rules, answers_by, now)) is not None
+        ]
+        with self.ctx.unit() as unit:
+            for state in waits:
+                unit.save_state(state)
+            unit.release_answers_lease(PRODUCT)
+        self.replan()
+        return len(waits)
+
+    def release_lease(self) -> None:
+        """No call is in flight (the service stopped cleanly, a one-off pass ended)."""
+        with self._lease_lock:
+            self.ctx.cursors.release_answers_lease(PRODUCT)
+            self._answers_by = None
 
     def _cancelled_keys(self, company: Company, items: Sequence[StoreInput]) -> set[str]:
         """Keys of this lot's notes that are, or become, cancelled: by an event in this lot or by

@@ -37,6 +37,10 @@ class DistributionEngine(Protocol):
 
     def replan(self, company_id: int | None = None) -> None: ...
 
+    def recover_lost_answers(self) -> int: ...
+
+    def release_lease(self) -> None: ...
+
 
 class Dispatcher(Protocol):
     """Asynchronous requests sent when due (manifestations)."""

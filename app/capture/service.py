@@ -206,9 +206,17 @@ class CaptureService:
 
     def recover_after_crash(self) -> None:
         """With the data folder held: what a previous process left half-done is taken up again
-        (its run rows closed as interrupted, its unanswered manifestations queued again)."""
+        (its run rows closed as interrupted, its unanswered manifestations queued again, the
+        hour's wait for the companies whose answer it may have lost)."""
         self.ctx.runs.mark_interrupted()
         self.ctx.manifestations.reclaim_sent()
+        for capture in self.captures.values():
+            capture.distribution.recover_lost_answers()
+
+    def _release_leases(self) -> None:
+        """Every call has its answer committed (or none is coming): a clean stop."""
+        for capture in self.captures.values():
+            capture.distribution.release_lease()
 
     def run_once(self, *, company_id: int | None = None, product: Product | None = None) -> OnceReport:
         """Everything due now, for all companies and products or one, obeying every wait.
@@ -251,6 +259,8 @@ class CaptureService:
                         skipped=bool(run and run.skipped),
                     )
                 )
+        if self._background is None:  # nothing else of ours is calling: every answer is in
+            self._release_leases()
         return OnceReport(started, self.ctx.clock.now(), tuple(outcomes), sent, tried)
 
     def _run_many(self, capture: ProductCapture, company_ids: list[int]) -> dict[int, RunResult | Exception]:
@@ -295,6 +305,8 @@ class CaptureService:
             try:
                 finished = background.stop(timeout)
                 self.ctx.runs.mark_interrupted("O serviço de captura foi encerrado durante esta execução.")
+                if finished:  # else a call may still be in flight: the next start honours the lease
+                    self._release_leases()
             finally:
                 if self.data_lock is not None:
                     self.data_lock.release()

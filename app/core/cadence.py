@@ -250,6 +250,32 @@ def decide(
     return Decision(Action.QUERY, f"Consulta liberada a partir do NSU {state.ult_nsu:015d}.", ult_nsu=state.ult_nsu)
 
 
+def after_lost_answers(
+    state: CaptureState, rules: CadenceRules, answers_by: datetime, now: datetime
+) -> CaptureState | None:
+    """The state after a process died while answers could still come until ``answers_by`` (its
+    call lease); None when it needs no change.
+
+    An answer lost with the process may have been the 137 (or the lot reaching maxNSU) that
+    started the service's hour: asking again sooner is a 656, whose cursor jump from NSU 0 even
+    skips documents no gap recovery can name. Any company that could have been asked before the
+    lease ended therefore waits the hour from its end. A company with a known backlog larger
+    than a lot cannot have ended its queue, and asking the same ultNSU again is in sequence; one
+    stopped, paused, blocked or waiting past the lease was not asked.
+    """
+    if state.disabled_reason or state.paused or state.max_nsu - state.ult_nsu > rules.lot_size:
+        return None
+    for limit in (state.blocked_until, state.next_query_at):
+        if limit is not None and limit > answers_by:
+            return None
+    until = answers_by + rules.empty_queue_wait + rules.safety_margin
+    reason = (
+        "O programa foi encerrado com consultas talvez sem resposta: para não provocar consumo "
+        f"indevido, a próxima consulta espera até {display_time(until, now)}."
+    )
+    return waiting(state, until, reason)
+
+
 def point_queries_allowed(state: CaptureState, now: datetime) -> bool:
     """consNSU/consChNFe are suspended while a 656 block of the CNPJ runs (§4.6)."""
     until = state.point_queries_blocked_until

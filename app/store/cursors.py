@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.store.db import Database
 from app.store.errors import InvalidRecord
-from app.store.models import CaptureStateRow, ServicePauseRow
+from app.store.models import CallLeaseRow, CaptureStateRow, ServicePauseRow
 from app.store.prepared import Prepared
 from app.store.records import CaptureState, Environment, Product, ServicePause
 from app.store.types import BulkInsert, UtcDateTime, utc_text
@@ -22,6 +22,9 @@ _STATE_FIELDS = tuple(f.name for f in fields(CaptureState) if f.name not in ("co
 # Prepared once: every lot saves the cursor, and building and compiling the upsert per call cost
 # a millisecond or two per lot. Values go in the driver's form: instants through ``utc_text``.
 _UPSERT_STATE = BulkInsert(CaptureStateRow, omit=("id",), upsert_on=("company_id", "product"))
+_UPSERT_LEASE = BulkInsert(CallLeaseRow, upsert_on=("product",))
+_GET_LEASE = Prepared(select(CallLeaseRow.answers_by).where(CallLeaseRow.product == bindparam("product")))
+_DELETE_LEASE = Prepared(delete(CallLeaseRow).where(CallLeaseRow.product == bindparam("product")))
 _INSTANTS = frozenset(c.key for c in CaptureStateRow.__table__.columns if isinstance(c.type, UtcDateTime))
 
 
@@ -156,6 +159,30 @@ class CaptureStateRepository:
                 )
             )
         self._db.state_marks.mark_all()
+
+
+    # ------------------------------------------------------------------ call leases
+
+    def hold_answers_until(self, product: Product, answers_by: datetime) -> None:
+        """Commit that answers to ``product``'s calls may come until ``answers_by`` (before a call
+        whose answer could come later; see ``CallLeaseRow``)."""
+        with self._db.write_driver() as driver:
+            _UPSERT_LEASE.run_one(driver, {"product": product.value, "answers_by": utc_text(answers_by)})
+
+    def answers_lease(self, product: Product) -> datetime | None:
+        """Until when a previous process could have been waiting for answers (None: it stopped cleanly)."""
+        with self._db.driver_connection() as connection:
+            row = _GET_LEASE.first_on_driver(connection, {"product": product.value})
+        return None if row is None else row[0]  # Prepared reads instants as aware datetimes
+
+    def release_answers_lease(self, product: Product) -> None:
+        """No call of ``product`` is in flight any more (a clean stop)."""
+        with self._db.write_driver() as driver:
+            release_lease_in(driver, product)
+
+
+def release_lease_in(connection: Any, product: Product) -> None:
+    _DELETE_LEASE.run(connection, {"product": product.value})
 
 
 def _read_state(connection: Connection, company_id: int, product: Product) -> CaptureState:

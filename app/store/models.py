@@ -139,6 +139,20 @@ class ServicePauseRow(Base):
     cstat: Mapped[str | None] = mapped_column(String(CSTAT_LEN))
 
 
+class CallLeaseRow(Base):
+    """Until when the service of this data folder may be waiting for answers, per product.
+
+    Extended (committed) before a call would pass it, deleted when the service stops cleanly:
+    a row found at start-up means a process died with calls perhaps unanswered.
+    """
+
+    __tablename__ = "call_leases"
+    __table_args__ = (CheckConstraint(_PRODUCTS, name="product"),)
+
+    product: Mapped[str] = mapped_column(String(8), primary_key=True)
+    answers_by: Mapped[datetime]
+
+
 class DocumentRow(Base):
     __tablename__ = "documents"
     __table_args__ = (

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from app.store.audit import archive_in, log_call_in
-from app.store.cursors import save_state_in
+from app.store.cursors import release_lease_in, save_state_in
 from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.lots import mark_cancelled_in, store_lot_on
@@ -64,6 +64,9 @@ class Unit:
             raise InvalidRecord(f"NSU negativo no estado de captura: {state.ult_nsu}/{state.max_nsu}.")
         save_state_in(self._connection, state, self.now)
         self.saved_states.add(state.company_id)
+
+    def release_answers_lease(self, product: Product) -> None:
+        release_lease_in(self._connection, product)
 
     def log_call(self, call: CallRecord) -> int:
         return log_call_in(self._connection, call)

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from app.capture.nfe import NfeCapture
+from app.capture.service import CaptureService
 from app.core.cadence import Action
 from app.core.clock import FakeClock
 from app.core.products import Product
@@ -77,9 +78,11 @@ def test_an_answer_lost_with_the_process_is_not_asked_again_within_the_hour(
         answered_at = h.clock.now()
         assert h.sandbox.max_nsu("nfe", RECIPIENT) == 7
 
-        # The next process (a fresh engine: no plan in memory) finds the cursor at 0, but waiting.
+        # The next process (a fresh engine: no plan in memory) takes up what the dead one left,
+        # as the service's start does, and finds the cursor at 0, but waiting.
         h.clock.advance(timedelta(minutes=1))
         h.capture = NfeCapture(h.ctx)
+        CaptureService(h.ctx, captures={Product.NFE: h.capture}, workers=1).recover_after_crash()
         company = h.ctx.companies.get(h.company.id)
         settings = h.ctx.companies.get_settings(h.company.id, Product.NFE)
         assert settings is not None
@@ -93,7 +96,7 @@ def test_an_answer_lost_with_the_process_is_not_asked_again_within_the_hour(
         assert h.sandbox.referee.report()["violations"] == []
 
 
-def test_on_a_sped_up_clock_the_write_ahead_counts_the_calls_timeout_in_clock_seconds(
+def test_on_a_sped_up_clock_the_call_lease_counts_the_calls_timeout_in_clock_seconds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The call's timeout is a socket's, in real seconds; on a clock running 600 times faster the
@@ -113,6 +116,7 @@ def test_on_a_sped_up_clock_the_write_ahead_counts_the_calls_timeout_in_clock_se
             with pytest.raises(Killed):
                 h.capture.distribution.run_company(h.company.id)
         h.capture = NfeCapture(h.ctx)
+        CaptureService(h.ctx, captures={Product.NFE: h.capture}, workers=1).recover_after_crash()
         company = h.ctx.companies.get(h.company.id)
         settings = h.ctx.companies.get_settings(h.company.id, Product.NFE)
         assert settings is not None

@@ -119,3 +119,39 @@ def test_products_without_an_engine_are_refused_with_a_reason(office_fleet: Flee
     service = CaptureService(office_fleet.ctx)
     with pytest.raises(ServiceError, match="NFS-e"):
         service.run_once(product=Product.NFSE)
+
+
+def test_a_clean_run_once_leaves_no_call_lease_and_the_next_start_no_extra_wait(office_fleet: Fleet) -> None:
+    f = office_fleet
+    first = f.companies[0]
+    for _ in range(60):  # more than a lot: the run chains, then stops at maxNSU
+        f.sandbox.publish_nfe(SUPPLIER, first.cnpj.value)
+    service = CaptureService(f.ctx)
+    service.run_once()
+    assert f.ctx.cursors.answers_lease(Product.NFE) is None
+    before = {c.id: f.ctx.cursors.get(c.id, Product.NFE) for c in f.companies}
+    CaptureService(f.ctx).recover_after_crash()
+    assert {c.id: f.ctx.cursors.get(c.id, Product.NFE) for c in f.companies} == before
+
+
+def test_a_start_after_a_process_died_holding_the_lease_waits_the_hour_for_who_it_may_have_asked(
+    office_fleet: Fleet,
+) -> None:
+    f = office_fleet
+    first, second, third = f.companies
+    rules = CaptureService(f.ctx).captures[Product.NFE].distribution.rules
+    f.ctx.cursors.save(
+        replace(f.ctx.cursors.get(second.id, Product.NFE), next_query_at=f.clock.now() + timedelta(hours=2))
+    )
+    # The dead process: it held the lease for answers until 7 min from now.
+    answers_by = f.clock.now() + timedelta(minutes=7)
+    f.ctx.cursors.hold_answers_until(Product.NFE, answers_by)
+    service = CaptureService(f.ctx)
+    service.recover_after_crash()
+    assert f.ctx.cursors.answers_lease(Product.NFE) is None
+    for company in (first, third):  # never answered (NSU 0): either could have been asked
+        state = f.ctx.cursors.get(company.id, Product.NFE)
+        assert state.next_query_at == answers_by + rules.empty_queue_wait + rules.safety_margin
+    assert f.ctx.cursors.get(second.id, Product.NFE).next_query_at == f.clock.now() + timedelta(hours=2)
+    report = service.run_once()
+    assert report.queries == 0 and f.sandbox.referee.report()["requests"] == 0

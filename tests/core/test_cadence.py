@@ -14,6 +14,7 @@ from app.core.cadence import (
     Action,
     CaptureState,
     Decision,
+    after_lost_answers,
     after_service_mark,
     certificate_unavailable,
     decide,
@@ -162,3 +163,36 @@ def test_certificate_unavailable_waits_an_hour_and_stays_active() -> None:
     assert state.next_query_at == NOW + timedelta(hours=1) and state.disabled_reason is None
     decision = decide(state, NFSE_RULES, NOW, global_pause_until=None, certificate_problem=None, enabled=True)
     assert decision.action is Action.WAIT and "nova verificação às 11:00" in decision.reason
+
+
+# ---------------------------------------------------------------- after a process died (call lease)
+
+
+def test_after_lost_answers_puts_any_company_that_could_have_been_asked_into_the_hour() -> None:
+    rules = rules_for(Product.NFE)
+    lease = NOW + timedelta(minutes=6)
+    expected = lease + rules.empty_queue_wait + rules.safety_margin
+    due_now = CaptureState(1, Product.NFE, ult_nsu=40, max_nsu=40, next_query_at=NOW - timedelta(minutes=1))
+    first_call = CaptureState(2, Product.NFE)  # never answered: NSU 0
+    due_within = replace(due_now, company_id=3, next_query_at=lease - timedelta(seconds=1))
+    for state in (due_now, first_call, due_within):
+        changed = after_lost_answers(state, rules, lease, NOW)
+        assert changed is not None and changed.next_query_at == expected, state
+        assert changed.ult_nsu == state.ult_nsu and "consumo indevido" in (changed.wait_reason or "")
+
+
+def test_after_lost_answers_leaves_those_that_could_not_have_ended_their_queue_or_been_asked() -> None:
+    rules = rules_for(Product.NFE)
+    lease = NOW + timedelta(minutes=6)
+    base = CaptureState(1, Product.NFE, ult_nsu=40, max_nsu=40)
+    untouched = [
+        replace(base, max_nsu=40 + rules.lot_size + 1),  # a backlog: the same ultNSU again is in sequence
+        replace(base, next_query_at=lease + timedelta(seconds=1)),  # waiting past the lease
+        replace(base, blocked_until=lease + timedelta(minutes=30)),  # blocked past it
+        replace(base, disabled_reason="Certificado vencido"),
+        replace(base, paused=True),
+    ]
+    for state in untouched:
+        assert after_lost_answers(state, rules, lease, NOW) is None, state
+    # The lot that reaches maxNSU may end the queue: a backlog of exactly one lot is asked again later.
+    assert after_lost_answers(replace(base, max_nsu=40 + rules.lot_size), rules, lease, NOW) is not None

@@ -62,3 +62,14 @@ def test_global_pause_set_read_and_clear(db: Database, clock: FakeClock) -> None
     assert repo.get_pause(Product.NFE, Environment.HOMOLOGACAO) is None
     repo.clear_pause(Product.NFE, Environment.PRODUCAO)
     assert repo.get_pause(Product.NFE, Environment.PRODUCAO) is None
+
+
+def test_the_call_lease_is_held_extended_and_released(db: Database, clock: FakeClock) -> None:
+    repo = CaptureStateRepository(db)
+    assert repo.answers_lease(Product.NFE) is None
+    repo.hold_answers_until(Product.NFE, clock.now() + timedelta(minutes=6))
+    repo.hold_answers_until(Product.NFE, clock.now() + timedelta(minutes=11))
+    assert repo.answers_lease(Product.NFE) == clock.now() + timedelta(minutes=11)
+    assert repo.answers_lease(Product.CTE) is None  # one lease per product
+    repo.release_answers_lease(Product.NFE)
+    assert repo.answers_lease(Product.NFE) is None

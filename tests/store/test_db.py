@@ -25,6 +25,7 @@ EXPECTED_TABLES = {
     "capture_settings",
     "capture_state",
     "service_pauses",
+    "call_leases",
     "documents",
     "document_versions",
     "document_parties",
