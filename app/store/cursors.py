@@ -160,7 +160,6 @@ class CaptureStateRepository:
             )
         self._db.state_marks.mark_all()
 
-
     # ------------------------------------------------------------------ call leases
 
     def hold_answers_until(self, product: Product, answers_by: datetime) -> None:
