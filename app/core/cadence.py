@@ -368,6 +368,8 @@ def skipped_nsus(
         return (), 0
     have = {n for n in received if start <= n <= new_ult}
     total = new_ult - start + 1 - len(have)
+    if total == 0:  # the usual lot: every NSU of the range arrived
+        return (), 0
     gaps: list[int] = []
     nsu = new_ult
     while nsu >= start and len(gaps) < MAX_GAP_NSUS:

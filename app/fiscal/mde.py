@@ -52,7 +52,7 @@ from app.fiscal.xmldsig import (
     sha1_digest,
     sign_enveloped,
 )
-from app.safexml import parse_xml
+from app.safexml import XmlRejected, parse_xml
 
 C_ORGAO_AN = "91"
 MAX_EVENTS_PER_LOT = 20
@@ -230,6 +230,11 @@ def _strip_declaration(data: bytes) -> bytes:
 
 def env_evento(signed_events: Sequence[bytes], id_lote: int) -> bytes:
     """The ``envEvento`` lot (signed events embedded as bytes), validated against envConfRecebto 1.00."""
+    return _validated_lot(signed_events, id_lote)[0]
+
+
+def _validated_lot(signed_events: Sequence[bytes], id_lote: int) -> tuple[bytes, etree._Element]:
+    """:func:`env_evento` and the tree it was validated on."""
     if not signed_events:
         raise RequestInvalid("Lote de eventos vazio.")
     if len(signed_events) > MAX_EVENTS_PER_LOT:
@@ -239,10 +244,13 @@ def env_evento(signed_events: Sequence[bytes], id_lote: int) -> bytes:
     body = b"".join(_strip_declaration(event) for event in signed_events)
     lot = f'<envEvento xmlns="{NFE_NS}" versao="1.00"><idLote>{id_lote}</idLote>'.encode() + body + b"</envEvento>"
     try:
-        validate(lot, Schema.MDE_ENV_EVENTO)
+        tree = parse_xml(lot)
+        validate(tree, Schema.MDE_ENV_EVENTO)
+    except XmlRejected as exc:
+        raise RequestInvalid(f"Lote de manifestação ilegível: {exc.message}") from exc
     except SchemaInvalid as exc:
         raise RequestInvalid(f"Lote de manifestação recusado antes do envio: {exc.message}", errors=exc.errors) from exc
-    return lot
+    return lot, tree
 
 
 # --- answers -------------------------------------------------------------------------------------
@@ -378,13 +386,12 @@ class ManifestationClient:
 
     def send(self, signed_events: Sequence[bytes], id_lote: int) -> EventReply:
         """Validate and send one lot; raises RequestInvalid (nothing sent) or CommunicationError."""
-        for event in signed_events:
-            amb = parse_xml(event).findtext(f"{{{NFE_NS}}}infEvento/{{{NFE_NS}}}tpAmb")
-            if amb != str(int(self.environment)):
+        lot, tree = _validated_lot(signed_events, id_lote)  # one parse for the schema and the check
+        for amb in tree.iterfind(f"{{{NFE_NS}}}evento/{{{NFE_NS}}}infEvento/{{{NFE_NS}}}tpAmb"):
+            if amb.text != str(int(self.environment)):
                 raise RequestInvalid(
-                    f"Evento com tpAmb={amb} enviado ao ambiente {self.environment.label}: seria rejeitado (252)."
+                    f"Evento com tpAmb={amb.text} enviado ao ambiente {self.environment.label}: seria rejeitado (252)."
                 )
-        lot = env_evento(signed_events, id_lote)
         reply = post_soap(self.http_client, self.url, self.binding, lot, expect=RESULT_ELEMENT)
         try:
             return parse_ret_env_evento(
