@@ -7,7 +7,6 @@ from typing import Any
 
 from app.core.clock import Clock
 from app.sandbox.faults import FaultBook, Outages
-from app.sandbox.payload import AheadMaker
 from app.sandbox.referee import Referee
 from app.sandbox.rules import DistGuard
 from app.sandbox.state import SandboxState
@@ -28,7 +27,6 @@ class Context:
     outages: Outages = field(default_factory=Outages)
     guards: dict[tuple[str, str], DistGuard] = field(default_factory=dict)
     publisher: Any = None  # app.sandbox.publisher.Publisher, set by the Sandbox
-    ahead: AheadMaker = field(default_factory=AheadMaker)  # documents made before they are asked for
 
     def guard(self, product: str, doc: str) -> DistGuard:
         key = (product, doc)

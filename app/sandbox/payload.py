@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import base64
 import gzip
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 
 
 class Payload:
     """One XML document: given as bytes or made on first use, then held gzip-compressed."""
 
-    __slots__ = ("_ahead", "_gz", "_make", "_xml")
+    __slots__ = ("_gz", "_make", "_xml")
 
     def __init__(self, xml: bytes | None = None, *, make: Callable[[], bytes] | None = None) -> None:
         if (xml is None) == (make is None):
@@ -26,18 +24,11 @@ class Payload:
         self._xml = xml
         self._make = make
         self._gz: bytes | None = None
-        self._ahead: Future[bytes] | None = None
 
     @property
     def made(self) -> bool:
         """False while a lazily made document has not been needed yet."""
         return self._make is None
-
-    def make_ahead(self, maker: AheadMaker) -> None:
-        """A lazily made document that will be needed soon: start making it on ``maker``'s thread
-        (``make`` is a pure function of its recipe: the bytes are the same either way)."""
-        if self._make is not None and self._ahead is None:
-            self._ahead = maker.submit(self._make)
 
     @property
     def xml(self) -> bytes:
@@ -47,14 +38,10 @@ class Payload:
         gz = self._gz
         if gz is not None:
             return gzip.decompress(gz)
-        ahead, make = self._ahead, self._make
-        if ahead is not None:
-            xml = ahead.result()
-        else:
-            assert make is not None
-            xml = make()
-        self._xml = xml
-        self._make = self._ahead = None
+        make = self._make
+        assert make is not None
+        xml = self._xml = make()
+        self._make = None
         return xml
 
     def gzip(self) -> bytes:
@@ -70,37 +57,6 @@ class Payload:
     def doczip(self) -> str:
         """The docZip text: base64 of the gzip."""
         return base64.b64encode(self.gzip()).decode("ascii")
-
-
-class AheadMaker:
-    """One worker thread that makes documents before they are asked for.
-
-    The national environment signs on its own machines; here its RSA signatures (which release
-    the GIL) run on the machine's other core while the app under test goes on. Started on the
-    first document, stopped with the sandbox.
-    """
-
-    def __init__(self) -> None:
-        self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def submit(self, make: Callable[[], bytes]) -> Future[bytes]:
-        with self._lock:
-            if self._closed:  # a stopped sandbox still answers: made on first use then
-                done: Future[bytes] = Future()
-                done.set_result(make())
-                return done
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(1, thread_name_prefix="sandbox-ahead")
-            return self._executor.submit(make)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True)
 
 
 def as_payload(xml: bytes | Payload) -> Payload:

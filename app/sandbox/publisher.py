@@ -102,7 +102,6 @@ class Publisher:
                 self.queue("nfe", rc.doc, "resNFe", generated.res_payload, generated.key, when)
             for doc in _distinct([tr.doc] if tr else [], aut_xml, exclude=(em.doc, rc.doc)):
                 self.queue("nfe", doc, "procNFe", generated.proc_payload, generated.key, when)
-                generated.proc_payload.make_ahead(self.ctx.ahead)  # delivered in full at its next query
         return generated
 
     def nfe_event(
@@ -158,7 +157,6 @@ class Publisher:
             if tp_evento != "210220" and not record.released_to_recipient:
                 record.released_to_recipient = True
                 self.queue("nfe", record.recipient, "procNFe", record.generated.proc_payload, key, at)
-                record.generated.proc_payload.make_ahead(self.ctx.ahead)
             if record.emitter != record.recipient:
                 self.queue("nfe", record.emitter, "procEventoNFe", event.proc_payload, key, at, tp_evento)
             self.queue("nfe", record.recipient, "procEventoNFe", event.proc_payload, key, at, tp_evento)

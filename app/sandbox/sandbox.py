@@ -101,7 +101,6 @@ class Sandbox:
         if self._server is not None:
             self._server.stop(timeout)
             self._server = None
-        self.ctx.ahead.close()
 
     def __enter__(self) -> Sandbox:
         return self
