@@ -153,6 +153,12 @@ def build_request(
         f'<distDFeInt xmlns="{ns}" versao="{layout.versao}"><tpAmb>{int(environment)}</tpAmb>{uf_xml}{who}{mode}'
         "</distDFeInt>"
     ).encode()
+    # By NSU, only the number changes between a company's requests, and ``Nsu`` is 15 digits by
+    # construction (the schema's TNSU): the rest of the request is validated once per process.
+    number = query.ult_nsu if isinstance(query, DistNsu) else query.nsu if isinstance(query, ConsNsu) else None
+    shape = (product, int(environment), uf_xml, who, type(query)) if isinstance(number, Nsu) else None
+    if shape is not None and shape in _VALID_SHAPES:
+        return request
     try:
         validate(_own_tree(request), layout.schema)
     except SchemaInvalid as exc:
@@ -166,7 +172,15 @@ def build_request(
             f"Requisição de distribuição de {product.label} recusada antes do envio: {exc.message}.{hint}",
             errors=exc.errors,
         ) from exc
+    if shape is not None:
+        if len(_VALID_SHAPES) >= _MAX_SHAPES:
+            _VALID_SHAPES.clear()
+        _VALID_SHAPES.add(shape)
     return request
+
+
+_MAX_SHAPES = 10_000  # companies x products x environments: far more than an office has
+_VALID_SHAPES: set[tuple[object, ...]] = set()
 
 
 _local = threading.local()

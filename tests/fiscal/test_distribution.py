@@ -120,6 +120,19 @@ def test_requests_are_zero_padded_and_valid_against_the_official_xsds() -> None:
     assert b"<CNPJ>12ABC345000188</CNPJ>" in alnum  # distDFeInt 1.01 takes the alphanumeric CNPJ
 
 
+def test_requests_of_a_validated_shape_stay_valid_for_every_nsu() -> None:
+    # A company's requests differ only by the NSU once their shape is validated (``Nsu`` is 15
+    # digits by construction); each still is exactly what the schema accepts.
+    for nsu in (0, 1, 49, 10**14, 10**15 - 1):
+        for query in (DistNsu(Nsu(nsu)), ConsNsu(Nsu(nsu))):
+            request = build_request(Product.NFE, HOMOLOG, RECIPIENT, query, "SP")
+            assert f"{nsu:015d}".encode() in request
+            assert errors(request, Schema.NFE_DIST_REQUEST) == []
+    # A shape never validated is still checked: the same company on CT-e without its UF.
+    with pytest.raises(RequestInvalid, match="exige a UF do autor"):
+        build_request(Product.CTE, HOMOLOG, RECIPIENT, DistNsu(Nsu(3)))
+
+
 def test_local_refusals_name_the_problem() -> None:
     with pytest.raises(RequestInvalid, match="exige a UF do autor"):
         build_request(Product.CTE, HOMOLOG, RECIPIENT, DistNsu(Nsu(0)))
