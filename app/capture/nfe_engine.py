@@ -421,9 +421,17 @@ class NfeDistributionEngine:
                 # during the first call leaves no row; the next start's wait reason (after the
                 # call lease) tells what happened.
                 run_id = unit.start_run(
-                    "nfe_distribution", run.trigger, company_id=company.id, product=PRODUCT, at=run.started_at
+                    "nfe_distribution",
+                    run.trigger,
+                    company_id=company.id,
+                    product=PRODUCT,
+                    at=run.started_at,
+                    finished=(RunStatus.SUCCEEDED, run.summary(decision)) if final else None,
                 )
                 call = replace(call, run_id=run_id)
+                closed = final
+            else:
+                closed = False
             stored = unit.store_lot(company.id, items)
             unit.save_state(transition.state)
             call_id = unit.log_call(call)
@@ -435,7 +443,7 @@ class NfeDistributionEngine:
                 unit.mark_cancelled(company.id, PRODUCT, cancelled)
             if recover:
                 unit.add_recoveries(company.id, PRODUCT, next_attempt_at=now, nsus=recover)
-            if final:
+            if final and not closed:
                 unit.finish_run(run_id, RunStatus.SUCCEEDED, run.summary(decision))
         run.id = run_id  # once committed: a failed commit leaves the run to the error path
         run.finished = final

@@ -16,6 +16,8 @@ from app.store.types import utc_text
 # Every company run writes its row twice (started, finished): prepared once, no ORM session.
 _COLUMNS = ("job_type", "trigger", "status", "company_id", "product", "reason", "started_at")
 _INSERT = Prepared(insert(RunRow).values({name: bindparam(name) for name in _COLUMNS}))
+# A run whose first answer also ends it (most company runs: one distNSU, then the hour's wait).
+_INSERT_DONE = Prepared(insert(RunRow).values({name: bindparam(name) for name in (*_COLUMNS, "finished_at")}))
 _FINISH = Prepared(
     update(RunRow)
     .where(RunRow.id == bindparam("run_id"))
@@ -67,8 +69,13 @@ def start_run_in(
     company_id: int | None = None,
     product: Product | None = None,
     reason: str | None = None,
+    finished: tuple[RunStatus, datetime] | None = None,
 ) -> int:
-    """``RunRepository.start`` inside an open write transaction; returns the run's id."""
+    """``RunRepository.start`` inside an open write transaction; returns the run's id.
+
+    ``finished`` (status, when) writes a run that already ended: one INSERT instead of an
+    INSERT and the UPDATE of ``finish_run_in``, for a run whose first answer is its last.
+    """
     values = {
         "job_type": job_type,
         "trigger": trigger,
@@ -78,7 +85,14 @@ def start_run_in(
         "reason": reason,
         "started_at": utc_text(now),
     }
-    return _INSERT.run(connection, values)
+    if finished is None:
+        return _INSERT.run(connection, values)
+    status, finished_at = finished
+    if status is RunStatus.RUNNING:
+        raise InvalidRecord("Uma execução não pode terminar com situação 'running'.")
+    values["status"] = status.value
+    values["finished_at"] = utc_text(finished_at)
+    return _INSERT_DONE.run(connection, values)
 
 
 def finish_run_in(connection: Connection, run_id: int, status: RunStatus, now: datetime, reason: str | None) -> None:

@@ -92,10 +92,24 @@ class Unit:
         company_id: int | None,
         product: Product | None,
         at: datetime | None = None,
+        finished: tuple[RunStatus, str] | None = None,
     ) -> int:
-        """A run row (``running``); ``at`` is when it began, when that was before this unit."""
+        """A run row (``running``); ``at`` is when it began, when that was before this unit.
+        ``finished`` (status, reason): the run also ends in this unit (one row written once)."""
+        if finished is None:
+            return start_run_in(
+                self._connection, job_type, trigger, at or self.now, company_id=company_id, product=product
+            )
+        status, reason = finished
         return start_run_in(
-            self._connection, job_type, trigger, at or self.now, company_id=company_id, product=product
+            self._connection,
+            job_type,
+            trigger,
+            at or self.now,
+            company_id=company_id,
+            product=product,
+            reason=reason,
+            finished=(status, self.now),
         )
 
     def finish_run(self, run_id: int, status: RunStatus, reason: str | None = None) -> None:

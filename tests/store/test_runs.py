@@ -7,6 +7,7 @@ from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.records import Company, Product, RunStatus
 from app.store.runs import RunRepository, UnknownRun
+from app.store.unit import write_unit
 
 
 def test_start_and_finish_a_run(db: Database, company: Company, clock: FakeClock) -> None:
@@ -33,3 +34,25 @@ def test_runs_left_running_are_marked_interrupted_at_start_up(db: Database) -> N
     assert runs.mark_interrupted() == 1
     assert runs.get(left).status is RunStatus.INTERRUPTED
     assert runs.get(finished).status is RunStatus.FAILED
+
+
+def test_a_run_that_ends_with_its_first_answer_is_written_once_finished(
+    db: Database, company: Company, clock: FakeClock
+) -> None:
+    started = clock.now()
+    clock.advance(3)
+    with write_unit(db) as unit:
+        run_id = unit.start_run(
+            "nfe_distribution",
+            "scheduler",
+            company_id=company.id,
+            product=Product.NFE,
+            at=started,
+            finished=(RunStatus.SUCCEEDED, "1 consulta(s), 0 documento(s)."),
+        )
+    run = RunRepository(db).get(run_id)
+    assert run.status is RunStatus.SUCCEEDED and run.reason == "1 consulta(s), 0 documento(s)."
+    assert run.started_at == started and run.finished_at == clock.now()
+    assert RunRepository(db).mark_interrupted() == 0
+    with pytest.raises(InvalidRecord), write_unit(db) as unit:
+        unit.start_run("x", "y", company_id=None, product=None, finished=(RunStatus.RUNNING, "?"))
