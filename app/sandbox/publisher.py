@@ -83,11 +83,31 @@ class Publisher:
     ) -> Any:
         """Issue an NF-e now (or ``at``) and queue it; returns the docgen ``GeneratedNFe``."""
         when = self._when(at)
+        return self.publish_issued_nfe(self.issue_nfe(emitter, recipient, transporter, aut_xml, when, **options), when)
+
+    def issue_nfe(
+        self,
+        emitter: PartyLike,
+        recipient: PartyLike,
+        transporter: PartyLike | None = None,
+        aut_xml: Sequence[str] = (),
+        at: datetime | None = None,
+        **options: Any,
+    ) -> Any:
+        """The NF-e its issuer authorises for publication at ``at``, not yet known to anyone (a
+        simulation writes its month's notes before the month: :meth:`publish_issued_nfe` then)."""
+        when = self._when(at)
         em, rc = self.party(emitter), self.party(recipient)
         tr = self.party(transporter) if transporter is not None else None
-        generated = self.ctx.factory.nfe(
+        return self.ctx.factory.nfe(
             emitter=em, recipient=rc, transporter=tr, aut_xml=tuple(aut_xml), issued_at=when - ISSUE_LEAD, **options
         )
+
+    def publish_issued_nfe(self, generated: Any, at: datetime | None = None) -> Any:
+        """Queue an NF-e of :meth:`issue_nfe` for its parties (NSUs are given now)."""
+        when = self._when(at)
+        em, rc, tr = generated.emitter, generated.recipient, generated.transporter
+        aut_xml = generated.aut_xml
         record = NfeRecord(
             generated=generated,
             emitter=em.doc,

@@ -5,11 +5,12 @@
 Every product the service drives (NF-e now), reached in-process (the sandbox's own request
 handlers through ``Sandbox.transport``, no sockets) on a ``FakeClock`` driven by
 ``app.capture.simulation.drive``, exactly as the scheduler's jobs run. Over the month: third
-parties issue 0-30 NF-e per company per day (some with the company as transporter, a few
-cancelled later), part of the companies have automatic Ciência on (manifestations release the
-full NF-e under new NSUs), the national environment stops (108 and 109), answers HTTP 5xx, times
-out, drops connections and sends corrupt docZips (bad gzip and base64), and another system using
-the same certificate queries now and then (its 656s are its own).
+parties issue 0-30 NF-e per company per day (written in set-up, published at their minutes; some
+with the company as transporter, a few cancelled later), part of the companies have automatic
+Ciência on (manifestations release the full NF-e under new NSUs), the national environment stops
+(108 and 109), answers HTTP 5xx, times out, drops connections and sends corrupt docZips (bad
+gzip and base64), and another system using the same certificate queries now and then (its 656s
+are its own).
 
 After the last publication the run drains for a few hours, then compares what the sandbox
 published with what the store holds. Prints human lines, then ONE JSON object as the last line.
@@ -152,7 +153,11 @@ class Month:
                         minute = rng.randint(0, 24 * 60 - 1)
                     role = "transporter" if rng.random() < self.args.transporter_share else "recipient"
                     by_minute[day_start + minute * PUBLISH_GRID].append((company.cnpj.value, role))
-        timeline: Timeline = [(at, self._publisher(at, batch)) for at, batch in by_minute.items()]
+        # The third parties write the month's notes before it starts (set-up: their issuers' work,
+        # not the capture's); each is published, and gets its NSUs, at its minute.
+        timeline: Timeline = [
+            (at, self._publisher(at, self._issue(at, batch))) for at, batch in sorted(by_minute.items())
+        ]
         end = START + timedelta(days=self.days)
         for day in range(self.days):
             day_start = START + timedelta(days=day)
@@ -191,17 +196,24 @@ class Month:
         assert all(at < end for at, _ in timeline)
         return timeline
 
-    def _publisher(self, at: datetime, batch: list[tuple[str, str]]) -> Callable[[], object]:
+    def _issue(self, at: datetime, batch: list[tuple[str, str]]) -> list[Any]:
+        issued = []
+        for cnpj, role in batch:
+            supplier = self.rng.choice(self.suppliers)
+            if role == "transporter":
+                # The company carries it: the full NF-e comes at once (the buyer is a third party).
+                buyer = self.rng.choice([s for s in self.suppliers if s != supplier])
+                issued.append(self.sandbox.issue_nfe(supplier, buyer, transporter=cnpj, at=at))
+            else:
+                issued.append(self.sandbox.issue_nfe(supplier, cnpj, at=at))
+        return issued
+
+    def _publisher(self, at: datetime, issued: list[Any]) -> Callable[[], object]:
         def publish() -> None:
-            for cnpj, role in batch:
-                supplier = self.rng.choice(self.suppliers)
-                if role == "transporter":
-                    # The company carries it: the full NF-e comes at once (the buyer is a third party).
-                    buyer = self.rng.choice([s for s in self.suppliers if s != supplier])
-                    nfe = self.sandbox.publish_nfe(supplier, buyer, transporter=cnpj, at=at)
+            for generated in issued:
+                nfe = self.sandbox.publish_issued_nfe(generated, at)
+                if generated.transporter is not None:
                     self.as_transporter += 1
-                else:
-                    nfe = self.sandbox.publish_nfe(supplier, cnpj, at=at)
                 self.nfe_published += 1
                 if self.rng.random() < self.args.cancel_share:
                     self.cancelled += 1
@@ -371,9 +383,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-month-") as tmp:
         month = Month(Path(tmp), args.companies, args.days, args.seed, args)
         try:
-            setup_seconds = time.perf_counter() - wall
-            print(f"setup: {args.companies} companies registered in {setup_seconds:.1f} s", flush=True)
             timeline = month.timeline()
+            setup_seconds = time.perf_counter() - wall
+            print(
+                f"setup: {args.companies} companies registered and the month's NF-e written in {setup_seconds:.1f} s",
+                flush=True,
+            )
             service = CaptureService(month.ctx, workers=1)
             gc.freeze()  # the month's fixtures (certificates, timeline) are no garbage to look through
             end = START + timedelta(days=args.days) + DRAIN
