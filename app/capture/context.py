@@ -19,6 +19,7 @@ from app.certs.a1 import A1Certificate, CertificateExpired, CertificateNotYetVal
 from app.certs.vault import CertificateVault
 from app.config.endpoints import Service
 from app.config.settings import Settings
+from app.core.cadence import resume
 from app.core.clock import Clock
 from app.core.errors import CapturaError
 from app.core.products import Product
@@ -183,3 +184,13 @@ def outcome_of(error: CommunicationError) -> CallOutcome:
     if isinstance(error, HttpStatusError):
         return CallOutcome.HTTP_ERROR
     return CallOutcome.NETWORK_ERROR
+
+
+def resume_stopped(cursors: CaptureStateRepository, company_id: int, product: Product) -> bool:
+    """Clear a company's stop (communication failures, a refused request) or the user's pause;
+    waits and blocks still in force are kept. False when it was neither stopped nor paused."""
+    state = cursors.get(company_id, product)
+    if not (state.disabled_reason or state.paused):
+        return False
+    cursors.save(resume(state))
+    return True

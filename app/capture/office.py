@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from app.capture.context import CaptureContext, CertificateSource
+from app.capture.context import CaptureContext, CertificateSource, resume_stopped
 from app.certs.a1 import A1Certificate, CertificateError, load_a1
 from app.certs.vault import CertificateVault
 from app.config.paths import database_path, ensure_data_dir
@@ -23,6 +23,7 @@ from app.core.ids import Cnpj
 from app.core.products import Environment, Product
 from app.fiscal.http import HttpClientFactory, TransportFactory
 from app.store.companies import CompanyRepository
+from app.store.cursors import CaptureStateRepository
 from app.store.db import Database, open_database
 from app.store.records import CaptureSettings, Company
 
@@ -56,6 +57,7 @@ class Office:
         self.db: Database = open_database(database_path(self.data_dir), clock=self.clock)
         self.vault = CertificateVault(self.data_dir)
         self.companies = CompanyRepository(self.db)
+        self.cursors = CaptureStateRepository(self.db)
         self._http: list[HttpClientFactory] = []
 
     def capture_context(
@@ -90,6 +92,13 @@ class Office:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+    def resume_capture(self, company_id: int, products: Iterable[Product] = tuple(Product)) -> list[Product]:
+        """Take up a company's capture that stopped (communication failures, a refused request)
+        or that the user paused; waits and blocks still in force are kept. Returns the products
+        resumed. A running service looks again at a stopped company within the hour
+        (``CaptureService.resume`` at once)."""
+        return [product for product in products if resume_stopped(self.cursors, company_id, product)]
 
     def register_company(
         self,

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import TypeVar
 
-from app.capture.context import CaptureContext, CaptureNotice
+from app.capture.context import CaptureContext, CaptureNotice, resume_stopped
 from app.capture.instance import DataFolderLock
 from app.capture.nfe_engine import RunResult
 from app.capture.products import ProductCapture, build_capture
@@ -162,6 +162,15 @@ class CaptureService:
             return {"archives": result.archives, "calls": result.calls, "runs": result.runs, "point_queries": ledger}
 
         return self._recorded("retencao", work)
+
+    def resume(self, company_id: int, product: Product | None = None) -> list[Product]:
+        """A user takes up a company's stopped (or paused) capture: looked at on the next pass."""
+        resumed = []
+        for capture in self._selected(product):
+            if resume_stopped(self.ctx.cursors, company_id, capture.product):
+                capture.distribution.replan(company_id)
+                resumed.append(capture.product)
+        return resumed
 
     def replan(self, company_id: int | None = None, product: Product | None = None) -> None:
         """After a company's settings, certificate or pause changed (or the clock jumped)."""

@@ -1,4 +1,4 @@
-"""`company add | list | set`: the office's client companies and their capture settings."""
+"""`company add | list | set | resume`: the office's client companies and their capture settings."""
 
 from __future__ import annotations
 
@@ -53,6 +53,14 @@ def register(sub: Any) -> None:
     settings.add_argument("--ciencia-wait", type=int, metavar="MINUTOS", help="espera antes da Ciência (mínimo 5)")
     settings.add_argument("--json", action="store_true")
     settings.set_defaults(handler=_set)
+
+    again = actions.add_parser(
+        "resume", help="retoma a captura de uma empresa interrompida (falhas seguidas) ou pausada"
+    )
+    again.add_argument("cnpj")
+    again.add_argument("--product", choices=[p.value for p in Product], help="só este produto (padrão: todos)")
+    again.add_argument("--json", action="store_true")
+    again.set_defaults(handler=_resume)
 
 
 def _office(args: argparse.Namespace) -> Office:
@@ -151,4 +159,25 @@ def _set(args: argparse.Namespace) -> int:
         print_json(_settings_json(saved))
     else:
         print(f"{company.cnpj.formatted()} {product.label}: " + ("ativa" if saved.enabled else "desativada"))
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    cnpj = Cnpj.parse(args.cnpj)
+    products = [Product(args.product)] if args.product else list(Product)
+    with _office(args) as office:
+        company = office.companies.find(cnpj)
+        if company is None:
+            raise RegistrationRefused(f"A empresa {cnpj.formatted()} não está cadastrada.")
+        resumed = office.resume_capture(company.id, products)
+    if args.json:
+        print_json({"cnpj": company.cnpj.value, "resumed": [p.value for p in resumed]})
+    elif resumed:
+        labels = ", ".join(p.label for p in resumed)
+        print(
+            f"{company.cnpj.formatted()}: captura de {labels} retomada "
+            "(um serviço em execução volta a consultá-la em até 1 hora)."
+        )
+    else:
+        print(f"{company.cnpj.formatted()}: nenhuma captura interrompida ou pausada.")
     return 0

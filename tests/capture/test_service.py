@@ -155,3 +155,20 @@ def test_a_start_after_a_process_died_holding_the_lease_waits_the_hour_for_who_i
     assert f.ctx.cursors.get(second.id, Product.NFE).next_query_at == f.clock.now() + timedelta(hours=2)
     report = service.run_once()
     assert report.queries == 0 and f.sandbox.referee.report()["requests"] == 0
+
+
+def test_a_stopped_company_is_queried_again_once_resumed(office_fleet: Fleet) -> None:
+    f = office_fleet
+    first = f.companies[0]
+    stopped = replace(
+        f.ctx.cursors.get(first.id, Product.NFE), disabled_reason="5 falhas seguidas", consecutive_failures=5
+    )
+    f.ctx.cursors.save(stopped)
+    service = CaptureService(f.ctx)
+    report = service.run_once(company_id=first.id)
+    assert report.queries == 0 and report.outcome(first.id).action is Action.DISABLED
+    assert service.resume(first.id) == [Product.NFE]
+    assert service.resume(first.id) == []  # nothing left to resume
+    state = f.ctx.cursors.get(first.id, Product.NFE)
+    assert state.disabled_reason is None and state.consecutive_failures == 0
+    assert service.run_once(company_id=first.id).queries == 1

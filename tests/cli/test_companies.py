@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -113,3 +114,27 @@ def test_same_company_twice_is_refused(
     assert _add(tmp_path, company_cert, monkeypatch) == 0
     assert _add(tmp_path, company_cert, monkeypatch) == 1
     assert "já está cadastrada" in capsys.readouterr().err
+
+
+def test_resume_takes_up_a_stopped_capture_and_keeps_its_wait(
+    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert _add(tmp_path, company_cert, monkeypatch) == 0
+    capsys.readouterr()
+    # What the engine leaves after 5 communication failures in a row (a wait still running).
+    with sqlite3.connect(database_path(data_dir)) as db:
+        db.execute(
+            "INSERT INTO capture_state (company_id, product, ult_nsu, max_nsu, next_query_at, disabled_reason, "
+            "paused, consecutive_failures, updated_at) SELECT id, 'nfe', 7, 7, '2099-01-01 00:00:00.000000', "
+            "'Captura de NF-e interrompida após 5 falhas', 0, 5, '2026-11-30 12:00:00.000000' FROM companies"
+        )
+    assert _run(["company", "resume", "11222333000181", "--json"], monkeypatch) == 0
+    assert json.loads(capsys.readouterr().out) == {"cnpj": "11222333000181", "resumed": ["nfe"]}
+    with sqlite3.connect(database_path(data_dir)) as db:
+        row = db.execute(
+            "SELECT disabled_reason, consecutive_failures, ult_nsu, next_query_at FROM capture_state"
+        ).fetchone()
+    assert row == (None, 0, 7, "2099-01-01 00:00:00.000000")
+    assert _run(["company", "resume", "11222333000181"], monkeypatch) == 0
+    assert "nenhuma captura interrompida" in capsys.readouterr().out
