@@ -133,6 +133,8 @@ class Month:
         self.competitor_656 = 0
         self.outages: list[tuple[int, int]] = []  # (cStat, minutes)
         self.faults: dict[str, int] = defaultdict(int)
+        self.service: CaptureService | None = None  # the person resumes stopped companies through it
+        self.resumed = 0
 
     def _transport(self, a1: A1Certificate) -> Any:
         return self.sandbox.transport(self.certs[a1.holder_id])
@@ -192,8 +194,12 @@ class Month:
                 at = day_start + timedelta(seconds=rng.randint(0, 24 * 3600 - 1))
                 cnpj = rng.choice(self.companies).cnpj.value
                 timeline.append((at, self._competitor(cnpj)))
-        timeline.sort(key=lambda item: item[0])
         assert all(at < end for at, _ in timeline)
+        # Someone looks at the panel every hour, the drain included, and takes up any company the
+        # cadence stopped after 5 failures in a row (its alert says "retome a captura"): counted.
+        for hour in range(int((end + DRAIN - START) / timedelta(hours=1))):
+            timeline.append((START + timedelta(hours=hour, minutes=30), self._person))
+        timeline.sort(key=lambda item: item[0])
         return timeline
 
     def _issue(self, at: datetime, batch: list[tuple[str, str]]) -> list[Any]:
@@ -222,6 +228,12 @@ class Month:
                     )
 
         return publish
+
+    def _person(self) -> None:
+        assert self.service is not None
+        for state in self.ctx.cursors.list_states(Product.NFE):
+            if state.disabled_reason and self.service.resume(state.company_id, Product.NFE):
+                self.resumed += 1
 
     def _outage(self, cstat: int, minutes: int) -> Callable[[], object]:
         def stop() -> None:
@@ -390,6 +402,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 flush=True,
             )
             service = CaptureService(month.ctx, workers=1)
+            month.service = service
             gc.freeze()  # the month's fixtures (certificates, timeline) are no garbage to look through
             end = START + timedelta(days=args.days) + DRAIN
             profiler = cProfile.Profile() if args.profile else None
@@ -427,6 +440,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "faults": dict(month.faults),
                 "competitor_queries": month.competitor_queries,
                 "competitor_656": month.competitor_656,
+                "resumed_by_person": month.resumed,
                 "steps": stats.steps,
                 "passes": stats.passes,
                 "runs": stats.runs,
