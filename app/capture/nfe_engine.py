@@ -183,11 +183,10 @@ class NfeDistributionEngine:
         """
         due = []
         enabled = self.ctx.companies.enabled_snapshot(PRODUCT)
-        for company, settings in enabled:
-            with self._plan_lock:
-                planned = self._plan.get(company.id)
-            if planned is not None and planned > now:
-                continue
+        with self._plan_lock:  # one look at the plan for the whole list (most are still waiting)
+            plan = self._plan
+            looks = [(c, s) for c, s in enabled if (planned := plan.get(c.id)) is None or planned <= now]
+        for company, settings in looks:
             reading = self._read(company, settings, now)
             decision = self._decide(company, settings, reading.state, reading.pause_until, now)
             if self._remember(company.id, decision, now) <= now:
