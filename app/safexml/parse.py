@@ -86,11 +86,14 @@ def parse_xml(data: bytes | bytearray | memoryview, *, max_bytes: int = DEFAULT_
             limit=max_bytes,
         )
     raw = bytes(data) if not isinstance(data, bytes) else data
-    _check_encoding(raw)
+    _check_declared_encoding(raw)
     _check_prolog(raw)
     try:
         root = etree.fromstring(raw, _parser())
     except etree.XMLSyntaxError as exc:
+        # Bytes that are not UTF-8 (NUL, a lone byte, UTF-16 without its BOM) fail libxml2's own
+        # strict decoding: only then is the whole body scanned, for a clearer message.
+        _check_encoding(raw)
         line, column = exc.position if exc.position else (None, None)
         raise MalformedXml(_clean_lxml_message(exc.msg), line=line or None, column=column) from None
     _check_tree(root)
@@ -115,10 +118,23 @@ def parse_xml_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX
     return parse_xml(data, max_bytes=max_bytes)
 
 
+def _check_declared_encoding(data: bytes) -> None:
+    """What libxml2 would accept but the services refuse: a UTF-16/32 BOM or another declared
+    encoding (cheap: the first bytes). The body itself is left to the parser."""
+    if data.startswith(_UTF16_32_BOMS):
+        raise NotUtf8("O documento está em UTF-16/UTF-32; os serviços fiscais exigem UTF-8.")
+    _check_declaration(data[len(_UTF8_BOM) :] if data.startswith(_UTF8_BOM) else data)
+
+
 def _check_encoding(data: bytes) -> None:
     if data.startswith(_UTF16_32_BOMS) or b"\x00" in data:
         raise NotUtf8("O documento está em UTF-16/UTF-32; os serviços fiscais exigem UTF-8.")
     body = data[len(_UTF8_BOM) :] if data.startswith(_UTF8_BOM) else data
+    _check_declaration(body)
+    _check_utf8_bytes(body)
+
+
+def _check_declaration(body: bytes) -> None:
     declaration = _XML_DECLARATION.match(body)
     if declaration:
         encoding = _ENCODING_PSEUDO_ATTR.search(declaration.group(0))
@@ -128,7 +144,6 @@ def _check_encoding(data: bytes) -> None:
                 raise NotUtf8(
                     f"O documento declara a codificação '{name}'; os serviços fiscais exigem UTF-8."
                 )
-    _check_utf8_bytes(body)
 
 
 def _check_utf8_bytes(data: bytes) -> None:
