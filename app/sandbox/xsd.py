@@ -6,6 +6,8 @@ same compiled schemas.
 
 from __future__ import annotations
 
+import functools
+
 from lxml import etree
 
 from app.fiscal import schemas
@@ -16,6 +18,7 @@ class SchemaError(Exception):
     """The document does not validate; ``str()`` is the first error line."""
 
 
+@functools.cache  # a handful of names, asked on every request
 def _schema(name: str) -> Schema:
     schema = Schema.by_file_name(name.removesuffix(".xsd") + ".xsd")
     if schema is None:
