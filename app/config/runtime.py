@@ -6,8 +6,8 @@ import gc
 
 # CPython's default first threshold (700 allocations) runs a young collection every few
 # statements of a capture run; the service allocates mostly short-lived, acyclic objects that
-# reference counting frees. 20,000 cuts the collections ~30-fold: about 1% of a month's
-# simulation (tests/benchmarks/bench_month.py) for a few MB more held between collections.
+# reference counting frees. 20,000 cut the young collections of a 3-day bench_month run from
+# 1,376 to 43 and their time from 1.09 to 0.63 s (of ~40 s).
 GC_THRESHOLDS = (20_000, 20, 20)
 
 

@@ -106,14 +106,13 @@ class Publisher:
     def publish_issued_nfe(self, generated: Any, at: datetime | None = None) -> Any:
         """Queue an NF-e of :meth:`issue_nfe` for its parties (NSUs are given now)."""
         when = self._when(at)
-        em, rc, tr = generated.emitter, generated.recipient, generated.transporter
-        aut_xml = generated.aut_xml
+        em, rc, tr, aut_xml = generated.emitter, generated.recipient, generated.transporter, generated.aut_xml
         record = NfeRecord(
             generated=generated,
             emitter=em.doc,
             recipient=rc.doc,
             transporter=tr.doc if tr else None,
-            aut_xml=tuple(aut_xml),
+            aut_xml=aut_xml,
             published_at=when,
         )
         with self.ctx.state.lock:

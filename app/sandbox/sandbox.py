@@ -164,21 +164,6 @@ class Sandbox:
     ) -> Any:
         return self.publisher.nfe(emitter, recipient, transporter, aut_xml, at, **options)
 
-    def issue_nfe(
-        self,
-        emitter: PartyLike,
-        recipient: PartyLike,
-        transporter: PartyLike | None = None,
-        aut_xml: Sequence[str] = (),
-        at: datetime | None = None,
-        **options: Any,
-    ) -> Any:
-        """An NF-e written now for publication at ``at`` (see :meth:`Publisher.issue_nfe`)."""
-        return self.publisher.issue_nfe(emitter, recipient, transporter, aut_xml, at, **options)
-
-    def publish_issued_nfe(self, generated: Any, at: datetime | None = None) -> Any:
-        return self.publisher.publish_issued_nfe(generated, at)
-
     def publish_nfe_event(self, nfe: Any, tp_evento: str, author: PartyLike | None = None, **options: Any) -> Any:
         return self.publisher.nfe_event(nfe, tp_evento, author, **options)
 

@@ -96,11 +96,6 @@ class Unit:
     ) -> int:
         """A run row (``running``); ``at`` is when it began, when that was before this unit.
         ``finished`` (status, reason): the run also ends in this unit (one row written once)."""
-        if finished is None:
-            return start_run_in(
-                self._connection, job_type, trigger, at or self.now, company_id=company_id, product=product
-            )
-        status, reason = finished
         return start_run_in(
             self._connection,
             job_type,
@@ -108,8 +103,8 @@ class Unit:
             at or self.now,
             company_id=company_id,
             product=product,
-            reason=reason,
-            finished=(status, self.now),
+            reason=finished[1] if finished else None,
+            finished=(finished[0], self.now) if finished else None,
         )
 
     def finish_run(self, run_id: int, status: RunStatus, reason: str | None = None) -> None:

@@ -209,15 +209,15 @@ class Month:
             if role == "transporter":
                 # The company carries it: the full NF-e comes at once (the buyer is a third party).
                 buyer = self.rng.choice([s for s in self.suppliers if s != supplier])
-                issued.append(self.sandbox.issue_nfe(supplier, buyer, transporter=cnpj, at=at))
+                issued.append(self.sandbox.publisher.issue_nfe(supplier, buyer, transporter=cnpj, at=at))
             else:
-                issued.append(self.sandbox.issue_nfe(supplier, cnpj, at=at))
+                issued.append(self.sandbox.publisher.issue_nfe(supplier, cnpj, at=at))
         return issued
 
     def _publisher(self, at: datetime, issued: list[Any]) -> Callable[[], object]:
         def publish() -> None:
             for generated in issued:
-                nfe = self.sandbox.publish_issued_nfe(generated, at)
+                nfe = self.sandbox.publisher.publish_issued_nfe(generated, at)
                 if generated.transporter is not None:
                     self.as_transporter += 1
                 self.nfe_published += 1

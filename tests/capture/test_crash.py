@@ -24,12 +24,12 @@ import pytest
 
 from app.capture.nfe import NfeCapture
 from app.capture.service import CaptureService
-from app.core.cadence import Action
+from app.core.cadence import Action, CaptureState, Decision
 from app.core.clock import FakeClock
 from app.core.products import Product
 from app.store.unit import Unit
 from tests.support.crash import MODES, CrashPlan, run_crash
-from tests.support.nfe_harness import RECIPIENT, SUPPLIER, nfe_harness
+from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
 
 SEED = int(os.environ.get("CAPTURA_CRASH_SEED", "20261130"))
 
@@ -59,34 +59,43 @@ class Killed(BaseException):
     """The process dying: nothing in the engine may catch it."""
 
 
+def _die_inside_the_answers_unit(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox answers; the process dies inside the lot's transaction (nothing committed)."""
+
+    def killed(*_args: object, **_kwargs: object) -> None:
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Unit, "store_lot", killed)
+        with pytest.raises(Killed):
+            h.capture.distribution.run_company(h.company.id)
+
+
+def _next_process(h: Harness) -> tuple[CaptureState, Decision]:
+    """A fresh engine (no plan in memory) that takes up what the dead one left, as the service's
+    start does; its state and decision for the company."""
+    h.capture = NfeCapture(h.ctx)
+    CaptureService(h.ctx, captures={Product.NFE: h.capture}, workers=1).recover_after_crash()
+    company = h.ctx.companies.get(h.company.id)
+    settings = h.ctx.companies.get_settings(h.company.id, Product.NFE)
+    assert settings is not None
+    return h.capture.distribution.decision(company, settings, h.clock.now())
+
+
 def test_an_answer_lost_with_the_process_is_not_asked_again_within_the_hour(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with nfe_harness(tmp_path, in_process=True) as h:
         for minutes in range(7):
             h.sandbox.publish_nfe(SUPPLIER, RECIPIENT, at=h.clock.now() - timedelta(minutes=30 + minutes))
-
-        def killed(*_args: object, **_kwargs: object) -> None:
-            raise Killed
-
-        # The sandbox answers the lot that empties the queue (138, ultNSU = maxNSU = 7); the
-        # process dies inside the lot's transaction.
-        with monkeypatch.context() as patch:
-            patch.setattr(Unit, "store_lot", killed)
-            with pytest.raises(Killed):
-                h.capture.distribution.run_company(h.company.id)
+        # The answer is the lot that empties the queue (138, ultNSU = maxNSU = 7).
+        _die_inside_the_answers_unit(h, monkeypatch)
         answered_at = h.clock.now()
         assert h.sandbox.max_nsu("nfe", RECIPIENT) == 7
 
-        # The next process (a fresh engine: no plan in memory) takes up what the dead one left,
-        # as the service's start does, and finds the cursor at 0, but waiting.
+        # The next process finds the cursor at 0, but waiting.
         h.clock.advance(timedelta(minutes=1))
-        h.capture = NfeCapture(h.ctx)
-        CaptureService(h.ctx, captures={Product.NFE: h.capture}, workers=1).recover_after_crash()
-        company = h.ctx.companies.get(h.company.id)
-        settings = h.ctx.companies.get_settings(h.company.id, Product.NFE)
-        assert settings is not None
-        state, decision = h.capture.distribution.decision(company, settings, h.clock.now())
+        state, decision = _next_process(h)
         assert state.ult_nsu == 0
         assert decision.action is Action.WAIT
         assert decision.until is not None and decision.until >= answered_at + timedelta(hours=1)
@@ -106,21 +115,9 @@ def test_on_a_sped_up_clock_the_call_lease_counts_the_calls_timeout_in_clock_sec
     monkeypatch.setattr(FakeClock, "factor", property(lambda _self: 600.0))
     with nfe_harness(tmp_path, in_process=True) as h:
         h.sandbox.publish_nfe(SUPPLIER, RECIPIENT, at=h.clock.now() - timedelta(minutes=30))
-
-        def killed(*_args: object, **_kwargs: object) -> None:
-            raise Killed
-
         sent_at = h.clock.now()
-        with monkeypatch.context() as patch:
-            patch.setattr(Unit, "store_lot", killed)
-            with pytest.raises(Killed):
-                h.capture.distribution.run_company(h.company.id)
-        h.capture = NfeCapture(h.ctx)
-        CaptureService(h.ctx, captures={Product.NFE: h.capture}, workers=1).recover_after_crash()
-        company = h.ctx.companies.get(h.company.id)
-        settings = h.ctx.companies.get_settings(h.company.id, Product.NFE)
-        assert settings is not None
-        _state, decision = h.capture.distribution.decision(company, settings, h.clock.now())
+        _die_inside_the_answers_unit(h, monkeypatch)
+        _state, decision = _next_process(h)
         timeout = timedelta(seconds=h.ctx.settings.call_timeouts.for_product(Product.NFE))
         assert decision.action is Action.WAIT
         assert decision.until is not None and decision.until >= sent_at + timeout * 600 + timedelta(hours=1)

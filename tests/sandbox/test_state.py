@@ -39,9 +39,9 @@ def test_an_nfe_issued_ahead_gets_its_nsus_when_published() -> None:
     sandbox = Sandbox(clock, seed=3)
     try:
         later = NOW + timedelta(hours=5)
-        issued = sandbox.issue_nfe("99888777000100", "11222333000181", transporter="44555666000181", at=later)
+        issued = sandbox.publisher.issue_nfe("99888777000100", "11222333000181", transporter="44555666000181", at=later)
         assert sandbox.max_nsu("nfe", "11222333000181") == 0  # written, not yet known to anyone
-        sandbox.publish_issued_nfe(issued, later)
+        sandbox.publisher.publish_issued_nfe(issued, later)
         [summary] = sandbox.entries("nfe", "11222333000181")
         [full] = sandbox.entries("nfe", "44555666000181")
         assert (summary.kind, summary.key, summary.published_at) == ("resNFe", issued.key, later)
