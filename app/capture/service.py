@@ -404,6 +404,8 @@ class CaptureService:
                         pending_recoveries=pending.get(snap.company.id, 0),
                         next_query_at=next_query,
                         stalled=bool(flight and flight.stalled),
+                        action=decision.action,
+                        capturing=flight is not None,
                     )
                 )
         return result

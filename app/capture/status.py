@@ -56,6 +56,8 @@ class CompanyStatus:
     pending_recoveries: int
     next_query_at: datetime | None
     stalled: bool = False
+    action: Action = Action.WAIT  # the raw decision (a grid sorts and colours on it)
+    capturing: bool = False  # a query is in flight
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -238,3 +238,75 @@ def event_retry_delay(sends: int) -> timedelta | None:
     if sends >= MAX_EVENT_SENDS:
         return None
     return min(EVENT_RETRY_BASE * (1 << max(0, sends - 1)), EVENT_RETRY_CAP)
+
+
+# ---------------------------------------------------------------- where a document stands
+
+
+class ManifestationState(StrEnum):
+    """What the recipient has said about an NF-e, as the grid shows and filters it."""
+
+    NONE = "none"  # nothing registered, nothing requested
+    REQUESTED = "requested"  # a request queued or sent, no answer yet
+    CIENCIA = "ciencia"  # Ciência registered, no conclusive event yet
+    CONFIRMED = "confirmed"  # 210200
+    UNKNOWN_OPERATION = "unknown_operation"  # 210220
+    NOT_PERFORMED = "not_performed"  # 210240
+
+
+_STATE_OF_TYPE = {
+    CONFIRMACAO: ManifestationState.CONFIRMED,
+    DESCONHECIMENTO: ManifestationState.UNKNOWN_OPERATION,
+    NAO_REALIZADA: ManifestationState.NOT_PERFORMED,
+    CIENCIA: ManifestationState.CIENCIA,
+}
+CONCLUSIVE_STATES = frozenset(
+    {ManifestationState.CONFIRMED, ManifestationState.UNKNOWN_OPERATION, ManifestationState.NOT_PERFORMED}
+)
+
+
+def state_of_type(tp_evento: str) -> ManifestationState:
+    """The state a registered event of this type puts an NF-e in."""
+    manifestation_type(tp_evento)
+    return _STATE_OF_TYPE[tp_evento]
+
+
+def manifestation_state(registered: Iterable[tuple[str, int]], requested: bool = False) -> ManifestationState:
+    """From the registered manifestation events of a key, as (tpEvento, nSeqEvento) pairs.
+
+    The conclusive event with the highest sequence counts (its one rectification replaces it);
+    Ciência only while no conclusive event is registered; a request in flight shows as such.
+    """
+    conclusive = [(seq, tp) for tp, seq in registered if tp in CONCLUSIVE_TYPES]
+    if conclusive:
+        return _STATE_OF_TYPE[max(conclusive)[1]]
+    if any(tp == CIENCIA for tp, _seq in registered):
+        return ManifestationState.CIENCIA
+    return ManifestationState.REQUESTED if requested else ManifestationState.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDeadline:
+    """The next manifestation a received NF-e still needs, and its last instant."""
+
+    tp_evento: str
+    due: datetime
+
+    def days_left(self, now: datetime) -> int:
+        """Whole days left (0 on the last day, negative once passed)."""
+        return (self.due - now).days
+
+
+def next_deadline(state: ManifestationState, authorised_at: datetime, now: datetime) -> PendingDeadline | None:
+    """protocol.md §3.7: Ciência within 10 days of authorisation, a conclusive event within 90.
+
+    Without any manifestation the Ciência deadline comes first while it has not passed; after it
+    (or after a Ciência) the conclusive one; none once a conclusive event is registered.
+    """
+    if state in CONCLUSIVE_STATES:
+        return None
+    if state in (ManifestationState.NONE, ManifestationState.REQUESTED):
+        ciencia = deadline(CIENCIA, authorised_at)
+        if now <= ciencia:
+            return PendingDeadline(CIENCIA, ciencia)
+    return PendingDeadline(CONFIRMACAO, deadline(CONFIRMACAO, authorised_at))

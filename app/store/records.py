@@ -18,6 +18,7 @@ from app.core.documents import DocumentKind as DocumentKind
 from app.core.documents import DocumentStatus as DocumentStatus
 from app.core.documents import PartyRole as PartyRole
 from app.core.ids import Cnpj
+from app.core.manifestation import ManifestationState as ManifestationState
 from app.core.products import Environment as Environment
 from app.core.products import Product as Product
 
@@ -222,6 +223,78 @@ class DocumentQuery:
     status: DocumentStatus | None = None
     quarantined: bool | None = None
     newest_first: bool = True
+
+
+class RowKind(StrEnum):
+    """How complete a grid row is: what the office can do with it."""
+
+    SUMMARY = "summary"  # resNFe: the full XML needs a manifestation
+    COMPLETE = "complete"  # nfeProc, cteProc, NFS-e: the document itself
+    EVENT = "event"  # events of a key whose document never came (an emitter's customers' events)
+    UNREADABLE = "unreadable"  # quarantined or of an unknown layout: kept and shown
+
+
+class GridSort(StrEnum):
+    ISSUED_AT = "issued_at"
+    VALUE = "total_cents"
+    NUMBER = "number"
+    COUNTERPART = "counterpart"
+    KIND = "kind"
+    STATUS = "status"
+
+
+@dataclass(frozen=True, slots=True)
+class GridQuery:
+    """One product's grid, every filter applied in SQL.
+
+    ``company_ids`` empty means every company. Key-event rows (events whose document never
+    came) take part only while no filter that needs a document's own fields is set.
+    ``text`` matches the emitter's or recipient's name (case-insensitive substring).
+    """
+
+    product: Product
+    company_ids: tuple[int, ...] = ()
+    issued_from: datetime | None = None  # inclusive
+    issued_to: datetime | None = None  # exclusive
+    direction: Direction | None = None
+    row_kinds: tuple[RowKind, ...] = ()
+    kinds: tuple[DocumentKind, ...] = ()  # stored layouts (resNFe, nfeProc...)
+    statuses: tuple[DocumentStatus, ...] = ()
+    manifestation: ManifestationState | None = None
+    counterpart_id: str | None = None  # CNPJ/CPF of the emitter or the recipient
+    emitter_id: str | None = None
+    text: str | None = None
+    number: int | None = None
+    access_key: str | None = None
+    min_cents: int | None = None
+    max_cents: int | None = None
+    sort: GridSort = GridSort.ISSUED_AT
+    descending: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEvents:
+    """A key known only by its events (no document stored for it): one grid row of its own."""
+
+    row_id: int  # negative: minus the id of its latest event
+    company_id: int
+    product: Product
+    access_key: str
+    first_event_at: datetime | None
+    last_event_at: datetime | None
+    event_count: int
+    last_tp_evento: str
+    last_description: str | None
+    emitted: bool  # the key's issuer is the company itself
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEventFacts:
+    """What the grid needs of one key's events: manifestations, cancellation, when they arrived."""
+
+    tp_evento: str
+    n_seq_evento: int
+    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,357 @@
+"""Grid pages for the desk: filters in SQL, key-event rows merged in, a page's facts in one read each.
+
+A :class:`GridCursor` walks one filtered, sorted grid forwards, a page at a time (what a Qt model's
+``fetchMore`` asks for); nothing ever loads the whole table. Key-event rows (keys with events but
+no document) come from :class:`KeyEventIndex`, a small set kept current from the events stored
+since it last looked, and are merged into the issue-date order by their first event; in any
+other order they sort where a missing value does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from app.core.clock import BRASILIA
+from app.core.manifestation import (
+    CONCLUSIVE_TYPES,
+    MANIFESTATION_TYPES,
+    ManifestationState,
+    manifestation_state,
+    next_deadline,
+)
+from app.core.products import Product
+from app.desk.search import parse_search
+from app.desk.views import GridRow
+from app.store.documents import DocumentRepository
+from app.store.grid import CANCELLATION_TYPES, SUMMARY_KINDS, GridRepository
+from app.store.records import (
+    Direction,
+    DocumentKind,
+    DocumentStatus,
+    DocumentSummary,
+    GridQuery,
+    GridSort,
+    KeyEventFacts,
+    KeyEvents,
+    RowKind,
+)
+
+PAGE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class GridFilter:
+    """What the window's filter bar (or ``documents list``) asks for; days are Brasília's, inclusive."""
+
+    product: Product
+    company_ids: tuple[int, ...] = ()  # empty: every company
+    issued_from: date | None = None
+    issued_to: date | None = None
+    direction: Direction | None = None
+    row_kinds: tuple[RowKind, ...] = ()
+    kinds: tuple[DocumentKind, ...] = ()
+    statuses: tuple[DocumentStatus, ...] = ()
+    manifestation: ManifestationState | None = None
+    counterpart_id: str | None = None
+    emitter_id: str | None = None
+    min_cents: int | None = None
+    max_cents: int | None = None
+    search: str = ""
+    sort: GridSort = GridSort.ISSUED_AT
+    descending: bool = True
+
+
+def brasilia_midnight(day: date) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=BRASILIA).astimezone(UTC)
+
+
+def to_query(grid: GridFilter) -> GridQuery:
+    found = parse_search(grid.search)
+    return GridQuery(
+        product=grid.product,
+        company_ids=grid.company_ids,
+        issued_from=brasilia_midnight(grid.issued_from) if grid.issued_from else None,
+        issued_to=brasilia_midnight(grid.issued_to + timedelta(days=1)) if grid.issued_to else None,
+        direction=grid.direction,
+        row_kinds=grid.row_kinds,
+        kinds=grid.kinds,
+        statuses=grid.statuses,
+        manifestation=grid.manifestation,
+        counterpart_id=found.counterpart_id or grid.counterpart_id,
+        emitter_id=grid.emitter_id,
+        text=found.text,
+        number=found.number,
+        access_key=found.access_key,
+        min_cents=grid.min_cents,
+        max_cents=grid.max_cents,
+        sort=grid.sort,
+        descending=grid.descending,
+    )
+
+
+def key_rows_wanted(query: GridQuery) -> bool:
+    """Key-event rows have no value, number, names, status or manifestation of their own."""
+    if query.row_kinds and RowKind.EVENT not in query.row_kinds:
+        return False
+    needs_document = (
+        query.kinds,
+        query.emitter_id is not None,
+        query.statuses,
+        query.manifestation is not None,
+        query.counterpart_id is not None,
+        bool(query.text),
+        query.number is not None,
+        query.min_cents is not None,
+        query.max_cents is not None,
+    )
+    return not any(needs_document)
+
+
+def _key_row_matches(row: KeyEvents, query: GridQuery) -> bool:
+    if query.company_ids and row.company_id not in query.company_ids:
+        return False
+    if query.access_key is not None and row.access_key != query.access_key:
+        return False
+    if query.direction is not None and (query.direction is Direction.EMITTED) != row.emitted:
+        return False
+    first = row.first_event_at
+    if query.issued_from is not None and (first is None or first < query.issued_from):
+        return False
+    return not (query.issued_to is not None and (first is None or first >= query.issued_to))
+
+
+class KeyEventIndex:
+    """Every key of every product that has events and no document, kept current cheaply.
+
+    ``current`` reads the two high-water ids (one statement); when events were stored since the
+    last look it asks only for the keys those events touched, and when documents were stored it
+    drops the keys that got their document.
+    """
+
+    def __init__(self, grid: GridRepository) -> None:
+        self._grid = grid
+        self._lock = threading.Lock()
+        self._rows: dict[Product, dict[tuple[int, str], KeyEvents]] = {p: {} for p in Product}
+        self._seen: tuple[int, int] | None = None
+
+    def current(self, product: Product) -> list[KeyEvents]:
+        with self._lock:
+            high = self._grid.high_water()
+            if high != self._seen:
+                self._refresh(high)
+            return list(self._rows[product].values())
+
+    def invalidate(self) -> None:
+        """After something other than a capture changed documents (a company removed)."""
+        with self._lock:
+            self._seen = None
+            self._rows = {p: {} for p in Product}
+
+    def _refresh(self, high: tuple[int, int]) -> None:
+        seen_docs, seen_events = self._seen or (0, 0)
+        for product in Product:
+            rows = self._rows[product]
+            if self._seen is None or high[1] > seen_events:
+                for row in self._grid.key_events(product, after_event_id=seen_events if self._seen else 0):
+                    rows[(row.company_id, row.access_key)] = row
+            if self._seen is not None and high[0] > seen_docs and rows:
+                for pair in self._grid.keys_with_document(product, list(rows)):
+                    rows.pop(pair, None)
+        self._seen = high
+
+
+def _before(key_row: GridRow, doc_row: GridRow, descending: bool) -> bool:
+    """Does the key-event row come before the document row in issue-date order?"""
+    k, d = key_row.issued_at, doc_row.issued_at
+    if k is None or d is None:
+        # SQL's order: a missing value sorts first ascending, last descending.
+        return (k is None) != descending and k is not d
+    return k > d if descending else k < d
+
+
+class GridCursor:
+    """One grid, read forwards a page at a time; thread-confined (the UI's worker)."""
+
+    def __init__(
+        self,
+        query: GridQuery,
+        documents: DocumentRepository,
+        grid: GridRepository,
+        key_rows: Sequence[KeyEvents],
+        now: Callable[[], datetime],
+    ) -> None:
+        self.query = query
+        self._documents = documents
+        self._grid = grid
+        self._now = now
+        keyed = [key_event_row(k) for k in key_rows if _key_row_matches(k, query)] if key_rows_wanted(query) else []
+        keyed.sort(key=lambda r: (r.issued_at is not None, r.issued_at or datetime.min.replace(tzinfo=UTC), r.row_id))
+        if query.descending:
+            keyed.reverse()
+        self._documents_wanted = not (query.row_kinds and set(query.row_kinds) == {RowKind.EVENT})
+        self._keys: deque[GridRow] = deque(keyed)
+        self._key_count = len(keyed)
+        self._buffer: deque[GridRow] = deque()
+        self._offset = 0
+        self._exhausted = not self._documents_wanted
+        self._merged = query.sort is GridSort.ISSUED_AT
+
+    @property
+    def at_end(self) -> bool:
+        return self._exhausted and not self._buffer and not self._keys
+
+    def count(self) -> int:
+        """Rows in the whole grid (one count in SQL plus the key-event rows)."""
+        documents = self._grid.count(self.query) if self._documents_wanted else 0
+        return documents + self._key_count
+
+    def next_page(self, size: int = PAGE) -> list[GridRow]:
+        out: list[GridRow] = []
+        descending = self.query.descending
+        while len(out) < size:
+            if not self._buffer and not self._exhausted:
+                self._fill(max(size, PAGE))
+            doc = self._buffer[0] if self._buffer else None
+            key = self._keys[0] if self._keys else None
+            if doc is None and key is None:
+                break
+            if doc is None:
+                out.append(self._keys.popleft())
+            elif key is None:
+                out.append(self._buffer.popleft())
+            elif self._merged:
+                out.append(self._keys.popleft() if _before(key, doc, descending) else self._buffer.popleft())
+            elif not descending:  # no value of their own: first ascending, last descending
+                out.append(self._keys.popleft())
+            else:
+                out.append(self._buffer.popleft())
+        return out
+
+    def _fill(self, size: int) -> None:
+        ids = self._grid.page_ids(self.query, self._offset, size)
+        self._offset += len(ids)
+        if len(ids) < size:
+            self._exhausted = True
+        self._buffer.extend(document_rows(self._documents, self._grid, self.query.product, ids, self._now()))
+
+
+def key_event_row(row: KeyEvents) -> GridRow:
+    key = row.access_key
+    model = key[20:22] if len(key) == 44 else None
+    return GridRow(
+        row_id=row.row_id,
+        company_id=row.company_id,
+        product=row.product,
+        row_kind=RowKind.EVENT,
+        kind=None,
+        access_key=key,
+        issued_at=row.first_event_at,
+        issued_offset_minutes=None,
+        model=model,
+        serie=int(key[22:25]) if model else None,
+        number=int(key[25:34]) if model else None,
+        emitter_id=key[6:20] if model else None,
+        emitter_name=None,
+        recipient_id=None,
+        recipient_name=None,
+        total_cents=None,
+        direction=Direction.EMITTED if row.emitted else Direction.RECEIVED,
+        status=DocumentStatus.UNKNOWN,
+        manifestation=None,
+        deadline=None,
+        cancelled_after_capture=False,
+        quarantined=False,
+        parse_error=None,
+        nsu=None,
+        event_count=row.event_count,
+        last_event=row.last_description or row.last_tp_evento,
+    )
+
+
+def row_kind_of(doc: DocumentSummary) -> RowKind:
+    if doc.quarantined or doc.kind is DocumentKind.UNKNOWN:
+        return RowKind.UNREADABLE
+    return RowKind.SUMMARY if doc.kind in SUMMARY_KINDS else RowKind.COMPLETE
+
+
+def document_rows(
+    documents: DocumentRepository, grid: GridRepository, product: Product, ids: Sequence[int], now: datetime
+) -> list[GridRow]:
+    """Grid rows for ``ids`` in that order: summaries, events and requests in one read each."""
+    summaries = documents.summaries(ids)
+    pairs = [(d.company_id, d.access_key) for d in summaries if d.access_key]
+    facts = grid.event_facts(product, pairs) if pairs else {}
+    manifested = product is Product.NFE
+    requested = grid.requested_keys(product, pairs) if pairs and manifested else set()
+    return [_row(d, facts.get((d.company_id, d.access_key or ""), []), requested, manifested, now) for d in summaries]
+
+
+def _row(
+    doc: DocumentSummary,
+    facts: list[KeyEventFacts],
+    requested: set[tuple[int, str]],
+    manifested: bool,
+    now: datetime,
+) -> GridRow:
+    state = deadline = None
+    if manifested and doc.direction is Direction.RECEIVED and doc.access_key and not doc.quarantined:
+        registered = [(f.tp_evento, f.n_seq_evento) for f in facts if f.tp_evento in MANIFESTATION_TYPES]
+        state = manifestation_state(registered, (doc.company_id, doc.access_key) in requested)
+        if doc.issued_at is not None and doc.status not in (DocumentStatus.CANCELLED, DocumentStatus.DENIED):
+            deadline = next_deadline(state, doc.issued_at, now)
+    cancelled_late = doc.status is DocumentStatus.CANCELLED and any(
+        f.tp_evento in CANCELLATION_TYPES and f.created_at > doc.created_at for f in facts
+    )
+    return GridRow(
+        row_id=doc.id,
+        company_id=doc.company_id,
+        product=doc.product,
+        row_kind=row_kind_of(doc),
+        kind=doc.kind,
+        access_key=doc.access_key,
+        issued_at=doc.issued_at,
+        issued_offset_minutes=doc.issued_offset_minutes,
+        model=doc.model,
+        serie=doc.serie,
+        number=doc.number,
+        emitter_id=doc.emitter_id,
+        emitter_name=doc.emitter_name,
+        recipient_id=doc.recipient_id,
+        recipient_name=doc.recipient_name,
+        total_cents=doc.total_cents,
+        direction=doc.direction,
+        status=doc.status,
+        manifestation=state,
+        deadline=deadline,
+        cancelled_after_capture=cancelled_late,
+        quarantined=doc.quarantined,
+        parse_error=doc.parse_error,
+        nsu=doc.nsu,
+        event_count=len(facts),
+    )
+
+
+def allowed_manifestations(row: GridRow, facts: Sequence[KeyEventFacts], now: datetime) -> tuple[str, ...]:
+    """The recipient events the office may send for this row now (protocol.md §3.2-3.7)."""
+    if (
+        row.product is not Product.NFE
+        or row.direction is not Direction.RECEIVED
+        or row.row_kind not in (RowKind.SUMMARY, RowKind.COMPLETE)
+        or row.status in (DocumentStatus.CANCELLED, DocumentStatus.DENIED)
+        or row.issued_at is None
+        or row.manifestation is ManifestationState.REQUESTED
+    ):
+        return ()
+    registered = {(f.tp_evento, f.n_seq_evento) for f in facts if f.tp_evento in MANIFESTATION_TYPES}
+    allowed: list[str] = []
+    if not registered and now <= row.issued_at + timedelta(days=MANIFESTATION_TYPES["210210"].deadline_days):
+        allowed.append("210210")
+    conclusive = [pair for pair in registered if pair[0] in CONCLUSIVE_TYPES]
+    within = now <= row.issued_at + timedelta(days=MANIFESTATION_TYPES["210200"].deadline_days)
+    if within and len(conclusive) < 2:  # the event and its one rectification
+        allowed += sorted(CONCLUSIVE_TYPES)
+    return tuple(allowed)

@@ -1,0 +1,146 @@
+"""What the desk answers: frozen values, raw enums beside the data (labels are ``app.desk.labels``')."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.core.cadence import Action
+from app.core.manifestation import ManifestationState, PendingDeadline
+from app.core.products import Product
+from app.store.records import (
+    Direction,
+    DocumentKind,
+    DocumentStatus,
+    DocumentVersionInfo,
+    EventRecord,
+    Manifestation,
+    Party,
+    RowKind,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ProductBadge:
+    """One product of one company as the company list shows it."""
+
+    product: Product
+    action: Action  # QUERY (due now), WAIT, BLOCKED, PAUSED, DISABLED
+    capturing: bool  # a query is in flight right now
+    until: datetime | None
+    reason: str
+    last_cstat: str | None
+    last_message: str | None
+    documents_today: int
+    pending_recoveries: int
+    next_query_at: datetime | None
+    stalled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CompanyLine:
+    company_id: int
+    cnpj: str
+    name: str
+    active: bool
+    certificate_not_after: datetime | None
+    certificate_problem: str | None
+    badges: tuple[ProductBadge, ...]
+
+    def certificate_days_left(self, now: datetime) -> int | None:
+        if self.certificate_not_after is None:
+            return None
+        return (self.certificate_not_after - now).days
+
+
+@dataclass(frozen=True, slots=True)
+class GridRow:
+    """One row of a grid: a document, or a key known only by its events (``row_kind`` EVENT)."""
+
+    row_id: int  # a document's id; negative for a key-event row
+    company_id: int
+    product: Product
+    row_kind: RowKind
+    kind: DocumentKind | None  # the stored layout; None for a key-event row
+    access_key: str | None
+    issued_at: datetime | None
+    issued_offset_minutes: int | None
+    model: str | None
+    serie: int | None
+    number: int | None
+    emitter_id: str | None
+    emitter_name: str | None
+    recipient_id: str | None
+    recipient_name: str | None
+    total_cents: int | None
+    direction: Direction
+    status: DocumentStatus
+    manifestation: ManifestationState | None  # received NF-e only
+    deadline: PendingDeadline | None
+    cancelled_after_capture: bool
+    quarantined: bool
+    parse_error: str | None
+    nsu: int | None
+    event_count: int = 0
+    last_event: str | None = None  # a key-event row: its latest event's description
+
+    @property
+    def counterpart_id(self) -> str | None:
+        return self.recipient_id if self.direction is Direction.EMITTED else self.emitter_id
+
+    @property
+    def counterpart_name(self) -> str | None:
+        return self.recipient_name if self.direction is Direction.EMITTED else self.emitter_name
+
+    @property
+    def is_event_row(self) -> bool:
+        return self.row_id < 0
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestationLine:
+    request: Manifestation
+    label: str
+    deadline: datetime | None
+    attempts: str  # NT 2018.002 "X de N tentativas" while it matters, else ""
+    refused_before_sending: bool  # never reached the service (certificate, keyring, layout)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentDetail:
+    row: GridRow
+    company_name: str
+    company_cnpj: str
+    parties: tuple[Party, ...]
+    versions: tuple[DocumentVersionInfo, ...]
+    events: tuple[EventRecord, ...]
+    manifestations: tuple[ManifestationLine, ...]
+    allowed_manifestations: tuple[str, ...]  # tpEvento the office may send now
+    related: tuple[GridRow, ...] = ()  # the CT-e that moved an NF-e, the NF-e a CT-e carries
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestationOutcome:
+    """What became of a request made from the desk."""
+
+    access_key: str
+    tp_evento: str
+    accepted: bool
+    pending: bool
+    refused: bool  # refused before reaching the service: nothing was sent, nothing recorded
+    message: str
+    protocol: str | None = None
+    cstat: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Alerts:
+    """What a person must not miss, for the banner (one product, the selected companies)."""
+
+    cancelled_after_capture: int
+    deadlines_within_5_days: int
+    quarantined: int
+
+    @property
+    def any(self) -> bool:
+        return bool(self.cancelled_after_capture or self.deadlines_within_5_days or self.quarantined)

@@ -1,0 +1,329 @@
+"""The document grids: one page of ids with every filter in SQL, counts, and the facts a page shows.
+
+A grid is one product, one or every company, filtered and sorted in SQL: the UI never loads a
+table to filter it. Pages are ids (``page_ids``); their rows come from
+``DocumentRepository.summaries`` in one read, and the manifestation and cancellation facts of a
+page's keys from ``event_facts`` and ``requested_keys`` in one read each.
+
+Keys known only by their events (an emitter receives its customers' manifestations; MDF-e and
+CT-e passage events of its NF-e) have no document row. ``key_events`` finds them, all at once or
+only among the events stored after a given id, so the facade can keep that small set current
+without scanning the events table for every page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, case, exists, func, literal, not_, or_, select, tuple_
+
+from app.core.manifestation import CIENCIA, CONCLUSIVE_TYPES, MANIFESTATION_TYPES
+from app.store.db import Database
+from app.store.items import IN_CHUNK
+from app.store.models import CompanyRow, DocumentRow, EventRow, ManifestationRow
+from app.store.records import (
+    Direction,
+    DocumentKind,
+    GridQuery,
+    GridSort,
+    KeyEventFacts,
+    KeyEvents,
+    ManifestationState,
+    ManifestationStatus,
+    Product,
+    RowKind,
+)
+
+SUMMARY_KINDS = (DocumentKind.RES_NFE, DocumentKind.DPS)
+COMPLETE_KINDS = (DocumentKind.NFE_PROC, DocumentKind.CTE_PROC, DocumentKind.NFSE)
+MANIFESTATION_EVENT_TYPES = tuple(sorted(MANIFESTATION_TYPES))
+_IN_FLIGHT = (ManifestationStatus.PENDING.value, ManifestationStatus.SENT.value)
+
+_COUNTERPART = case(
+    (DocumentRow.direction == Direction.EMITTED.value, DocumentRow.recipient_name), else_=DocumentRow.emitter_name
+)
+_SORT_COLUMNS: dict[GridSort, Any] = {
+    GridSort.ISSUED_AT: DocumentRow.issued_at,
+    GridSort.VALUE: DocumentRow.total_cents,
+    GridSort.NUMBER: DocumentRow.number,
+    GridSort.COUNTERPART: _COUNTERPART,
+    GridSort.KIND: DocumentRow.kind,
+    GridSort.STATUS: DocumentRow.status,
+}
+
+
+def _same_key_events(*tp_eventos: str) -> ColumnElement[bool]:
+    return exists().where(
+        EventRow.company_id == DocumentRow.company_id,
+        EventRow.product == DocumentRow.product,
+        EventRow.access_key == DocumentRow.access_key,
+        EventRow.tp_evento.in_(tp_eventos),
+    )
+
+
+def _manifestation_clause(state: ManifestationState) -> ColumnElement[bool]:
+    """The grid's manifestation filter as SQL, the same reading as ``manifestation_state``."""
+    any_event = _same_key_events(*MANIFESTATION_EVENT_TYPES)
+    if state in (ManifestationState.NONE, ManifestationState.REQUESTED):
+        in_flight = exists().where(
+            ManifestationRow.company_id == DocumentRow.company_id,
+            ManifestationRow.product == DocumentRow.product,
+            ManifestationRow.access_key == DocumentRow.access_key,
+            ManifestationRow.status.in_(_IN_FLIGHT),
+        )
+        return and_(not_(any_event), in_flight if state is ManifestationState.REQUESTED else not_(in_flight))
+    conclusive = sorted(CONCLUSIVE_TYPES)
+    if state is ManifestationState.CIENCIA:
+        return and_(_same_key_events(CIENCIA), not_(_same_key_events(*conclusive)))
+    latest = (
+        select(EventRow.tp_evento)
+        .where(
+            EventRow.company_id == DocumentRow.company_id,
+            EventRow.product == DocumentRow.product,
+            EventRow.access_key == DocumentRow.access_key,
+            EventRow.tp_evento.in_(conclusive),
+        )
+        .order_by(EventRow.n_seq_evento.desc(), EventRow.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    tp = next(t for t in conclusive if _STATE_TYPES[t] is state)
+    return latest == tp
+
+
+_STATE_TYPES = {
+    "210200": ManifestationState.CONFIRMED,
+    "210220": ManifestationState.UNKNOWN_OPERATION,
+    "210240": ManifestationState.NOT_PERFORMED,
+}
+
+
+def _row_kind_clause(kinds: Sequence[RowKind]) -> ColumnElement[bool] | None:
+    parts: list[ColumnElement[bool]] = []
+    readable = DocumentRow.quarantined.is_(False)
+    if RowKind.SUMMARY in kinds:
+        parts.append(and_(readable, DocumentRow.kind.in_([k.value for k in SUMMARY_KINDS])))
+    if RowKind.COMPLETE in kinds:
+        parts.append(and_(readable, DocumentRow.kind.in_([k.value for k in COMPLETE_KINDS])))
+    if RowKind.UNREADABLE in kinds:
+        parts.append(or_(DocumentRow.quarantined.is_(True), DocumentRow.kind == DocumentKind.UNKNOWN.value))
+    if not parts:
+        return None  # only key-event rows asked for: no document matches
+    return or_(*parts)
+
+
+def grid_where(query: GridQuery) -> list[ColumnElement[bool]]:
+    """The documents matching ``query`` (key-event rows are the facade's)."""
+    clauses: list[ColumnElement[bool]] = [DocumentRow.product == query.product.value]
+    if query.company_ids:
+        clauses.append(DocumentRow.company_id.in_(query.company_ids))
+    elif query.access_key is not None:
+        # Every company: still one look-up per company in the (company, product, key) index.
+        clauses.append(DocumentRow.company_id.in_(select(CompanyRow.id).scalar_subquery()))
+    if query.access_key is not None:
+        clauses.append(DocumentRow.access_key == query.access_key)
+    if query.issued_from is not None:
+        clauses.append(DocumentRow.issued_at >= query.issued_from)
+    if query.issued_to is not None:
+        clauses.append(DocumentRow.issued_at < query.issued_to)
+    if query.direction is not None:
+        clauses.append(DocumentRow.direction == query.direction.value)
+    if query.row_kinds:
+        kind_clause = _row_kind_clause(query.row_kinds)
+        clauses.append(kind_clause if kind_clause is not None else literal(False))
+    if query.kinds:
+        clauses.append(DocumentRow.kind.in_([k.value for k in query.kinds]))
+    if query.emitter_id is not None:
+        clauses.append(DocumentRow.emitter_id == query.emitter_id)
+    if query.statuses:
+        clauses.append(DocumentRow.status.in_([s.value for s in query.statuses]))
+    if query.manifestation is not None:
+        clauses.append(_manifestation_clause(query.manifestation))
+    if query.counterpart_id is not None:
+        clauses.append(
+            or_(DocumentRow.emitter_id == query.counterpart_id, DocumentRow.recipient_id == query.counterpart_id)
+        )
+    if query.text:
+        pattern = "%" + query.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        clauses.append(
+            or_(
+                DocumentRow.emitter_name.ilike(pattern, escape="\\"),
+                DocumentRow.recipient_name.ilike(pattern, escape="\\"),
+            )
+        )
+    if query.number is not None:
+        clauses.append(DocumentRow.number == query.number)
+    if query.min_cents is not None:
+        clauses.append(DocumentRow.total_cents >= query.min_cents)
+    if query.max_cents is not None:
+        clauses.append(DocumentRow.total_cents <= query.max_cents)
+    return clauses
+
+
+def _chunks(values: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(values), IN_CHUNK):
+        yield values[start : start + IN_CHUNK]
+
+
+class GridRepository:
+    """Pages of document ids and what a page shows beside them; reads only."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def page_ids(self, query: GridQuery, offset: int, limit: int) -> list[int]:
+        """One page of ids in the query's order (ties by id, the same direction)."""
+        if offset < 0 or limit <= 0:
+            raise ValueError("offset must be >= 0 and limit > 0")
+        column = _SORT_COLUMNS[query.sort]
+        order = (column.desc(), DocumentRow.id.desc()) if query.descending else (column.asc(), DocumentRow.id.asc())
+        statement = select(DocumentRow.id).where(*grid_where(query)).order_by(*order).offset(offset).limit(limit)
+        with self._db.reader() as s:
+            return list(s.scalars(statement))
+
+    def count(self, query: GridQuery) -> int:
+        with self._db.reader() as s:
+            return s.scalar(select(func.count()).select_from(DocumentRow).where(*grid_where(query))) or 0
+
+    def high_water(self) -> tuple[int, int]:
+        """(largest document id, largest event id): what ``key_events`` has seen, in one read."""
+        with self._db.reader() as s:
+            row = s.execute(select(select(func.max(DocumentRow.id)).scalar_subquery(), func.max(EventRow.id))).one()
+        return int(row[0] or 0), int(row[1] or 0)
+
+    def key_events(self, product: Product, *, after_event_id: int = 0) -> list[KeyEvents]:
+        """Keys of ``product`` that have events and no document; with ``after_event_id``, only the
+        keys that got an event after it (the facade's incremental refresh)."""
+        e = EventRow
+        has_document = exists().where(
+            DocumentRow.company_id == e.company_id,
+            DocumentRow.product == e.product,
+            DocumentRow.access_key == e.access_key,
+        )
+        statement = (
+            select(
+                e.company_id,
+                e.access_key,
+                func.min(e.event_at),
+                func.max(e.event_at),
+                func.count(),
+                func.max(e.id),
+                CompanyRow.cnpj,
+            )
+            .join(CompanyRow, CompanyRow.id == e.company_id)
+            .where(e.product == product.value, not_(has_document))
+            .group_by(e.company_id, e.access_key, CompanyRow.cnpj)
+        )
+        if after_event_id:
+            recent = select(e.company_id, e.access_key).where(e.product == product.value, e.id > after_event_id)
+            statement = statement.where(tuple_(e.company_id, e.access_key).in_(recent))
+        with self._db.reader() as s:
+            groups = s.execute(statement).all()
+            latest: dict[int, tuple[str, str | None]] = {}
+            last_ids = [int(g[5]) for g in groups]
+            for chunk in _chunks(last_ids):
+                for event_id, tp, description in s.execute(
+                    select(e.id, e.tp_evento, e.description).where(e.id.in_(chunk))
+                ):
+                    latest[event_id] = (tp, description)
+        result = []
+        for company_id, key, first_at, last_at, count, last_id, cnpj in groups:
+            tp, description = latest[int(last_id)]
+            result.append(
+                KeyEvents(
+                    row_id=-int(last_id),
+                    company_id=company_id,
+                    product=product,
+                    access_key=key,
+                    first_event_at=first_at,
+                    last_event_at=last_at,
+                    event_count=int(count),
+                    last_tp_evento=tp,
+                    last_description=description,
+                    # NF-e and CT-e keys carry the issuer's CNPJ at positions 7-20.
+                    emitted=len(key) == 44 and key[6:20] == cnpj,
+                )
+            )
+        return result
+
+    def keys_with_document(self, product: Product, pairs: Iterable[tuple[int, str]]) -> set[tuple[int, str]]:
+        """Which (company id, key) pairs now have a document (a key-event row that got its NF-e)."""
+        wanted = sorted(set(pairs))
+        found: set[tuple[int, str]] = set()
+        with self._db.reader() as s:
+            for chunk in _chunks(wanted):
+                statement = select(DocumentRow.company_id, DocumentRow.access_key).where(
+                    DocumentRow.product == product.value,
+                    tuple_(DocumentRow.company_id, DocumentRow.access_key).in_(list(chunk)),
+                )
+                found.update((cid, str(key)) for cid, key in s.execute(statement))
+        return found
+
+    def event_facts(
+        self, product: Product, pairs: Iterable[tuple[int, str]]
+    ) -> dict[tuple[int, str], list[KeyEventFacts]]:
+        """Every event type, sequence and arrival of the given keys, in one read per 500 keys."""
+        wanted = sorted(set(pairs))
+        found: dict[tuple[int, str], list[KeyEventFacts]] = {pair: [] for pair in wanted}
+        with self._db.reader() as s:
+            for chunk in _chunks(wanted):
+                statement = select(
+                    EventRow.company_id, EventRow.access_key, EventRow.tp_evento, EventRow.n_seq_evento,
+                    EventRow.created_at,
+                ).where(
+                    EventRow.product == product.value,
+                    tuple_(EventRow.company_id, EventRow.access_key).in_(list(chunk)),
+                )  # fmt: skip
+                for cid, key, tp, seq, created in s.execute(statement):
+                    found[(cid, key)].append(KeyEventFacts(tp, seq, created))
+        return found
+
+    def requested_keys(self, product: Product, pairs: Iterable[tuple[int, str]]) -> set[tuple[int, str]]:
+        """The keys with a manifestation queued or sent and not yet answered."""
+        wanted = sorted(set(pairs))
+        found: set[tuple[int, str]] = set()
+        with self._db.reader() as s:
+            for chunk in _chunks(wanted):
+                statement = select(ManifestationRow.company_id, ManifestationRow.access_key).where(
+                    ManifestationRow.product == product.value,
+                    ManifestationRow.status.in_(_IN_FLIGHT),
+                    tuple_(ManifestationRow.company_id, ManifestationRow.access_key).in_(list(chunk)),
+                )
+                found.update((cid, str(key)) for cid, key in s.execute(statement))
+        return found
+
+    def count_quarantined(self, product: Product, company_ids: Sequence[int] = ()) -> int:
+        clauses = [DocumentRow.product == product.value, DocumentRow.quarantined.is_(True)]
+        if company_ids:
+            clauses.append(DocumentRow.company_id.in_(company_ids))
+        with self._db.reader() as s:
+            return s.scalar(select(func.count()).select_from(DocumentRow).where(*clauses)) or 0
+
+    def cancelled_after_capture(
+        self, product: Product, company_ids: Sequence[int] = (), since: datetime | None = None
+    ) -> int:
+        """Documents cancelled by an event that arrived after the document itself was stored
+        (the office may already have booked them)."""
+        clauses = [
+            DocumentRow.product == product.value,
+            DocumentRow.status == "cancelled",
+            exists().where(
+                EventRow.company_id == DocumentRow.company_id,
+                EventRow.product == DocumentRow.product,
+                EventRow.access_key == DocumentRow.access_key,
+                EventRow.tp_evento.in_(CANCELLATION_TYPES),
+                EventRow.created_at > DocumentRow.created_at,
+            ),
+        ]
+        if company_ids:
+            clauses.append(DocumentRow.company_id.in_(company_ids))
+        if since is not None:
+            clauses.append(DocumentRow.updated_at >= since)
+        with self._db.reader() as s:
+            return s.scalar(select(func.count()).select_from(DocumentRow).where(*clauses)) or 0
+
+
+# Cancellation (110111) and cancellation by substitution (110112) of NF-e and CT-e.
+CANCELLATION_TYPES = ("110111", "110112")
