@@ -22,6 +22,7 @@ from app.core.clock import Clock
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Product
+from app.desk import Desk
 from app.store.records import Company
 
 if TYPE_CHECKING:
@@ -53,6 +54,18 @@ def capture_context(args: argparse.Namespace) -> Iterator[tuple[Office, CaptureC
     """The office and its capture context, closed together at the end of the command."""
     with open_office(args) as office:
         yield office, office.capture_context()
+
+
+@contextmanager
+def open_desk(args: argparse.Namespace) -> Iterator[Desk]:
+    """The data folder through the desk, without a capture service of its own (a command reads,
+    or sends one request and ends; ``capture --daemon`` is the one that captures)."""
+    desk = Desk(data_dir_of(args), clock=runtime_of(args).clock, capture=False)
+    desk.open()
+    try:
+        yield desk
+    finally:
+        desk.close()
 
 
 def capture_service(ctx: CaptureContext) -> CaptureService:

@@ -8,48 +8,27 @@ import heapq
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, timezone
+from dataclasses import replace
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from app.capture.context import CaptureContext
-from app.capture.nfe_manifestation import NfeManifestationService
-from app.capture.office import Office
-from app.cli.context import capture_context, find_company, parse_product
+from app.cli.context import find_company, open_desk, parse_product
 from app.cli.io import print_json
-from app.core.clock import BRASILIA
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.nsu import Nsu
 from app.core.products import Product
-from app.store.records import (
-    Direction,
-    DocumentKind,
-    DocumentQuery,
-    DocumentStatus,
-    DocumentSummary,
-    ManifestationStatus,
-)
+from app.desk import Desk, labels
+from app.desk.grid import PAGE, GridFilter
+from app.desk.labels import DIRECTION as DIRECTION_LABELS
+from app.desk.labels import MANIFESTATION_STATUS as MANIFESTATION_LABELS
+from app.desk.labels import PDF_NAMES, money, money_br
+from app.desk.labels import STATUS as STATUS_LABELS
+from app.desk.views import DocumentDetail, GridRow
+from app.store.records import Direction, DocumentKind, DocumentStatus, RowKind
 
-PAGE = 500
-PDF_NAMES = {Product.NFE: "DANFE", Product.CTE: "DACTE", Product.NFSE: "DANFSe"}
-DIRECTION_LABELS = {Direction.RECEIVED: "recebida", Direction.EMITTED: "emitida"}
-STATUS_LABELS = {
-    DocumentStatus.AUTHORISED: "autorizada",
-    DocumentStatus.CANCELLED: "cancelada",
-    DocumentStatus.DENIED: "denegada",
-    DocumentStatus.SUMMARY: "resumo",
-    DocumentStatus.UNKNOWN: "desconhecida",
-}
-MANIFESTATION_LABELS = {
-    ManifestationStatus.PENDING: "pendente",
-    ManifestationStatus.SENT: "enviada, aguardando resposta",
-    ManifestationStatus.ACCEPTED: "registrada",
-    ManifestationStatus.REJECTED: "rejeitada",
-}
-
+EVENT_KIND = "event"  # --kind event: keys known only by their events
 
 def register(sub: Any) -> None:
     group = sub.add_parser("documents", help="documentos capturados: lista, detalhes, XML e PDF")
@@ -60,7 +39,10 @@ def register(sub: Any) -> None:
     listing.add_argument("--company", metavar="CNPJ", help="só esta empresa (padrão: todas)")
     listing.add_argument("--product", choices=[p.value for p in Product], help="só este produto")
     listing.add_argument(
-        "--kind", help="tipos separados por vírgula: " + ", ".join(k.value for k in DocumentKind)
+        "--kind",
+        help="tipos separados por vírgula: "
+        + ", ".join([*(k.value for k in DocumentKind), EVENT_KIND])
+        + f" ({EVENT_KIND}: chaves das quais só chegaram eventos)",
     )
     listing.add_argument("--from", dest="date_from", metavar="AAAA-MM-DD", help="emitidos a partir deste dia")
     listing.add_argument("--to", dest="date_to", metavar="AAAA-MM-DD", help="emitidos até este dia (inclusive)")
@@ -108,61 +90,36 @@ def _not_negative(text: str) -> int:
 # ---------------------------------------------------------------------------- formatting
 
 
-def money(cents: int | None) -> str | None:
-    """``"1234.56"``: a decimal string a script can parse without float rounding."""
-    if cents is None:
-        return None
-    sign = "-" if cents < 0 else ""
-    whole, frac = divmod(abs(cents), 100)
-    return f"{sign}{whole}.{frac:02d}"
-
-
-def money_br(cents: int | None) -> str:
-    if cents is None:
-        return "-"
-    text = money(cents) or ""
-    whole, frac = text.split(".")
-    return f"R$ {int(whole):,}".replace(",", ".") + f",{frac}"
-
-
-def issued_iso(doc: DocumentSummary) -> str | None:
-    """The issue date with the offset the document was issued with (Brasília when unknown)."""
-    if doc.issued_at is None:
-        return None
-    instant = doc.issued_at if doc.issued_at.tzinfo else doc.issued_at.replace(tzinfo=UTC)
-    zone = timezone(timedelta(minutes=doc.issued_offset_minutes)) if doc.issued_offset_minutes is not None else BRASILIA
-    return instant.astimezone(zone).isoformat()
-
-
 def _nsu(value: int | None) -> str | None:
     return str(Nsu(value)) if value is not None else None
 
 
 def _iso(value: datetime | None) -> str | None:
-    return value.astimezone(BRASILIA).isoformat() if value is not None else None
+    return labels.issued_iso(value, None) if value is not None else None
 
 
-def document_json(doc: DocumentSummary, company_cnpj: str) -> dict[str, Any]:
+def document_json(row: GridRow, company_cnpj: str) -> dict[str, Any]:
     return {
         "company": company_cnpj,
-        "product": doc.product.value,
-        "kind": doc.kind.value,
-        "nsu": _nsu(doc.nsu),
-        "key": doc.access_key,
-        "model": doc.model,
-        "serie": doc.serie,
-        "number": doc.number,
-        "issuer": {"id": doc.emitter_id, "name": doc.emitter_name},
-        "recipient": {"id": doc.recipient_id, "name": doc.recipient_name},
-        "total": money(doc.total_cents),
-        "total_cents": doc.total_cents,
-        "issued_at": issued_iso(doc),
-        "direction": doc.direction.value,
-        "status": doc.status.value,
-        "situation": doc.situation,
-        "quarantined": doc.quarantined,
-        "parse_error": doc.parse_error,
-        "versions": doc.version_count,
+        "product": row.product.value,
+        "kind": row.kind.value if row.kind is not None else EVENT_KIND,
+        "nsu": _nsu(row.nsu),
+        "key": row.access_key,
+        "model": row.model,
+        "serie": row.serie,
+        "number": row.number,
+        "issuer": {"id": row.emitter_id, "name": row.emitter_name},
+        "recipient": {"id": row.recipient_id, "name": row.recipient_name},
+        "total": money(row.total_cents),
+        "total_cents": row.total_cents,
+        "issued_at": labels.issued_iso(row.issued_at, row.issued_offset_minutes),
+        "direction": row.direction.value,
+        "status": row.status.value,
+        "situation": row.situation,
+        "quarantined": row.quarantined,
+        "parse_error": row.parse_error,
+        "versions": row.version_count,
+        "events_count": row.event_count,
     }
 
 
@@ -178,18 +135,17 @@ def _day(text: str | None, option: str) -> date | None:
         raise CapturaError(f"Data inválida em {option}: {text!r}. Use AAAA-MM-DD.") from None
 
 
-def _brasilia_midnight(day: date) -> datetime:
-    return datetime.combine(day, time(0), tzinfo=BRASILIA).astimezone(UTC)
-
-
-def _kinds(text: str | None) -> tuple[DocumentKind, ...]:
+def _kinds(text: str | None) -> tuple[tuple[DocumentKind, ...], bool]:
+    """The stored layouts asked for, and whether key-event rows are (no --kind: everything)."""
     if not text:
-        return ()
+        return (), True
+    parts = [part.strip() for part in text.split(",") if part.strip()]
     try:
-        return tuple(DocumentKind(part.strip()) for part in text.split(",") if part.strip())
+        kinds = tuple(DocumentKind(part) for part in parts if part != EVENT_KIND)
     except ValueError:
-        known = ", ".join(k.value for k in DocumentKind)
+        known = ", ".join([*(k.value for k in DocumentKind), EVENT_KIND])
         raise CapturaError(f"Tipo de documento desconhecido em {text!r}. Tipos: {known}.") from None
+    return kinds, EVENT_KIND in parts
 
 
 def _emitter(text: str | None) -> str | None:
@@ -201,81 +157,74 @@ def _emitter(text: str | None) -> str | None:
     return value
 
 
-def _sort_key(doc: DocumentSummary) -> tuple[bool, datetime, int]:
-    # The store's order: issue date, newest first, with undated documents last.
-    return (doc.issued_at is not None, doc.issued_at or datetime.min.replace(tzinfo=UTC), doc.id)
+def _sort_key(row: GridRow) -> tuple[bool, datetime, int]:
+    # The grid's order: issue date, newest first, with undated documents last.
+    return (row.issued_at is not None, row.issued_at or datetime.min.replace(tzinfo=UTC), row.row_id)
 
 
-def _matching(ctx: CaptureContext, query: DocumentQuery, emitter: str | None, wanted: int) -> Iterator[DocumentSummary]:
-    """The first ``wanted`` documents of one company and product, filtered by emitter if asked."""
-    found = 0
-    offset = 0
-    while found < wanted:
-        ids = ctx.documents.page_ids(query, offset, PAGE if emitter else wanted - found)
-        if not ids:
-            return
-        offset += len(ids)
-        for doc in ctx.documents.summaries(ids):
-            if emitter is None or doc.emitter_id == emitter:
-                found += 1
-                yield doc
-                if found >= wanted:
-                    return
+def _first(desk: Desk, grid: GridFilter, wanted: int) -> list[GridRow]:
+    cursor = desk.cursor(grid)
+    rows: list[GridRow] = []
+    while len(rows) < wanted and not cursor.at_end:
+        rows += cursor.next_page(min(PAGE, wanted - len(rows)))
+    return rows[:wanted]
 
 
-@dataclass(frozen=True, slots=True)
-class Listed:
-    company: str
-    doc: DocumentSummary
-
-
-def list_documents(office: Office, ctx: CaptureContext, args: argparse.Namespace) -> list[Listed]:
-    companies = [find_company(office, args.company)] if args.company else office.companies.list_companies()
+def list_documents(desk: Desk, args: argparse.Namespace) -> list[tuple[str, GridRow]]:
+    """The page asked for: every filter in SQL, one grid per product, merged by issue date."""
+    companies = {c.id: c.cnpj.value for c in desk.office.companies.list_companies()}
+    company_ids = (find_company(desk.office, args.company).id,) if args.company else ()
     product = parse_product(args.product)
-    products = [product] if product else list(Product)
     start, end = _day(args.date_from, "--from"), _day(args.date_to, "--to")
     if start and end and end < start:
         raise CapturaError("--to é anterior a --from.")
-    emitter = _emitter(args.emitter)
+    kinds, events = _kinds(args.kind)
+    base = GridFilter(
+        Product.NFE,
+        company_ids=company_ids,
+        issued_from=start,
+        issued_to=end,
+        direction=Direction(args.direction) if args.direction else None,
+        statuses=(DocumentStatus(args.status),) if args.status else (),
+        emitter_id=_emitter(args.emitter),
+    )
+    grids = []
+    for prod in [product] if product else list(Product):
+        if not args.kind:
+            grids.append(replace(base, product=prod))
+            continue
+        if kinds:
+            grids.append(replace(base, product=prod, kinds=kinds))
+        if events:
+            grids.append(replace(base, product=prod, row_kinds=(RowKind.EVENT,)))
     wanted = args.offset + args.limit
-    streams: list[list[Listed]] = []
-    for company in companies:
-        for prod in products:
-            query = DocumentQuery(
-                company_id=company.id,
-                product=prod,
-                issued_from=_brasilia_midnight(start) if start else None,
-                issued_to=_brasilia_midnight(end + timedelta(days=1)) if end else None,
-                direction=Direction(args.direction) if args.direction else None,
-                kinds=_kinds(args.kind),
-                status=DocumentStatus(args.status) if args.status else None,
-            )
-            streams.append([Listed(company.cnpj.value, d) for d in _matching(ctx, query, emitter, wanted)])
     # Each stream holds its own first offset+limit, so the merged page is exact.
-    merged = heapq.merge(*streams, key=lambda item: _sort_key(item.doc), reverse=True)
-    return list(merged)[args.offset : wanted]
+    streams = [_first(desk, grid, wanted) for grid in grids]
+    merged = heapq.merge(*streams, key=_sort_key, reverse=True)
+    return [(companies[row.company_id], row) for row in list(merged)[args.offset : wanted]]
 
 
 def _list(args: argparse.Namespace) -> int:
-    with capture_context(args) as (office, ctx):
-        rows = list_documents(office, ctx, args)
+    with open_desk(args) as desk:
+        rows = list_documents(desk, args)
     if args.json:
-        print_json([document_json(row.doc, row.company) for row in rows])
+        print_json([document_json(row, company) for company, row in rows])
         return 0
     if not rows:
         print("Nenhum documento encontrado.")
         return 0
     header = f"{'Emissão':<16}  {'Tipo':<13}  {'NSU':>15}  {'Chave':<50}  {'Emitente':<40}  {'Valor':>16}  Situação"
     print(header)
-    for row in rows:
-        doc = row.doc
-        issued = issued_iso(doc)
-        when = datetime.fromisoformat(issued).strftime("%d/%m/%Y %H:%M") if issued else "-"
-        emitter = f"{doc.emitter_id or '-'} {(doc.emitter_name or '')[:25]}".strip()
+    for _company, row in rows:
+        local = labels.local_instant(row.issued_at, row.issued_offset_minutes)
+        when = local.strftime("%d/%m/%Y %H:%M") if local else "-"
+        emitter = f"{row.emitter_id or '-'} {(row.emitter_name or '')[:25]}".strip()
+        kind = row.kind.value if row.kind is not None else EVENT_KIND
+        situation = f"{row.event_count} evento(s)" if row.is_event_row else STATUS_LABELS[row.status]
         print(
-            f"{when:<16}  {doc.product.label + ' ' + doc.kind.value:<13}  {_nsu(doc.nsu) or '-':>15}  "
-            f"{doc.access_key or '-':<50}  {emitter[:40]:<40}  {money_br(doc.total_cents):>16}  "
-            f"{STATUS_LABELS[doc.status]}"
+            f"{when:<16}  {row.product.label + ' ' + kind:<13}  {_nsu(row.nsu) or '-':>15}  "
+            f"{row.access_key or '-':<50}  {emitter[:40]:<40}  {money_br(row.total_cents):>16}  "
+            f"{situation}"
         )
     print(f"{len(rows)} documento(s).")
     return 0
@@ -285,38 +234,32 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _clean_key(text: str) -> str:
-    key = "".join(ch for ch in text if not ch.isspace())
-    if len(key) not in (44, 50) or not key.isdigit():
-        raise CapturaError(f"Chave de acesso inválida: {text!r} (NF-e e CT-e: 44 dígitos; NFS-e: 50).")
+    key = "".join(ch for ch in text if not ch.isspace()).upper()
+    if len(key) not in (44, 50) or not key.isalnum():
+        raise CapturaError(f"Chave de acesso inválida: {text!r} (NF-e e CT-e: 44 caracteres; NFS-e: 50).")
     return key
 
 
-def find_document(office: Office, ctx: CaptureContext, key_text: str, company: str | None) -> Listed:
-    """The one stored document with this key (asks for ``--company`` when several companies hold it)."""
+def find_document(desk: Desk, key_text: str, company: str | None) -> tuple[str, GridRow]:
+    """The one row with this key: a document, or the events of a key whose document never came
+    (asks for ``--company`` when several companies hold it)."""
     key = _clean_key(key_text)
-    companies = [find_company(office, company)] if company else office.companies.list_companies()
-    found = [
-        Listed(c.cnpj.value, doc)
-        for c in companies
-        for product in Product
-        if (doc := ctx.documents.find(c.id, product, key)) is not None
-    ]
+    company_ids = (find_company(desk.office, company).id,) if company else ()
+    found = desk.find_key(key, company_ids)
     if not found:
         raise CapturaError(f"Documento com a chave {key} não encontrado.")
-    if len(found) > 1:
-        holders = ", ".join(Cnpj.parse(item.company).formatted() for item in found)
+    if len({row.company_id for row in found}) > 1:
+        cnpjs = {c.id: c.cnpj for c in desk.office.companies.list_companies()}
+        holders = ", ".join(cnpjs[row.company_id].formatted() for row in found)
         raise CapturaError(f"A chave {key} está em mais de uma empresa ({holders}): informe --company CNPJ.")
-    return found[0]
+    row = found[0]
+    return desk.ctx.companies.get(row.company_id).cnpj.value, row
 
 
-def _details(office: Office, ctx: CaptureContext, item: Listed) -> dict[str, Any]:
-    doc = item.doc
-    company = office.companies.get(doc.company_id)
-    data = document_json(doc, item.company)
-    data["company_name"] = company.name
-    data["parties"] = [
-        {"role": p.role.value, "id": p.tax_id, "name": p.name} for p in ctx.documents.parties(doc.id)
-    ]
+def _details(detail: DocumentDetail) -> dict[str, Any]:
+    data = document_json(detail.row, detail.company_cnpj)
+    data["company_name"] = detail.company_name
+    data["parties"] = [{"role": p.role.value, "id": p.tax_id, "name": p.name} for p in detail.parties]
     data["versions"] = [
         {
             "kind": v.kind.value,
@@ -327,9 +270,8 @@ def _details(office: Office, ctx: CaptureContext, item: Listed) -> dict[str, Any
             "current": v.is_current,
             "received_at": _iso(v.received_at),
         }
-        for v in ctx.documents.versions(doc.id)
+        for v in detail.versions
     ]
-    key = doc.access_key or ""
     data["events"] = [
         {
             "tp_evento": e.tp_evento,
@@ -342,25 +284,27 @@ def _details(office: Office, ctx: CaptureContext, item: Listed) -> dict[str, Any
             "kind": e.kind.value,
             "nsu": _nsu(e.nsu),
         }
-        for e in (ctx.events.for_key(doc.company_id, doc.product, key) if key else [])
+        for e in detail.events
     ]
-    views = NfeManifestationService(ctx).view(doc.company_id, key) if key and doc.product is Product.NFE else []
     data["manifestations"] = [
         {
-            "tp_evento": v.request.tp_evento,
-            "label": v.label,
-            "status": v.request.status.value,
-            "status_label": MANIFESTATION_LABELS[v.request.status],
-            "automatic": v.request.automatic,
-            "cstat": v.request.cstat,
-            "message": v.request.x_motivo,
-            "protocol": v.request.protocol,
-            "not_before": _iso(v.request.not_before),
-            "sent_at": _iso(v.request.sent_at),
-            "deadline": _iso(v.deadline),
-            "attempts": v.attempts.text,
+            "tp_evento": m.request.tp_evento,
+            "label": m.label,
+            "status": m.request.status.value,
+            "status_label": labels.REFUSED_BEFORE_SENDING
+            if m.refused_before_sending
+            else MANIFESTATION_LABELS[m.request.status],
+            "automatic": m.request.automatic,
+            "cstat": m.request.cstat,
+            "message": m.request.x_motivo,
+            "protocol": m.request.protocol,
+            "not_before": _iso(m.request.not_before),
+            "sent_at": _iso(m.request.sent_at),
+            "deadline": _iso(m.deadline),
+            "attempts": m.attempts,
+            "refused_before_sending": m.refused_before_sending,
         }
-        for v in views
+        for m in detail.manifestations
     ]
     return data
 
@@ -369,18 +313,20 @@ def _print_details(data: dict[str, Any]) -> None:
     product = Product(data["product"])
     print(f"{product.label} {data['kind']}  chave {data['key']}")
     print(f"  Empresa:      {Cnpj.parse(data['company']).formatted()} {data['company_name']}")
-    print(f"  Emitente:     {data['issuer']['id'] or '-'} {data['issuer']['name'] or ''}")
-    print(f"  Destinatário: {data['recipient']['id'] or '-'} {data['recipient']['name'] or ''}")
-    number = f"{data['model'] or '-'}/{data['serie'] if data['serie'] is not None else '-'}/{data['number'] or '-'}"
-    print(f"  Modelo/série/número: {number}   NSU {data['nsu'] or '-'}")
-    cents = data["total_cents"]
-    print(f"  Emissão: {data['issued_at'] or '-'}   Valor: {money_br(cents)}")
-    situation = STATUS_LABELS[DocumentStatus(data["status"])]
-    detail = data["situation"] if data["situation"] and not str(data["situation"]).isdigit() else ""
-    print(f"  Situação: {situation}   {DIRECTION_LABELS[Direction(data['direction'])]}   {detail}".rstrip())
+    if data["kind"] == EVENT_KIND:
+        print(f"  Documento não recebido por esta empresa: só os eventos da chave ({data['events_count']}).")
+    else:
+        print(f"  Emitente:     {data['issuer']['id'] or '-'} {data['issuer']['name'] or ''}")
+        print(f"  Destinatário: {data['recipient']['id'] or '-'} {data['recipient']['name'] or ''}")
+        number = f"{data['model'] or '-'}/{data['serie'] if data['serie'] is not None else '-'}/{data['number'] or '-'}"
+        print(f"  Modelo/série/número: {number}   NSU {data['nsu'] or '-'}")
+        print(f"  Emissão: {data['issued_at'] or '-'}   Valor: {money_br(data['total_cents'])}")
+        situation = STATUS_LABELS[DocumentStatus(data["status"])]
+        print(f"  Situação: {situation}   {DIRECTION_LABELS[Direction(data['direction'])]}")
     if data["parse_error"]:
         print(f"  Em quarentena: {data['parse_error']}")
-    print("Versões:")
+    if data["versions"]:
+        print("Versões:")
     for v in data["versions"]:
         mark = "*" if v["current"] else " "
         print(f"  {mark} {v['kind']:<14} NSU {v['nsu'] or '-':>15}  {v['size']:>7} bytes  sha256 {v['sha256']}")
@@ -390,19 +336,20 @@ def _print_details(data: dict[str, Any]) -> None:
             f"  {e['tp_evento']} seq {e['n_seq_evento']}  {e['description'] or ''}  "
             f"protocolo {e['protocol'] or '-'}  cStat {e['cstat'] or '-'}  {e['event_at'] or ''}"
         )
-    if product is Product.NFE:
+    if product is Product.NFE and data["kind"] != EVENT_KIND:
         print("Manifestações:" if data["manifestations"] else "Manifestações: nenhuma")
         for m in data["manifestations"]:
             origin = "automática" if m["automatic"] else "manual"
             result = f"cStat {m['cstat']}: {m['message']}" if m["cstat"] else (m["message"] or "")
             print(f"  {m['label']} ({origin}): {m['status_label']}  {result}")
-            print(f"    protocolo {m['protocol'] or '-'}  prazo {m['deadline'] or '-'}  {m['attempts']}")
+            attempts = f"  {m['attempts']}" if m["attempts"] else ""
+            print(f"    protocolo {m['protocol'] or '-'}  prazo {m['deadline'] or '-'}{attempts}")
 
 
 def _show(args: argparse.Namespace) -> int:
-    with capture_context(args) as (office, ctx):
-        item = find_document(office, ctx, args.key, args.company)
-        data = _details(office, ctx, item)
+    with open_desk(args) as desk:
+        _company, row = find_document(desk, args.key, args.company)
+        data = _details(desk.detail(row))
     if args.json:
         print_json(data)
     else:
@@ -435,9 +382,9 @@ def write_output(target: str, content: bytes) -> None:
 
 
 def _xml(args: argparse.Namespace) -> int:
-    with capture_context(args) as (office, ctx):
-        item = find_document(office, ctx, args.key, args.company)
-        content = ctx.documents.get_document_xml(item.doc.id)
+    with open_desk(args) as desk:
+        _company, row = find_document(desk, args.key, args.company)
+        content = desk.xml(row)
     write_output(args.output, content)
     if args.output != "-":
         print(f"XML gravado em {args.output} ({len(content)} bytes).")
@@ -445,8 +392,8 @@ def _xml(args: argparse.Namespace) -> int:
 
 
 def _pdf(args: argparse.Namespace) -> int:
-    with capture_context(args) as (office, ctx):
-        item = find_document(office, ctx, args.key, args.company)
-    name = PDF_NAMES[item.doc.product]
+    with open_desk(args) as desk:
+        _company, row = find_document(desk, args.key, args.company)
+    name = PDF_NAMES[row.product]
     # No renderer yet: say so rather than write a placeholder that looks like a document.
     raise CapturaError(f"{name} ainda não disponível nesta versão: use `documents xml` para obter o XML.")

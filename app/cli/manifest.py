@@ -1,8 +1,9 @@
 """`manifest KEY EVENT`: a recipient manifestation of an NF-e, queued and sent once if it may be.
 
-The request goes through the same service as the window (``NfeManifestationService``): every
-rule (justification, sequence, the NT 2018.002 guard) applies. When a capture service already
-runs for the data folder, the request is only queued: that service sends it (never two senders).
+The request goes through the desk, as the window's: every rule (justification, sequence, the
+NT 2018.002 guard) applies, and a request that cannot reach the service (certificate or vault
+unusable) is refused without being recorded. When a capture service already runs for the data
+folder, the request is only queued: that service sends it (never two senders).
 """
 
 from __future__ import annotations
@@ -10,12 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.capture.context import CaptureContext
-from app.capture.instance import AlreadyRunning, DataFolderLock
-from app.capture.nfe_manifestation import NfeManifestationService
-from app.capture.office import Office
-from app.cli.context import capture_context, find_company
-from app.cli.documents import MANIFESTATION_LABELS
+from app.cli.context import find_company, open_desk
 from app.cli.io import print_json
 from app.cli.main import EXIT_WAITING
 from app.core.clock import BRASILIA
@@ -23,7 +19,10 @@ from app.core.errors import CapturaError
 from app.core.keys import AccessKey
 from app.core.manifestation import CIENCIA, CONFIRMACAO, DESCONHECIMENTO, NAO_REALIZADA, manifestation_type
 from app.core.products import Product
-from app.store.records import Company, Manifestation, ManifestationStatus
+from app.desk import Desk, labels
+from app.desk.labels import MANIFESTATION_STATUS as MANIFESTATION_LABELS
+from app.desk.views import ManifestationOutcome
+from app.store.records import Company, ManifestationStatus
 
 EVENT_NAMES = {
     "confirmacao": CONFIRMACAO,
@@ -63,65 +62,51 @@ def event_code(text: str) -> str:
     return code
 
 
-def _company(office: Office, ctx: CaptureContext, key: str, cnpj: str | None) -> Company:
+def _company(desk: Desk, key: str, cnpj: str | None) -> Company:
     if cnpj:
-        return find_company(office, cnpj)
-    holders = [c for c in office.companies.list_companies() if ctx.documents.find(c.id, Product.NFE, key)]
+        return find_company(desk.office, cnpj)
+    holders = {row.company_id for row in desk.find_key(key) if row.product is Product.NFE and not row.is_event_row}
     if len(holders) == 1:
-        return holders[0]
+        return desk.ctx.companies.get(holders.pop())
     if not holders:
         raise CapturaError(f"A NF-e {key} não foi capturada por nenhuma empresa: informe --company CNPJ.")
     raise CapturaError(f"A NF-e {key} está em mais de uma empresa: informe --company CNPJ.")
 
 
-def _result_json(m: Manifestation, label: str, attempts: str) -> dict[str, Any]:
+def _result_json(outcome: ManifestationOutcome) -> dict[str, Any]:
+    m = outcome.request
+    pending = m is not None and m.status is ManifestationStatus.PENDING
     return {
-        "key": m.access_key,
-        "tp_evento": m.tp_evento,
-        "label": label,
-        "n_seq_evento": m.n_seq_evento,
-        "status": m.status.value,
-        "status_label": MANIFESTATION_LABELS[m.status],
-        "cstat": m.cstat,
-        "message": m.x_motivo,
-        "protocol": m.protocol,
-        "next_attempt_at": m.not_before.astimezone(BRASILIA).isoformat()
-        if m.status is ManifestationStatus.PENDING
-        else None,
-        "attempts": attempts,
+        "key": outcome.access_key,
+        "tp_evento": outcome.tp_evento,
+        "label": manifestation_type(outcome.tp_evento).label,
+        "n_seq_evento": m.n_seq_evento if m else None,
+        "status": m.status.value if m else "refused",
+        "status_label": MANIFESTATION_LABELS[m.status] if m else labels.REFUSED_BEFORE_SENDING,
+        "refused_before_sending": outcome.refused,
+        "cstat": m.cstat if m else None,
+        "message": m.x_motivo if m else outcome.message,
+        "protocol": m.protocol if m else None,
+        "next_attempt_at": m.not_before.astimezone(BRASILIA).isoformat() if m and pending else None,
+        "attempts": outcome.attempts,
+        "queued_for_running_service": outcome.queued_elsewhere,
     }
 
 
 def _manifest(args: argparse.Namespace) -> int:
     code = event_code(args.event)
     key = AccessKey.parse(args.key).value
-    with capture_context(args) as (office, ctx):
-        company = _company(office, ctx, key, args.company)
-        service = NfeManifestationService(ctx)
-        request = service.request(company.id, key, code, args.reason)
-        queued_only = False
-        try:
-            with DataFolderLock(office.data_dir):
-                if request.status is ManifestationStatus.PENDING:
-                    service.dispatch()
-        except AlreadyRunning:
-            queued_only = True  # the running service sends it; two senders could send it twice
-        final = next(m for m in ctx.manifestations.for_key(company.id, Product.NFE, key) if m.id == request.id)
-        view = next((v for v in service.view(company.id, key) if v.request.id == request.id), None)
-        attempts = view.attempts.text if view else ""
-    label = manifestation_type(code).label
-    data = _result_json(final, label, attempts)
-    data["queued_for_running_service"] = queued_only
+    with open_desk(args) as desk:
+        company = _company(desk, key, args.company)
+        outcome = desk.request_manifestation(company.id, key, code, args.reason)
     if args.json:
-        print_json(data)
-    if final.status is ManifestationStatus.ACCEPTED:
+        print_json(_result_json(outcome))
+    if outcome.accepted:
         if not args.json:
-            print(f"{label} registrada: protocolo {final.protocol or '-'} (cStat {final.cstat}: {final.x_motivo}).")
+            print(outcome.message)
         return 0
-    if final.status is ManifestationStatus.REJECTED:
-        raise CapturaError(f"{label} rejeitada: {final.x_motivo or 'sem motivo informado'} ({attempts}).")
+    if not outcome.pending:
+        raise CapturaError(outcome.message)
     if not args.json:
-        where = "o serviço de captura em execução a enviará" if queued_only else "será enviada pelo serviço de captura"
-        detail = f" Último resultado: {final.x_motivo}." if final.x_motivo else ""
-        print(f"{label} pendente: {where}.{detail}")
+        print(outcome.message)
     return EXIT_WAITING

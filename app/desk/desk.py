@@ -13,7 +13,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -375,33 +375,40 @@ class Desk:
             request = service.request(company_id, key, tp_evento, justification)
         except (ManifestationRefused, CapturaError) as error:
             return ManifestationOutcome(key, tp_evento, False, False, True, error.message)
+        elsewhere = False
         if request.status is ManifestationStatus.PENDING:
-            self._send_pending(service, company_id)
+            elsewhere = not self._send_pending(service, company_id)
         stored = ctx.manifestations.for_key(company_id, Product.NFE, request.access_key)
         final = next(m for m in stored if m.id == request.id)
+        base = ManifestationOutcome(
+            key, tp_evento, False, False, False, "", final.protocol, final.cstat, final, queued_elsewhere=elsewhere
+        )
         if final.status is ManifestationStatus.ACCEPTED:
             answer = final.x_motivo or f"cStat {final.cstat}"
             text = f"{label} registrada: protocolo {final.protocol or '-'} ({answer})."
-            return ManifestationOutcome(key, tp_evento, True, False, False, text, final.protocol, final.cstat)
+            return replace(base, accepted=True, message=text)
         if final.status is ManifestationStatus.REJECTED:
-            refused = final.cstat is None
             reason = final.x_motivo or "sem motivo informado"
-            text = f"{label} não enviada: {reason}" if refused else f"{label} rejeitada: {reason}"
-            return ManifestationOutcome(key, tp_evento, False, False, refused, text, None, final.cstat)
-        where = "o serviço de captura a enviará" if not self._running else "nova tentativa automática"
+            if final.cstat is None:
+                return replace(base, refused=True, message=f"{label} não enviada: {reason}")
+            attempts = service.attempts(company, final.access_key, tp_evento, final.n_seq_evento, self.now()).text
+            return replace(base, message=f"{label} rejeitada: {reason} ({attempts})", attempts=attempts)
+        where = "o serviço de captura em execução a enviará" if elsewhere else "será enviada pelo serviço de captura"
         detail = f" Último resultado: {final.x_motivo}." if final.x_motivo else ""
-        return ManifestationOutcome(key, tp_evento, False, True, False, f"{label} pendente: {where}.{detail}")
+        return replace(base, pending=True, message=f"{label} pendente: {where}.{detail}")
 
-    def _send_pending(self, service: NfeManifestationService, company_id: int) -> None:
+    def _send_pending(self, service: NfeManifestationService, company_id: int) -> bool:
+        """Send a queued request now; False when another instance captures here (it sends)."""
         if self._running:
             assert self._service is not None
             self._service.dispatch_manifestations(Product.NFE, company_id=company_id)
-            return
-        try:  # no service here: send it ourselves unless another instance captures (it sends)
+            return True
+        try:  # no service here: send it ourselves unless another instance captures (two senders could send twice)
             with DataFolderLock(self.office.data_dir):
                 service.dispatch(company_id=company_id)
         except AlreadyRunning:
-            pass
+            return False
+        return True
 
     def retry_quarantined(self, row: GridRow) -> str:
         """Ask the distribution again for an unreadable document's NSU (gap recovery)."""

@@ -332,6 +332,8 @@ def _row(
         parse_error=doc.parse_error,
         nsu=doc.nsu,
         event_count=len(facts),
+        version_count=doc.version_count,
+        situation=doc.situation,
     )
 
 

@@ -83,6 +83,8 @@ class GridRow:
     nsu: int | None
     event_count: int = 0
     last_event: str | None = None  # a key-event row: its latest event's description
+    version_count: int = 0
+    situation: str | None = None  # as the document states it (cSitNFe, xMotivo...)
 
     @property
     def counterpart_id(self) -> str | None:
@@ -131,6 +133,9 @@ class ManifestationOutcome:
     message: str
     protocol: str | None = None
     cstat: str | None = None
+    request: Manifestation | None = None  # as stored (None: refused, nothing stored)
+    attempts: str = ""  # NT 2018.002 "X de N tentativas" after a rejection
+    queued_elsewhere: bool = False  # another instance captures here: it sends the request
 
 
 @dataclass(frozen=True, slots=True)

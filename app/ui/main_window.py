@@ -1,42 +1,725 @@
-"""The main window. An empty shell for now: the grids, previews and tray arrive with their issues."""
+"""The main window: companies on the left, a grid per product, the detail of the selected row.
+
+Everything it shows comes from the desk (``app.desk``) through :class:`Tasks`: the GUI thread
+never waits on the database or the network. The window opens at once and fills in when the desk
+has opened the data folder (and started the capture service) on a worker.
+"""
 
 from __future__ import annotations
 
+import logging
+from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QMainWindow, QStatusBar, QVBoxLayout, QWidget
+from PySide6.QtCore import QByteArray, QDate, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDateEdit,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QProgressDialog,
+    QPushButton,
+    QSplitter,
+    QStatusBar,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app import APP_NAME, __version__
+from app.core.clock import BRASILIA
+from app.core.products import Product
+from app.desk import Desk, labels
+from app.desk.desk import Opened
+from app.desk.grid import GridFilter
+from app.desk.views import CompanyLine, DocumentDetail, GridRow, ManifestationOutcome
+from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
+from app.ui.detail import DetailPane
+from app.ui.grid_model import COLUMNS, ROW_ROLE, DocumentTableModel
+from app.ui.manifest_dialog import ManifestDialog
+from app.ui.tasks import Tasks
+
+log = logging.getLogger(__name__)
+ALL = -1
+STATUS_REFRESH_MS = 5_000
+NOTICE_DEBOUNCE_MS = 1_500
+
+
+def default_period(today: date) -> tuple[date, date]:
+    """The first day of last month to today (an office closes last month while this one runs)."""
+    first_this = today.replace(day=1)
+    return (first_this - timedelta(days=1)).replace(day=1), today
+
+
+def parse_cents(text: str) -> int | None:
+    """``1.234,56`` / ``1234.56`` / ``1234`` in reais to centavos; None when empty or unreadable."""
+    value = text.strip().replace("R$", "").replace(" ", "")
+    if not value:
+        return None
+    if "," in value:
+        value = value.replace(".", "").replace(",", ".")
+    try:
+        return round(float(value) * 100)
+    except ValueError:
+        return None
 
 
 class MainWindow(QMainWindow):
-    """Top-level window; shows which data folder is in use and whether this is the demo."""
+    """The office's window over one desk; ``ready`` once the data folder is open."""
 
-    def __init__(self, data_dir: Path, *, demo: bool = False) -> None:
+    notice = Signal(object)  # a capture notice, re-emitted on the GUI thread
+    ready = Signal()
+
+    def __init__(self, desk: Desk, *, demo: bool = False, settings: QSettings | None = None) -> None:
         super().__init__()
-        self.data_dir = data_dir
+        self.desk = desk
         self.demo = demo
+        self.settings = settings or QSettings()
+        self.tasks = Tasks(self)
+        self.tasks.on_error = self._background_error
+        self.opened: Opened | None = None
+        self.companies: list[CompanyLine] = []
+        self._unsubscribe: Any = None
+        self._closing = False
         title = f"{APP_NAME} — Demonstração" if demo else APP_NAME
         self.setWindowTitle(title)
-        self.resize(1100, 700)
+        self.resize(1360, 820)
+        self._dirty: set[Product] = set()
+        self._build()
+        self.notice.connect(self._on_notice)
+        self._status_timer = QTimer(self)
+        self._status_timer.setInterval(STATUS_REFRESH_MS)
+        self._status_timer.timeout.connect(self.refresh_companies)
+        self._notice_timer = QTimer(self)
+        self._notice_timer.setSingleShot(True)
+        self._notice_timer.setInterval(NOTICE_DEBOUNCE_MS)
+        self._notice_timer.timeout.connect(self._documents_arrived)
+        self.statusBar().showMessage("Abrindo a pasta de dados…")
+        self.tasks.run(desk.open, self._opened, self._open_failed)
 
+    # ------------------------------------------------------------------ building
+
+    def _build(self) -> None:
         central = QWidget(self)
-        layout = QVBoxLayout(central)
-        heading = QLabel(f"<h2>{title}</h2>", central)
-        heading.setObjectName("heading")
-        heading.setTextFormat(Qt.TextFormat.RichText)
-        layout.addWidget(heading)
-        intro = QLabel(
-            "Captura automática de NF-e, CT-e e NFS-e emitidas contra as empresas do escritório.\n"
-            "Cadastre as empresas e seus certificados A1 para começar.",
-            central,
+        outer = QHBoxLayout(central)
+        outer.setContentsMargins(6, 6, 6, 6)
+        self.split = QSplitter(Qt.Orientation.Horizontal, central)
+        self.company_list = QListWidget(self.split)
+        self.company_list.setObjectName("companies")
+        self.company_list.setMinimumWidth(250)
+        self.company_list.setWordWrap(True)
+        self.company_list.setStyleSheet(
+            "QListWidget#companies::item { padding: 6px 4px; border-bottom: 1px solid #e3e3e3; }"
         )
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
-        layout.addStretch(1)
+        self.company_list.currentItemChanged.connect(self._company_changed)
+        right = QWidget(self.split)
+        column = QVBoxLayout(right)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(self._filter_bar(right))
+        self.banner = QLabel(right)
+        self.banner.setObjectName("banner")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet(
+            "QLabel#banner { background: #fdecea; color: #5f1410; border: 1px solid #f3b8b2; padding: 6px; }"
+        )
+        self.banner.setVisible(False)
+        column.addWidget(self.banner)
+        self.vsplit = QSplitter(Qt.Orientation.Vertical, right)
+        self.tabs = QTabWidget(self.vsplit)
+        self.tabs.setObjectName("product-tabs")
+        self.models: dict[Product, DocumentTableModel] = {}
+        self.views: dict[Product, QTableView] = {}
+        for product in Product:
+            model = DocumentTableModel(self.tasks, self.desk, product, self._now)
+            model.counted.connect(lambda total, p=product: self._counted(p, total))
+            model.failed.connect(self._show_error)
+            view = QTableView(self.tabs)
+            view.setObjectName(f"grid-{product.value}")
+            view.setModel(model)
+            view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+            view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+            view.setSortingEnabled(True)
+            view.horizontalHeader().setSortIndicator(0, Qt.SortOrder.DescendingOrder)
+            view.setAlternatingRowColors(True)
+            view.verticalHeader().setVisible(False)
+            view.verticalHeader().setDefaultSectionSize(22)
+            view.setWordWrap(False)
+            header = view.horizontalHeader()
+            header.setSectionsMovable(True)
+            header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+            width = view.fontMetrics().averageCharWidth()
+            for index, (_name, _sort, chars) in enumerate(COLUMNS):
+                header.resizeSection(index, chars * width + 16)
+            view.selectionModel().selectionChanged.connect(lambda *_a, p=product: self._selection_changed(p))
+            view.doubleClicked.connect(lambda index, p=product: self._double_clicked(p, index))
+            self.models[product] = model
+            self.views[product] = view
+            self.tabs.addTab(view, product.label)
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self.detail = DetailPane(self.vsplit)
+        self.detail.manifest.connect(self.manifest_selected)
+        self.detail.save_xml.connect(self.save_xml)
+        self.detail.retry.connect(self.retry_selected)
+        self.vsplit.setStretchFactor(0, 3)
+        self.vsplit.setStretchFactor(1, 2)
+        column.addWidget(self.vsplit)
+        self.split.setStretchFactor(0, 0)
+        self.split.setStretchFactor(1, 1)
+        self.split.setSizes([290, 1070])
+        outer.addWidget(self.split)
         self.setCentralWidget(central)
-
         status = QStatusBar(self)
-        status.showMessage(f"Pasta de dados: {data_dir}   ·   versão {__version__}")
+        self.capture_label = QLabel(self)
+        self.count_label = QLabel(self)
+        status.addPermanentWidget(self.count_label)
+        status.addPermanentWidget(self.capture_label)
         self.setStatusBar(status)
+        self._shortcuts()
+        self._restore()
+
+    def _filter_bar(self, parent: QWidget) -> QVBoxLayout:
+        bar = QVBoxLayout()
+        first = QHBoxLayout()
+        self.search = QLineEdit(parent)
+        self.search.setObjectName("search")
+        self.search.setPlaceholderText("Chave de acesso, número, CNPJ/CPF ou nome  (Ctrl+F)")
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(self.apply_filters)
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(350)
+        self._search_timer.timeout.connect(self.apply_filters)
+        self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        first.addWidget(self.search, 3)
+        first.addWidget(QLabel("Emissão de", parent))
+        start, end = default_period(date.today())
+        self.date_from = self._date_edit(parent, start)
+        first.addWidget(self.date_from)
+        first.addWidget(QLabel("até", parent))
+        self.date_to = self._date_edit(parent, end)
+        first.addWidget(self.date_to)
+        bar.addLayout(first)
+        second = QHBoxLayout()
+        self.direction = self._combo(
+            parent,
+            "direction",
+            [("Recebidas e emitidas", None), ("Recebidas", Direction.RECEIVED), ("Emitidas", Direction.EMITTED)],
+        )
+        self.kind = self._combo(
+            parent,
+            "kind",
+            [("Todos os tipos", None)] + [(labels.ROW_KIND[k].capitalize(), k) for k in RowKind],
+        )
+        self.status = self._combo(
+            parent,
+            "status",
+            [("Todas as situações", None)]
+            + [
+                (labels.STATUS[s].capitalize(), s)
+                for s in (
+                    DocumentStatus.AUTHORISED,
+                    DocumentStatus.CANCELLED,
+                    DocumentStatus.DENIED,
+                    DocumentStatus.SUMMARY,
+                )
+            ],
+        )
+        self.manifestation = self._combo(
+            parent,
+            "manifestation",
+            [("Qualquer manifestação", None)]
+            + [(labels.MANIFESTATION_STATE[m].capitalize(), m) for m in ManifestationState],
+        )
+        for combo in (self.direction, self.kind, self.status, self.manifestation):
+            second.addWidget(combo)
+        second.addWidget(QLabel("Valor de", parent))
+        self.min_value = QLineEdit(parent)
+        self.min_value.setPlaceholderText("R$")
+        self.min_value.setMaximumWidth(110)
+        self.min_value.editingFinished.connect(self.apply_filters)
+        second.addWidget(self.min_value)
+        second.addWidget(QLabel("até", parent))
+        self.max_value = QLineEdit(parent)
+        self.max_value.setPlaceholderText("R$")
+        self.max_value.setMaximumWidth(110)
+        self.max_value.editingFinished.connect(self.apply_filters)
+        second.addWidget(self.max_value)
+        clear = QPushButton("Limpar filtros", parent)
+        clear.clicked.connect(self.clear_filters)
+        second.addWidget(clear)
+        second.addStretch(1)
+        bar.addLayout(second)
+        return bar
+
+    def _date_edit(self, parent: QWidget, day: date) -> QDateEdit:
+        edit = QDateEdit(QDate(day.year, day.month, day.day), parent)
+        edit.setCalendarPopup(True)
+        edit.setDisplayFormat("dd/MM/yyyy")
+        edit.dateChanged.connect(lambda _d: self.apply_filters())
+        return edit
+
+    def _combo(self, parent: QWidget, name: str, items: list[tuple[str, Any]]) -> QComboBox:
+        combo = QComboBox(parent)
+        combo.setObjectName(name)
+        for text, value in items:
+            combo.addItem(text, value)
+        combo.currentIndexChanged.connect(lambda _i: self.apply_filters())
+        return combo
+
+    def _shortcuts(self) -> None:
+        bindings = [
+            (QKeySequence(QKeySequence.StandardKey.Find), self, self._focus_search),
+            (QKeySequence(Qt.Key.Key_F5), self, self.refresh),
+            (QKeySequence(QKeySequence.StandardKey.Copy), self.tabs, self.copy_keys),
+            (QKeySequence(Qt.Key.Key_Return), self.tabs, self._open_detail),
+            (QKeySequence(Qt.Key.Key_Enter), self.tabs, self._open_detail),
+        ]
+        for sequence, owner, slot in bindings:
+            shortcut = QShortcut(sequence, owner)
+            shortcut.setContext(
+                Qt.ShortcutContext.WidgetWithChildrenShortcut
+                if owner is self.tabs
+                else Qt.ShortcutContext.WindowShortcut
+            )
+            shortcut.activated.connect(slot)
+
+    # ------------------------------------------------------------------ opening
+
+    def _now(self) -> Any:
+        return self.desk.now() if self.opened is not None else None
+
+    def _opened(self, opened: Opened) -> None:
+        if self._closing:
+            return
+        self.opened = opened
+        start, end = default_period(self.desk.now().astimezone(BRASILIA).date())
+        for edit, day in ((self.date_from, start), (self.date_to, end)):
+            edit.blockSignals(True)
+            edit.setDate(QDate(day.year, day.month, day.day))
+            edit.blockSignals(False)
+        if opened.read_only:
+            holder = f" ({opened.holder})" if opened.holder else ""
+            self.capture_label.setText(f"Somente leitura: outra instância captura nesta pasta{holder}")
+            self.capture_label.setStyleSheet("color: #8a5300; font-weight: bold;")
+        elif self.desk.capturing:
+            self.capture_label.setText("Captura em segundo plano ligada")
+        else:
+            self.capture_label.setText("Captura desligada nesta janela")
+        self._unsubscribe = self.desk.subscribe(self.notice.emit)
+        self.statusBar().showMessage(f"Pasta de dados: {self.desk.data_dir}   ·   versão {__version__}")
+        self.refresh_companies(first=True)
+        self._status_timer.start()
+
+    def _open_failed(self, error: BaseException) -> None:
+        message = getattr(error, "message", None) or str(error)
+        self.statusBar().showMessage(f"Não foi possível abrir a pasta de dados: {message}")
+        self.detail.clear(f"Não foi possível abrir a pasta de dados: {message}")
+
+    @property
+    def writable(self) -> bool:
+        return self.opened is not None and not self.opened.read_only
+
+    # ------------------------------------------------------------------ companies
+
+    def refresh_companies(self, first: bool = False) -> None:
+        if self.opened is None or self._closing:
+            return
+        self.tasks.run(self.desk.companies, lambda lines: self._companies(lines, first))
+
+    def _companies(self, lines: list[CompanyLine], first: bool) -> None:
+        self.companies = lines
+        now = self.desk.now()
+        current = self._selected_company()
+        if first:
+            remembered = self.settings.value("last_company", "")
+            current = next((c.company_id for c in lines if c.cnpj == remembered), ALL)
+        self.company_list.blockSignals(True)
+        self.company_list.clear()
+        every = QListWidgetItem(f"Todas as empresas\n{len(lines)} empresa{'s' if len(lines) != 1 else ''}")
+        every.setData(Qt.ItemDataRole.UserRole, ALL)
+        self.company_list.addItem(every)
+        selected = every
+        for line in lines:
+            item = QListWidgetItem(self._company_text(line, now))
+            item.setData(Qt.ItemDataRole.UserRole, line.company_id)
+            item.setToolTip(self._company_tooltip(line, now))
+            warning = labels.certificate_text(line.certificate_not_after, line.certificate_problem, now)
+            blocked = any(b.action.value == "blocked" or b.stalled for b in line.badges)
+            if warning or blocked:
+                item.setForeground(Qt.GlobalColor.darkRed)
+            self.company_list.addItem(item)
+            if line.company_id == current:
+                selected = item
+        self.company_list.setCurrentItem(selected)
+        self.company_list.blockSignals(False)
+        if first:
+            self.apply_filters()
+
+    @staticmethod
+    def _company_text(line: CompanyLine, now: Any) -> str:
+        badges = "  ·  ".join(
+            f"{b.product.label}: {labels.badge_text(b.action, b.capturing, b.until, now)}" for b in line.badges
+        )
+        text = f"{line.name}\n{labels.tax_id(line.cnpj)}"
+        if badges:
+            text += f"\n{badges}"
+        warning = labels.certificate_text(line.certificate_not_after, line.certificate_problem, now)
+        if warning:
+            text += f"\n⚠ {warning}"
+        return text
+
+    @staticmethod
+    def _company_tooltip(line: CompanyLine, now: Any) -> str:
+        parts = [f"{b.product.label}: {b.reason}" for b in line.badges]
+        if line.certificate_not_after is not None:
+            parts.append(f"Certificado válido até {labels.brasilia_text(line.certificate_not_after)}")
+        return "\n".join(parts)
+
+    def _selected_company(self) -> int:
+        item = self.company_list.currentItem()
+        return int(item.data(Qt.ItemDataRole.UserRole)) if item is not None else ALL
+
+    def _company_changed(self, *_args: object) -> None:
+        company = self._selected_company()
+        cnpj = next((c.cnpj for c in self.companies if c.company_id == company), "")
+        self.settings.setValue("last_company", cnpj)
+        self.apply_filters()
+
+    # ------------------------------------------------------------------ grids
+
+    def current_filter(self, product: Product) -> GridFilter:
+        company = self._selected_company()
+        qfrom, qto = self.date_from.date(), self.date_to.date()
+        model = self.models[product]
+        return GridFilter(
+            product=product,
+            company_ids=() if company == ALL else (company,),
+            issued_from=date(qfrom.year(), qfrom.month(), qfrom.day()),
+            issued_to=date(qto.year(), qto.month(), qto.day()),
+            direction=self.direction.currentData(),
+            row_kinds=(self.kind.currentData(),) if self.kind.currentData() else (),
+            statuses=(self.status.currentData(),) if self.status.currentData() else (),
+            manifestation=self.manifestation.currentData(),
+            min_cents=parse_cents(self.min_value.text()),
+            max_cents=parse_cents(self.max_value.text()),
+            search=self.search.text(),
+            sort=model.grid_filter.sort,
+            descending=model.grid_filter.descending,
+        )
+
+    def current_product(self) -> Product:
+        return list(Product)[self.tabs.currentIndex()]
+
+    def apply_filters(self, *, force: bool = False) -> None:
+        """Every grid takes the filters; the visible one loads now, the others when shown.
+
+        A grid whose filter did not change is left alone (a field losing focus, the same text
+        typed again) unless ``force`` (F5, documents arrived).
+        """
+        if self.opened is None:
+            return
+        self._search_timer.stop()
+        self._dirty = {p for p in Product if force or self.current_filter(p) != self.models[p].grid_filter}
+        self._load_current()
+        self._save_filters()
+
+    def _load_current(self) -> None:
+        product = self.current_product()
+        if product in self._dirty:
+            self._dirty.discard(product)
+            grid_filter = self.current_filter(product)
+            self.count_label.setText("Carregando…")
+            self.detail.clear()
+            self.models[product].set_filter(grid_filter)
+            self.tasks.run(lambda: self.desk.alerts(product, grid_filter.company_ids), self._show_alerts)
+
+    def _tab_changed(self, _index: int) -> None:
+        self._load_current()
+        product = self.current_product()
+        model = self.models[product]
+        if model.total is not None:
+            self._counted(product, model.total)
+
+    def _counted(self, product: Product, total: int) -> None:
+        if product is self.current_product():
+            self.count_label.setText(f"{total:,} documento{'s' if total != 1 else ''}".replace(",", "."))
+
+    def _show_alerts(self, alerts: Any) -> None:
+        parts = []
+        if alerts.cancelled_after_capture:
+            parts.append(f"{alerts.cancelled_after_capture} nota(s) cancelada(s) depois de capturada(s)")
+        if alerts.deadlines_within_5_days:
+            parts.append(f"{alerts.deadlines_within_5_days} prazo(s) de manifestação vencendo em até 5 dias")
+        if alerts.quarantined:
+            parts.append(f"{alerts.quarantined} documento(s) ilegível(is) em quarentena")
+        self.banner.setText("Atenção: " + "; ".join(parts) + "." if parts else "")
+        self.banner.setVisible(bool(parts))
+
+    def clear_filters(self) -> None:
+        widgets = (
+            self.direction,
+            self.kind,
+            self.status,
+            self.manifestation,
+            self.search,
+            self.min_value,
+            self.max_value,
+        )
+        for widget in widgets:
+            widget.blockSignals(True)
+        for combo in (self.direction, self.kind, self.status, self.manifestation):
+            combo.setCurrentIndex(0)
+        for edit in (self.search, self.min_value, self.max_value):
+            edit.clear()
+        for widget in widgets:
+            widget.blockSignals(False)
+        self.apply_filters()
+
+    def refresh(self) -> None:
+        self.refresh_companies()
+        self.apply_filters(force=True)
+
+    def _on_notice(self, notice: Any) -> None:
+        if notice.kind == "documents":
+            self._notice_timer.start()
+        elif notice.kind in ("alert", "manifestation"):
+            self.statusBar().showMessage(notice.message, 10_000)
+
+    def _documents_arrived(self) -> None:
+        view = self.views[self.current_product()]
+        untouched = view.verticalScrollBar().value() == 0 and not view.selectionModel().hasSelection()
+        if untouched:
+            self.apply_filters(force=True)
+        else:
+            self.statusBar().showMessage("Novos documentos chegaram: F5 para atualizar a lista.", 15_000)
+
+    # ------------------------------------------------------------------ selection and detail
+
+    def selected_rows(self, product: Product | None = None) -> list[GridRow]:
+        product = product or self.current_product()
+        view = self.views[product]
+        indexes = sorted(view.selectionModel().selectedRows(), key=lambda i: i.row())
+        return [view.model().data(i, ROW_ROLE) for i in indexes]
+
+    def _selection_changed(self, product: Product) -> None:
+        rows = self.selected_rows(product)
+        if len(rows) != 1:
+            self.detail.clear(
+                "Selecione um documento para ver os detalhes." if not rows else f"{len(rows)} documentos selecionados."
+            )
+            if rows:
+                self._enable_batch(rows)
+            return
+        self.show_detail(rows[0])
+
+    def _enable_batch(self, rows: list[GridRow]) -> None:
+        eligible = [r for r in rows if self._manifestable(r)]
+        for tp, button in self.detail.buttons.items():
+            button.setEnabled(
+                bool(eligible)
+                and self.writable
+                and (tp != "210210" or any(r.manifestation is ManifestationState.NONE for r in eligible))
+            )
+
+    @staticmethod
+    def _manifestable(row: GridRow) -> bool:
+        return (
+            row.product is Product.NFE
+            and row.direction is Direction.RECEIVED
+            and row.row_kind in (RowKind.SUMMARY, RowKind.COMPLETE)
+            and row.status not in (DocumentStatus.CANCELLED, DocumentStatus.DENIED)
+            and row.manifestation not in (ManifestationState.REQUESTED, None)
+        )
+
+    def show_detail(self, row: GridRow) -> None:
+        desk = self.desk
+
+        def read() -> tuple[DocumentDetail, bytes | None]:
+            detail = desk.detail(row)
+            try:
+                xml: bytes | None = desk.xml(row)
+            except Exception:  # noqa: BLE001 (no XML stored for it: the detail still shows)
+                xml = None
+            return detail, xml
+
+        self.tasks.run(read, lambda result: self._detail_read(row, result))
+
+    def _detail_read(self, row: GridRow, result: tuple[DocumentDetail, bytes | None]) -> None:
+        rows = self.selected_rows(row.product)
+        if len(rows) != 1 or rows[0].row_id != row.row_id:
+            return  # the selection moved on
+        detail, xml = result
+        self.detail.show_detail(detail, xml, self.desk.now(), self.writable)
+
+    def _open_detail(self) -> None:
+        self.detail.tabs.setFocus()
+
+    def _double_clicked(self, product: Product, index: Any) -> None:
+        row = self.views[product].model().data(index, ROW_ROLE)
+        if (
+            row is not None
+            and row.row_kind is RowKind.SUMMARY
+            and row.manifestation is ManifestationState.NONE
+            and self.writable
+        ):
+            self.manifest_selected("210210")
+        else:
+            self._open_detail()
+
+    def copy_keys(self) -> None:
+        keys = [r.access_key for r in self.selected_rows() if r.access_key]
+        if keys:
+            QGuiApplication.clipboard().setText("\n".join(keys))
+            self.statusBar().showMessage(f"{len(keys)} chave(s) copiada(s).", 5_000)
+
+    def _focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
+    # ------------------------------------------------------------------ manifestation
+
+    def manifest_selected(self, tp_evento: str) -> None:
+        if not self.writable:
+            return
+        rows = [r for r in self.selected_rows() if self._manifestable(r)]
+        if tp_evento == "210210":
+            rows = [r for r in rows if r.manifestation is ManifestationState.NONE]
+        if not rows:
+            QMessageBox.information(self, APP_NAME, "Nenhuma das notas selecionadas aceita este evento agora.")
+            return
+        dialog = ManifestDialog(tp_evento, rows, self)
+        self.last_dialog = dialog
+        if dialog.exec() != ManifestDialog.DialogCode.Accepted:
+            return
+        self.send_manifestations(tp_evento, rows, dialog.justification())
+
+    def send_manifestations(self, tp_evento: str, rows: list[GridRow], justification: str | None) -> None:
+        """One request after the other on a worker, with progress and the result per row."""
+        progress = QProgressDialog("Enviando manifestações…", "", 0, len(rows), self)
+        progress.setCancelButton(None)
+        progress.setWindowModality(Qt.WindowModality.WindowModal)
+        progress.setMinimumDuration(300)
+        outcomes: list[tuple[GridRow, ManifestationOutcome]] = []
+        desk = self.desk
+
+        def step(index: int) -> None:
+            if index >= len(rows):
+                progress.close()
+                self._manifested(outcomes)
+                return
+            row = rows[index]
+
+            def work() -> tuple[ManifestationOutcome, GridRow]:
+                outcome = desk.request_manifestation(row.company_id, row.access_key or "", tp_evento, justification)
+                return outcome, desk.row(row)
+
+            def done(result: tuple[ManifestationOutcome, GridRow]) -> None:
+                outcome, fresh = result
+                outcomes.append((fresh, outcome))
+                self.models[fresh.product].replace_row(fresh)
+                progress.setValue(index + 1)
+                step(index + 1)
+
+            self.tasks.run(work, done)
+
+        step(0)
+
+    def _manifested(self, outcomes: list[tuple[GridRow, ManifestationOutcome]]) -> None:
+        self.last_outcomes = outcomes
+        lines = [f"NF-e {r.number or '-'}: {o.message}" for r, o in outcomes]
+        failed = any(o.refused or not (o.accepted or o.pending) for _r, o in outcomes)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning if failed else QMessageBox.Icon.Information,
+            APP_NAME,
+            "\n".join(lines),
+            parent=self,
+        )
+        box.setObjectName("manifestation-result")
+        self.last_result = box
+        box.open()
+        rows = self.selected_rows()
+        if len(rows) == 1:
+            self.show_detail(rows[0])
+
+    def retry_selected(self) -> None:
+        rows = self.selected_rows()
+        if len(rows) == 1:
+            self.tasks.run(
+                lambda: self.desk.retry_quarantined(rows[0]), lambda text: self.statusBar().showMessage(text, 10_000)
+            )
+
+    # ------------------------------------------------------------------ files
+
+    def save_xml(self) -> None:
+        rows = self.selected_rows()
+        if len(rows) != 1:
+            return
+        row = rows[0]
+        name = f"{row.access_key or row.row_id}.xml"
+        target, _filter = QFileDialog.getSaveFileName(self, "Salvar XML", str(Path.home() / name), "XML (*.xml)")
+        if target:
+            self.tasks.run(
+                lambda: Path(target).write_bytes(self.desk.xml(row)),
+                lambda _n: self.statusBar().showMessage(f"XML salvo em {target}.", 10_000),
+            )
+
+    # ------------------------------------------------------------------ errors, settings, closing
+
+    def _show_error(self, message: str) -> None:
+        self.statusBar().showMessage(f"Erro: {message}", 15_000)
+
+    def _background_error(self, error: BaseException) -> None:
+        self._show_error(getattr(error, "message", None) or str(error))
+
+    def _save_filters(self) -> None:
+        for name, combo in (
+            ("direction", self.direction),
+            ("kind", self.kind),
+            ("status", self.status),
+            ("manifestation", self.manifestation),
+        ):
+            self.settings.setValue(f"filters/{name}", combo.currentIndex())
+
+    def _restore(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        for product, view in self.views.items():
+            state = self.settings.value(f"grid/{product.value}/header")
+            if isinstance(state, QByteArray):
+                view.horizontalHeader().restoreState(state)
+        for name, combo in (
+            ("direction", self.direction),
+            ("kind", self.kind),
+            ("status", self.status),
+            ("manifestation", self.manifestation),
+        ):
+            value = self.settings.value(f"filters/{name}")
+            if value is not None and 0 <= int(value) < combo.count():
+                combo.blockSignals(True)
+                combo.setCurrentIndex(int(value))
+                combo.blockSignals(False)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._closing = True
+        self._status_timer.stop()
+        self._notice_timer.stop()
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        for product, view in self.views.items():
+            self.settings.setValue(f"grid/{product.value}/header", view.horizontalHeader().saveState())
+        self.settings.sync()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.tasks.wait()
+        super().closeEvent(event)

@@ -104,10 +104,10 @@ def test_show_xml_and_pdf_of_a_summary_then_of_the_complete_nfe(harness: Harness
     assert ciencia and ciencia[0]["protocol"]
     [manifestation] = shown["manifestations"]
     assert manifestation["label"] == "Ciência da Operação" and manifestation["status"] == "accepted"
-    assert manifestation["attempts"].endswith("de 1 tentativas")
+    assert manifestation["attempts"] == ""  # registered: no "0 de 1 tentativas"
 
     assert cli("documents", "show", key) == 0
-    assert "Ciência da Operação (manual): registrada" in cli.out and "tentativas" in cli.out
+    assert "Ciência da Operação (manual): registrada" in cli.out and "tentativas" not in cli.out
 
     pdf = tmp_path / "danfe.pdf"
     assert cli("documents", "pdf", key, "-o", str(pdf)) == 1
@@ -127,3 +127,23 @@ def test_unknown_or_invalid_key_is_refused(harness: Harness, cli: Cli, tmp_path:
 def test_group_without_action_is_usage(cli: Cli) -> None:
     assert cli("documents") == 2
     assert "list" in cli.err
+
+
+def test_an_event_only_key_is_listed_and_shown(harness: Harness, cli: Cli) -> None:
+    # The company issued this NF-e: the service never sends it back, only its customer's Ciência.
+    issued = harness.sandbox.publish_nfe(RECIPIENT, SUPPLIER)
+    harness.sandbox.publish_nfe_event(issued, "210210")
+    _capture(harness)
+    key = str(issued.key)
+    listed = cli.json("documents", "list", "--kind", "event")
+    assert isinstance(listed, list) and [d["key"] for d in listed] == [key]
+    assert listed[0]["kind"] == "event" and listed[0]["direction"] == "emitted" and listed[0]["events_count"] == 1
+    assert [d["key"] for d in cli.json("documents", "list")] == [key]  # every NSU reachable by a person
+    assert cli.json("documents", "list", "--kind", "resNFe") == []
+    shown = cli.json("documents", "show", key)
+    assert isinstance(shown, dict) and shown["kind"] == "event"
+    assert [e["tp_evento"] for e in shown["events"]] == ["210210"]
+    assert cli("documents", "show", key) == 0
+    assert "só os eventos da chave" in cli.out and "210210" in cli.out
+    assert cli("documents", "xml", key, "-o", "-") == 0
+    assert "210210" in cli.out

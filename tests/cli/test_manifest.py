@@ -42,7 +42,7 @@ def test_json_result_and_a_second_ciencia_is_refused(harness: Harness, cli: Cli)
     result = cli.json("manifest", key, "210210", "--company", RECIPIENT)
     assert isinstance(result, dict)
     assert result["status"] == "accepted" and result["protocol"] and result["tp_evento"] == "210210"
-    assert result["attempts"] == "0 de 1 tentativas"
+    assert result["attempts"] == ""  # registered: the NT 2018.002 count no longer matters
     assert cli("manifest", key, "ciencia") == 1
     assert "já registrada" in cli.err
     assert _event_requests(harness) == 1
@@ -92,8 +92,13 @@ def test_communication_failure_leaves_it_pending(harness: Harness, cli: Cli) -> 
 
 @pytest.mark.parametrize(
     ("text", "code"),
-    [("confirmacao", "210200"), ("Ciência", "210210"), ("desconhecimento", "210220"), ("nao-realizada", "210240"),
-     ("210240", "210240")],
+    [
+        ("confirmacao", "210200"),
+        ("Ciência", "210210"),
+        ("desconhecimento", "210220"),
+        ("nao-realizada", "210240"),
+        ("210240", "210240"),
+    ],
 )
 def test_event_names(text: str, code: str) -> None:
     assert event_code(text) == code
@@ -102,3 +107,16 @@ def test_event_names(text: str, code: str) -> None:
 def test_unknown_event_name() -> None:
     with pytest.raises(CapturaError, match="desconhecido"):
         event_code("aceite")
+
+
+def test_a_request_the_vault_cannot_sign_is_refused_and_not_recorded(
+    harness: Harness, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import keyring
+
+    key = _captured_key(harness)
+    monkeypatch.setattr(keyring, "get_password", lambda *_a: None)  # as on a machine without its vault
+    assert cli("manifest", key, "confirmacao") == 1
+    assert "não enviada" in cli.err and "rejeitada" not in cli.err
+    assert harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key) == []
+    assert _event_requests(harness) == 0

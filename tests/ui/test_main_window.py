@@ -2,25 +2,179 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QLabel, QStatusBar
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
+from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from app.ui.main_window import MainWindow
+from app.core.manifestation import ManifestationState
+from app.core.products import Product
+from app.desk import Desk
+from app.store.records import RowKind
+from app.ui.grid_model import ROW_ROLE
+from app.ui.main_window import MainWindow, default_period, parse_cents
+from app.ui.manifest_dialog import ManifestDialog
+from tests.desk.conftest import Office
 
 
-def test_demo_window_says_it_is_the_demo_and_names_the_data_folder(qtbot: QtBot, tmp_path: Path) -> None:
-    window = MainWindow(tmp_path / "dados-demo", demo=True)
+def _window(qtbot: QtBot, desk: Desk, tmp_path: Path) -> MainWindow:
+    window = MainWindow(desk, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     window.show()
-    qtbot.waitExposed(window)
-    assert window.windowTitle() == "Captura DF-e — Demonstração"
-    status = window.findChild(QStatusBar)
-    assert status is not None and str(tmp_path / "dados-demo") in status.currentMessage()
-    heading = window.findChild(QLabel, "heading")
-    assert heading is not None and "Demonstração" in heading.text()
+    qtbot.waitUntil(lambda: window.models[Product.NFE].total is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: window.company_list.count() > 0, timeout=20_000)
+    return window
 
 
-def test_real_window_title(qtbot: QtBot, tmp_path: Path) -> None:
-    window = MainWindow(tmp_path)
-    qtbot.addWidget(window)
-    assert window.windowTitle() == "Captura DF-e"
+def _rows(window: MainWindow) -> list:
+    return list(window.models[Product.NFE].rows)
+
+
+def _select(window: MainWindow, qtbot: QtBot, key: str) -> None:
+    view = window.views[Product.NFE]
+    model = window.models[Product.NFE]
+    position = next(i for i, r in enumerate(model.rows) if r.access_key == key)
+    view.selectRow(position)
+    qtbot.waitUntil(
+        lambda: window.detail.detail is not None and window.detail.detail.row.access_key == key, timeout=20_000
+    )
+
+
+def test_the_window_lists_the_captured_documents_at_once(
+    qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path
+) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    rows = _rows(window)
+    assert {r.access_key for r in rows} == {*office.received, office.event_only}
+    assert window.count_label.text() == "4 documentos"
+    event_rows = [r for r in rows if r.row_kind is RowKind.EVENT]
+    assert [r.access_key for r in event_rows] == [office.event_only]
+    # "Todas as empresas" on top, then the company with its NF-e badge.
+    assert window.company_list.count() == 2
+    assert window.company_list.item(0).text().startswith("Todas as empresas")
+    assert "NF-e:" in window.company_list.item(1).text()
+    # The cancelled-after-capture alert is on the banner and on its row.
+    qtbot.waitUntil(lambda: window.banner.isVisible())
+    assert "cancelada" in window.banner.text()
+    model = window.models[Product.NFE]
+    position = next(i for i, r in enumerate(rows) if r.access_key == office.cancelled)
+    assert model.data(model.index(position, 9)) == "cancelada após captura"
+
+
+def test_search_by_key_then_detail_shows_the_xml(qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    key = office.received[1]
+    window.search.setText(" ".join(key[i : i + 4] for i in range(0, 44, 4)))  # as printed on a DANFE
+    window.apply_filters()
+    qtbot.waitUntil(lambda: [r.access_key for r in _rows(window)] == [key] and window.models[Product.NFE].total == 1)
+    _select(window, qtbot, key)
+    assert key in window.detail.summary.toPlainText()
+    assert "<resNFe" in window.detail.xml.toPlainText()
+    assert window.detail.buttons["210210"].isEnabled()
+    window.detail.xml_search.setText("chNFe")
+    assert window.detail.find_in_xml()
+
+
+def test_manifest_one_row_then_a_batch(qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    model = window.models[Product.NFE]
+    first, second = office.received[1], office.received[2]
+    [row] = [r for r in model.rows if r.access_key == first]
+    window.send_manifestations("210210", [row], None)
+    qtbot.waitUntil(lambda: getattr(window, "last_outcomes", None) is not None, timeout=15_000)
+    [(fresh, outcome)] = window.last_outcomes
+    assert outcome.accepted, outcome.message
+    assert fresh.manifestation is ManifestationState.CIENCIA
+    assert next(r for r in model.rows if r.access_key == first).manifestation is ManifestationState.CIENCIA
+    window.last_result.close()
+    batch = [r for r in model.rows if r.access_key in (first, second)]
+    window.last_outcomes = None
+    window.send_manifestations("210200", batch, None)
+    qtbot.waitUntil(lambda: window.last_outcomes is not None and len(window.last_outcomes) == 2, timeout=15_000)
+    assert all(o.accepted for _r, o in window.last_outcomes), [o.message for _r, o in window.last_outcomes]
+    states = {r.access_key: r.manifestation for r in model.rows if r.access_key in (first, second)}
+    assert states == {first: ManifestationState.CONFIRMED, second: ManifestationState.CONFIRMED}
+    window.last_result.close()
+    assert office.harness.sandbox.referee.report()["violations"] == []
+
+
+def test_the_justification_dialog_enforces_15_to_255_characters(
+    qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path
+) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    rows = [r for r in _rows(window) if r.access_key in office.received[1:]]
+    dialog = ManifestDialog("210240", rows, window)
+    qtbot.addWidget(dialog)
+    assert dialog.findChild(type(dialog.list)) is not None and dialog.list.count() == 2
+    assert not dialog.send.isEnabled()
+    assert dialog.text is not None
+    dialog.text.setPlainText("curta")
+    assert not dialog.send.isEnabled()
+    dialog.text.setPlainText("Mercadoria devolvida ao fornecedor")
+    assert dialog.send.isEnabled() and dialog.justification() == "Mercadoria devolvida ao fornecedor"
+    dialog.text.setPlainText("x" * 256)
+    assert not dialog.send.isEnabled()
+    ciencia = ManifestDialog("210210", rows[:1], window)
+    qtbot.addWidget(ciencia)
+    assert ciencia.text is None and ciencia.send.isEnabled()
+    assert ciencia.buttons.button(QDialogButtonBox.StandardButton.Cancel) is not None
+
+
+def test_the_grid_model_passes_qt_model_tester(qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    model = window.models[Product.NFE]
+    tester = ModelTester(None)
+    tester.check(model, force_py=True)
+    assert model.data(model.index(0, 0), ROW_ROLE) is not None
+
+
+def test_copy_keys_and_settings_persist(qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    _select(window, qtbot, office.received[2])
+    window.copy_keys()
+    assert QApplication.clipboard().text() == office.received[2]
+    window.kind.setCurrentIndex(2)  # "Completa"
+    window.close()
+    again = MainWindow(desk, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(again)
+    assert again.kind.currentIndex() == 2
+
+
+def test_default_period_and_money_parsing() -> None:
+    from datetime import date
+
+    assert default_period(date(2026, 12, 1)) == (date(2026, 11, 1), date(2026, 12, 1))
+    assert default_period(date(2026, 1, 15)) == (date(2025, 12, 1), date(2026, 1, 15))
+    assert parse_cents("1.234,56") == 123456 and parse_cents("R$ 10") == 1000 and parse_cents("abc") is None
+
+
+def test_selecting_a_company_filters_its_documents(qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    company_item = window.company_list.item(1)
+    window.company_list.setCurrentItem(company_item)
+    model = window.models[Product.NFE]
+    qtbot.waitUntil(lambda: model.grid_filter.company_ids == (office.harness.company.id,) and model.total == 4)
+    assert window.settings.value("last_company") == office.harness.company.cnpj.value
+    window.kind.setCurrentIndex(window.kind.findData(RowKind.EVENT))
+    qtbot.waitUntil(lambda: model.total == 1 and [r.access_key for r in model.rows] == [office.event_only])
+
+
+def test_the_window_runs_the_capture_and_a_second_one_is_read_only(
+    qtbot: QtBot, office: Office, tmp_path: Path
+) -> None:
+    data_dir = office.harness.office.data_dir
+    capturing = Desk(data_dir, clock=office.harness.clock)
+    first = MainWindow(capturing, settings=QSettings(str(tmp_path / "a.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(first)
+    qtbot.waitUntil(lambda: first.models[Product.NFE].total == 4, timeout=20_000)
+    assert capturing.capturing and first.capture_label.text() == "Captura em segundo plano ligada"
+    reading = Desk(data_dir, clock=office.harness.clock)
+    second = MainWindow(reading, settings=QSettings(str(tmp_path / "b.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(second)
+    qtbot.waitUntil(lambda: second.models[Product.NFE].total == 4, timeout=20_000)
+    assert "Somente leitura" in second.capture_label.text() and "janela do Captura DF-e" in second.capture_label.text()
+    assert not second.writable
+    second.close()
+    first.close()
+    reading.close()
+    capturing.close()

@@ -1,0 +1,231 @@
+"""The detail pane of the selected row: summary, event timeline, XML (pretty, searchable), preview."""
+
+from __future__ import annotations
+
+import html
+from datetime import datetime
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFont, QTextDocument
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.products import Product
+from app.desk import labels
+from app.desk.views import DocumentDetail
+from app.store.records import PartyRole
+
+ROLE_LABELS = {
+    PartyRole.EMITTER: "Emitente",
+    PartyRole.RECIPIENT: "Destinatário",
+    PartyRole.TRANSPORTER: "Transportador",
+    PartyRole.TAKER: "Tomador",
+    PartyRole.SENDER: "Remetente",
+    PartyRole.SHIPPER: "Expedidor",
+    PartyRole.RECEIVER: "Recebedor",
+    PartyRole.INTERMEDIARY: "Intermediário",
+    PartyRole.AUTHORISED: "Autorizado (autXML)",
+}
+MANIFEST_BUTTONS = [
+    ("210210", "Ciência", "Ctrl+1"),
+    ("210200", "Confirmação", "Ctrl+2"),
+    ("210220", "Desconhecimento", "Ctrl+3"),
+    ("210240", "Não realizada", "Ctrl+4"),
+]
+
+
+def pretty_xml(content: bytes) -> str:
+    """Indented for reading only (what is saved stays byte for byte as received)."""
+    from xml.dom import minidom
+
+    try:
+        text = minidom.parseString(content).toprettyxml(indent="  ")  # noqa: S318 (stored XML, already checked)
+        return "\n".join(line for line in text.splitlines() if line.strip())
+    except Exception:  # noqa: BLE001 (unreadable XML, quarantined: shown as it is)
+        return content.decode("utf-8", "replace")
+
+
+def summary_html(detail: DocumentDetail, now: datetime) -> str:
+    row = detail.row
+    e = html.escape
+    title = f"{row.product.label} {labels.ROW_KIND[row.row_kind]}"
+    lines = [f"<h3 style='margin:0'>{e(title)} · {e(row.access_key or 'sem chave')}</h3>"]
+    company = f"{e(detail.company_name)} ({labels.tax_id(detail.company_cnpj)})"
+    issued = labels.local_instant(row.issued_at, row.issued_offset_minutes)
+    facts = [
+        ("Empresa", company),
+        ("Emissão", issued.strftime("%d/%m/%Y %H:%M") if issued else "-"),
+        ("Número/série", f"{row.number or '-'} / {row.serie if row.serie is not None else '-'}"),
+        ("Valor", labels.money_br(row.total_cents)),
+        (
+            "Situação",
+            labels.STATUS[row.status] + (" (cancelada após a captura)" if row.cancelled_after_capture else ""),
+        ),
+        ("Direção", labels.DIRECTION[row.direction]),
+    ]
+    if row.manifestation is not None:
+        facts.append(("Manifestação", labels.MANIFESTATION_STATE[row.manifestation]))
+    if row.deadline is not None:
+        facts.append(
+            ("Prazo", f"{labels.deadline_text(row.deadline, now)} (até {labels.brasilia_text(row.deadline.due)})")
+        )
+    if row.quarantined:
+        facts.append(("Quarentena", e(row.parse_error or "conteúdo ilegível")))
+    lines.append("<table cellspacing='0' cellpadding='2'>")
+    lines += [f"<tr><td><b>{name}</b></td><td>{value}</td></tr>" for name, value in facts]
+    lines.append("</table>")
+    if detail.parties:
+        lines.append("<p><b>Partes</b><br>")
+        lines += [
+            f"{ROLE_LABELS.get(p.role, p.role.value)}: {labels.tax_id(p.tax_id)} {e(p.name or '')}<br>"
+            for p in detail.parties
+        ]
+        lines.append("</p>")
+    if detail.manifestations:
+        lines.append("<p><b>Manifestações</b><br>")
+        for m in detail.manifestations:
+            status = (
+                labels.REFUSED_BEFORE_SENDING
+                if m.refused_before_sending
+                else labels.MANIFESTATION_STATUS[m.request.status]
+            )
+            origin = "automática" if m.request.automatic else "manual"
+            extra = f" · protocolo {e(m.request.protocol)}" if m.request.protocol else ""
+            motive = f" · {e(m.request.x_motivo)}" if m.request.x_motivo else ""
+            attempts = f" · {e(m.attempts)}" if m.attempts else ""
+            lines.append(f"{e(m.label)} ({origin}): {status}{extra}{motive}{attempts}<br>")
+        lines.append("</p>")
+    if detail.versions:
+        lines.append("<p><b>Versões recebidas</b><br>")
+        lines += [
+            f"{'● ' if v.is_current else '○ '}{e(v.kind.value)} · NSU {v.nsu or '-'} · {v.size} bytes · "
+            f"recebida em {labels.brasilia_text(v.received_at)}<br>"
+            for v in detail.versions
+        ]
+        lines.append("</p>")
+    return "".join(lines)
+
+
+def timeline_html(detail: DocumentDetail) -> str:
+    e = html.escape
+    row = detail.row
+    items = []
+    if not row.is_event_row and row.issued_at is not None:
+        items.append((row.issued_at, f"Emissão da {row.product.label}"))
+    for event in detail.events:
+        when = event.event_at or event.created_at
+        protocol = f" · protocolo {event.protocol}" if event.protocol else ""
+        items.append((when, f"{event.description or event.tp_evento} (seq. {event.n_seq_evento}){protocol}"))
+    if not items:
+        return "<p>Nenhum evento registrado para esta chave.</p>"
+    items.sort(key=lambda item: item[0])
+    return "".join(f"<p><b>{labels.brasilia_text(when)}</b> — {e(text)}</p>" for when, text in items)
+
+
+class DetailPane(QWidget):
+    """Shows a :class:`DocumentDetail`; buttons raise signals, the window does the work."""
+
+    manifest = Signal(str)
+    save_xml = Signal()
+    retry = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.detail: DocumentDetail | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        buttons = QHBoxLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for tp, text, shortcut in MANIFEST_BUTTONS:
+            button = QPushButton(text, self)
+            button.setObjectName(f"manifest-{tp}")
+            button.setToolTip(f"{text} ({shortcut})")
+            button.setShortcut(shortcut)
+            button.setEnabled(False)
+            button.clicked.connect(lambda _checked=False, tp=tp: self.manifest.emit(tp))
+            buttons.addWidget(button)
+            self.buttons[tp] = button
+        buttons.addStretch(1)
+        self.retry_button = QPushButton("Tentar de novo", self)
+        self.retry_button.setVisible(False)
+        self.retry_button.clicked.connect(self.retry.emit)
+        buttons.addWidget(self.retry_button)
+        self.save_button = QPushButton("Salvar XML…", self)
+        self.save_button.setEnabled(False)
+        self.save_button.clicked.connect(self.save_xml.emit)
+        buttons.addWidget(self.save_button)
+        layout.addLayout(buttons)
+        self.tabs = QTabWidget(self)
+        self.summary = QTextBrowser(self)
+        self.summary.setObjectName("detail-summary")
+        self.timeline = QTextBrowser(self)
+        self.timeline.setObjectName("detail-timeline")
+        xml_page = QWidget(self)
+        xml_layout = QVBoxLayout(xml_page)
+        xml_layout.setContentsMargins(0, 0, 0, 0)
+        self.xml_search = QLineEdit(xml_page)
+        self.xml_search.setPlaceholderText("Procurar no XML (Enter para o próximo)")
+        self.xml_search.returnPressed.connect(self.find_in_xml)
+        xml_layout.addWidget(self.xml_search)
+        self.xml = QPlainTextEdit(xml_page)
+        self.xml.setObjectName("detail-xml")
+        self.xml.setReadOnly(True)
+        self.xml.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.xml.setFont(QFont("monospace", 9))
+        xml_layout.addWidget(self.xml)
+        self.preview = QLabel(self)
+        self.preview.setWordWrap(True)
+        self.preview.setObjectName("detail-preview")
+        self.tabs.addTab(self.summary, "Resumo")
+        self.tabs.addTab(self.timeline, "Eventos")
+        self.tabs.addTab(xml_page, "XML")
+        self.tabs.addTab(self.preview, "Visualização")
+        layout.addWidget(self.tabs)
+        self.clear()
+
+    def clear(self, text: str = "Selecione um documento para ver os detalhes.") -> None:
+        self.detail = None
+        self.summary.setHtml(f"<p style='color:#6b6b6b'>{html.escape(text)}</p>")
+        self.timeline.clear()
+        self.xml.clear()
+        self.preview.setText("")
+        for button in self.buttons.values():
+            button.setEnabled(False)
+        self.save_button.setEnabled(False)
+        self.retry_button.setVisible(False)
+
+    def show_detail(self, detail: DocumentDetail, xml: bytes | None, now: datetime, writable: bool) -> None:
+        self.detail = detail
+        self.summary.setHtml(summary_html(detail, now))
+        self.timeline.setHtml(timeline_html(detail))
+        self.xml.setPlainText(pretty_xml(xml) if xml else "XML não disponível.")
+        name = labels.PDF_NAMES[detail.row.product]
+        self.preview.setText(
+            f"A visualização do {name} chega numa próxima versão do aplicativo. Até lá, veja o XML na aba ao lado "
+            "ou salve-o para abrir em outro programa."
+        )
+        allowed = set(detail.allowed_manifestations) if writable and detail.row.product is Product.NFE else set()
+        for tp, button in self.buttons.items():
+            button.setEnabled(tp in allowed)
+        self.save_button.setEnabled(xml is not None)
+        self.retry_button.setVisible(detail.row.quarantined and detail.row.nsu is not None and writable)
+
+    def find_in_xml(self) -> bool:
+        text = self.xml_search.text()
+        if not text:
+            return False
+        if self.xml.find(text):
+            return True
+        cursor = self.xml.textCursor()
+        cursor.movePosition(cursor.MoveOperation.Start)
+        self.xml.setTextCursor(cursor)
+        return bool(self.xml.find(text, QTextDocument.FindFlag(0)))

@@ -1,0 +1,290 @@
+"""The documents grid: a table model that holds only the pages fetched so far.
+
+Rows come from a desk ``GridCursor`` a page at a time (``canFetchMore``/``fetchMore``, asked by
+the view as the user scrolls), always on a worker; sorting is done by SQL (``sort`` starts a new
+cursor), on raw values, which ``SORT_ROLE`` exposes too. ``count`` arrives after the first page,
+so the first rows show before the database has counted the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QIcon
+from PySide6.QtWidgets import QApplication, QStyle
+
+from app.core.products import Product
+from app.desk import labels
+from app.desk.desk import Desk
+from app.desk.grid import PAGE, GridCursor, GridFilter
+from app.desk.views import GridRow
+from app.store.records import DocumentStatus, GridSort, RowKind
+from app.ui.tasks import Tasks
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+ROW_ROLE = Qt.ItemDataRole.UserRole + 2
+Index = QModelIndex | QPersistentModelIndex
+
+# (header, sort column or None, width in characters)
+COLUMNS: list[tuple[str, GridSort | None, int]] = [
+    ("Emissão", GridSort.ISSUED_AT, 19),
+    ("Número", GridSort.NUMBER, 10),
+    ("Contraparte", GridSort.COUNTERPART, 38),
+    ("CNPJ/CPF", None, 19),
+    ("Valor", GridSort.VALUE, 15),
+    ("Tipo", GridSort.KIND, 9),
+    ("Direção", None, 9),
+    ("Manifestação", None, 17),
+    ("Prazo", None, 19),
+    ("Situação", GridSort.STATUS, 21),
+    ("Chave de acesso", None, 46),
+]
+COL_ISSUED, COL_NUMBER, COL_COUNTERPART, COL_ID, COL_VALUE, COL_KIND, COL_DIRECTION = range(7)
+COL_MANIFESTATION, COL_DEADLINE, COL_STATUS, COL_KEY = range(7, 11)
+
+ALERT = QColor("#b3261e")
+WARNING = QColor("#8a5300")
+MUTED = QColor("#6b6b6b")
+
+
+def _icons() -> dict[RowKind, QIcon]:
+    style = QApplication.style()
+    return {
+        RowKind.COMPLETE: style.standardIcon(QStyle.StandardPixmap.SP_FileIcon),
+        RowKind.SUMMARY: style.standardIcon(QStyle.StandardPixmap.SP_FileDialogInfoView),
+        RowKind.EVENT: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxInformation),
+        RowKind.UNREADABLE: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning),
+    }
+
+
+def number_text(row: GridRow) -> str:
+    if row.number is None:
+        return "-"
+    return f"{row.number}" + (f"/{row.serie}" if row.serie is not None else "")
+
+
+def display(row: GridRow, column: int, now: datetime) -> str:
+    if column == COL_ISSUED:
+        local = labels.local_instant(row.issued_at, row.issued_offset_minutes)
+        return local.strftime("%d/%m/%Y %H:%M") if local else "-"
+    if column == COL_NUMBER:
+        return number_text(row)
+    if column == COL_COUNTERPART:
+        if row.is_event_row:
+            return row.last_event or "Evento"
+        return row.counterpart_name or ("Documento ilegível" if row.quarantined else "-")
+    if column == COL_ID:
+        return labels.tax_id(row.counterpart_id)
+    if column == COL_VALUE:
+        return labels.money_br(row.total_cents)
+    if column == COL_KIND:
+        return labels.ROW_KIND[row.row_kind]
+    if column == COL_DIRECTION:
+        return labels.DIRECTION[row.direction]
+    if column == COL_MANIFESTATION:
+        return labels.MANIFESTATION_STATE[row.manifestation] if row.manifestation else ""
+    if column == COL_DEADLINE:
+        return labels.deadline_text(row.deadline, now)
+    if column == COL_STATUS:
+        if row.is_event_row:
+            return f"{row.event_count} evento{'s' if row.event_count != 1 else ''}"
+        text = labels.STATUS[row.status]
+        return text + " após captura" if row.cancelled_after_capture else text
+    if column == COL_KEY:
+        return row.access_key or "-"
+    return ""
+
+
+def sort_value(row: GridRow, column: int) -> Any:
+    """The raw value a column sorts on (what SQL sorts on, for the columns it sorts)."""
+    values: dict[int, Any] = {
+        COL_ISSUED: row.issued_at,
+        COL_NUMBER: row.number,
+        COL_COUNTERPART: row.counterpart_name,
+        COL_ID: row.counterpart_id,
+        COL_VALUE: row.total_cents,
+        COL_KIND: row.row_kind.value,
+        COL_DIRECTION: row.direction.value,
+        COL_MANIFESTATION: row.manifestation.value if row.manifestation else None,
+        COL_DEADLINE: row.deadline.due if row.deadline else None,
+        COL_STATUS: row.status.value,
+        COL_KEY: row.access_key,
+    }
+    return values.get(column)
+
+
+class DocumentTableModel(QAbstractTableModel):
+    """One product's grid; ``set_filter`` starts over, the view's scrolling fetches more."""
+
+    counted = Signal(int)  # rows in the whole grid (after the first page)
+    loaded = Signal()  # a page arrived
+    failed = Signal(str)
+
+    def __init__(self, tasks: Tasks, desk: Desk, product: Product, now: Callable[[], datetime]) -> None:
+        super().__init__()
+        self.tasks = tasks
+        self.desk = desk
+        self.product = product
+        self._now = now
+        self.grid_filter = GridFilter(product)
+        self.rows: list[GridRow] = []
+        self.total: int | None = None
+        self._cursor: GridCursor | None = None
+        self._generation = 0
+        self._loading = False
+        self._active = False
+        self._icons = _icons()
+
+    # ------------------------------------------------------------------ loading
+
+    @property
+    def loading(self) -> bool:
+        return self._loading
+
+    def set_filter(self, grid_filter: GridFilter) -> None:
+        self.grid_filter = replace(grid_filter, product=self.product)
+        self._active = True
+        self.reload()
+
+    def reload(self) -> None:
+        self._generation += 1
+        generation = self._generation
+        self.beginResetModel()
+        self.rows = []
+        self.total = None
+        self._cursor = None
+        self.endResetModel()
+        self._loading = True
+        desk, grid_filter = self.desk, self.grid_filter
+
+        def first() -> tuple[GridCursor, list[GridRow]]:
+            cursor = desk.cursor(grid_filter)
+            return cursor, cursor.next_page(PAGE)
+
+        self.tasks.run(first, lambda result: self._first(generation, result), self._error)
+
+    def _first(self, generation: int, result: tuple[GridCursor, list[GridRow]]) -> None:
+        if generation != self._generation:
+            return  # a newer filter replaced this one
+        cursor, rows = result
+        self._cursor = cursor
+        self._append(generation, rows)
+        self.tasks.run(cursor.count, lambda total: self._counted(generation, total), self._error)
+
+    def _counted(self, generation: int, total: int) -> None:
+        if generation == self._generation:
+            self.total = total
+            self.counted.emit(total)
+
+    def _append(self, generation: int, rows: list[GridRow]) -> None:
+        if generation != self._generation:
+            return
+        self._loading = False
+        if rows:
+            self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows) + len(rows) - 1)
+            self.rows.extend(rows)
+            self.endInsertRows()
+        self.loaded.emit()
+
+    def _error(self, error: BaseException) -> None:
+        self._loading = False
+        self.failed.emit(str(getattr(error, "message", None) or error))
+
+    def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008 (Qt's signature)
+        if parent.isValid():
+            return False
+        return self._cursor is not None and not self._loading and not self._cursor.at_end
+
+    def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008
+        if not self.canFetchMore(parent):
+            return
+        assert self._cursor is not None
+        self._loading = True
+        generation, cursor = self._generation, self._cursor
+        self.tasks.run(lambda: cursor.next_page(PAGE), lambda rows: self._append(generation, rows), self._error)
+
+    def replace_row(self, fresh: GridRow) -> None:
+        """A row read again (after a manifestation): updated in place."""
+        for position, row in enumerate(self.rows):
+            if row.row_id == fresh.row_id and row.company_id == fresh.company_id:
+                self.rows[position] = fresh
+                self.dataChanged.emit(self.index(position, 0), self.index(position, len(COLUMNS) - 1))
+                return
+
+    # ------------------------------------------------------------------ Qt's model
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation is Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return COLUMNS[section][0]
+            if role == Qt.ItemDataRole.ToolTipRole and COLUMNS[section][1] is None:
+                return "Esta coluna não é ordenável."
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        row, column = self.rows[index.row()], index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return display(row, column, self._now())
+        if role == SORT_ROLE:
+            return sort_value(row, column)
+        if role == ROW_ROLE:
+            return row
+        if role == Qt.ItemDataRole.DecorationRole and column == COL_ISSUED:
+            return self._icons[row.row_kind]
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == COL_VALUE:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self._colour(row, column)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(row)
+        return None
+
+    def _colour(self, row: GridRow, column: int) -> QBrush | None:
+        if row.cancelled_after_capture or (row.quarantined and column in (COL_COUNTERPART, COL_KIND)):
+            return QBrush(ALERT)
+        if column == COL_DEADLINE and row.deadline is not None and row.deadline.days_left(self._now()) <= 5:
+            return QBrush(ALERT if row.deadline.due < self._now() else WARNING)
+        if row.status is DocumentStatus.CANCELLED or row.is_event_row:
+            return QBrush(MUTED)
+        return None
+
+    def _tooltip(self, row: GridRow) -> str | None:
+        if row.cancelled_after_capture:
+            return "NF-e cancelada depois de capturada: confira se já foi escriturada."
+        if row.quarantined:
+            return f"Documento em quarentena: {row.parse_error or 'conteúdo ilegível'}"
+        if row.is_event_row:
+            return "Eventos de uma chave cujo documento não foi recebido por esta empresa."
+        if row.row_kind is RowKind.SUMMARY:
+            return "Resumo (resNFe): a NF-e completa chega depois da Ciência da Operação."
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        if not 0 <= column < len(COLUMNS):
+            return
+        by = COLUMNS[column][1]
+        if by is None:
+            return
+        descending = order is Qt.SortOrder.DescendingOrder
+        if by is self.grid_filter.sort and descending == self.grid_filter.descending and self._cursor is not None:
+            return
+        self.grid_filter = replace(self.grid_filter, sort=by, descending=descending)
+        if self._active:  # before its first filter (the window still opening) a sort only records itself
+            self.reload()
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable

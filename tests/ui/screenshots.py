@@ -1,0 +1,132 @@
+"""Screenshots of the window as an office clerk sees it, for a person to look at.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tests/ui/screenshots.py [PASTA]
+
+Fills a data folder by real capture from the sandbox (a dozen suppliers, summaries and complete
+NF-e, a cancellation after capture, an NF-e the company issued whose customer's Ciência comes
+back), opens the main window on it and writes PNGs to PASTA (default ``screenshots/``): the
+window on each tab, the detail pane (summary, events, XML) and the manifestation dialogs.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+
+from app.core.products import Product  # noqa: E402
+from app.desk import Desk  # noqa: E402
+from app.sandbox.docgen.common import Party  # noqa: E402
+from app.ui.main_window import MainWindow  # noqa: E402
+from app.ui.manifest_dialog import ManifestDialog  # noqa: E402
+from tests.support.nfe_harness import RECIPIENT, nfe_harness  # noqa: E402
+
+SUPPLIERS = [
+    ("12345678000195", "COMERCIAL DE ALIMENTOS BOA MESA LTDA"),
+    ("23456789000150", "DISTRIBUIDORA DE PAPEIS SÃO JOÃO EIRELI"),
+    ("34567890000104", "INDÚSTRIA METALÚRGICA AÇO FORTE S.A."),
+    ("45678901000169", "FARMÁCIA E DROGARIA SAÚDE & VIDA LTDA"),
+    ("56789012000113", "ATACADÃO DE MATERIAIS DE CONSTRUÇÃO PEDRA BRANCA LTDA"),
+]
+
+
+def wait(condition: object, timeout_ms: int = 20_000) -> None:
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setInterval(20)
+    left = [timeout_ms // 20]
+
+    def tick() -> None:
+        left[0] -= 1
+        if condition() or left[0] <= 0:  # type: ignore[operator]
+            loop.quit()
+
+    timer.timeout.connect(tick)
+    timer.start()
+    loop.exec()
+    if not condition():  # type: ignore[operator]
+        raise SystemExit("A janela não ficou pronta a tempo.")
+
+
+def grab(widget: QWidget, folder: Path, name: str) -> None:
+    QApplication.processEvents()
+    path = folder / f"{name}.png"
+    widget.grab().save(str(path))
+    print(path)
+
+
+def main() -> int:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    with tempfile.TemporaryDirectory() as tmp, nfe_harness(Path(tmp)) as harness:
+        sandbox = harness.sandbox
+        for cnpj, name in SUPPLIERS:
+            sandbox.party(Party(doc=cnpj, name=name))
+        keys = []
+        for index in range(14):
+            cnpj = SUPPLIERS[index % len(SUPPLIERS)][0]
+            keys.append(str(sandbox.publish_nfe(cnpj, RECIPIENT).key))
+        issued = sandbox.publish_nfe(RECIPIENT, SUPPLIERS[0][0])
+        sandbox.publish_nfe_event(issued, "210210")
+        harness.capture.run_due()
+        harness.clock.advance(timedelta(hours=1, minutes=5))
+        sandbox.publish_nfe_event(keys[3], "110111", justification="Cancelamento por erro na emissao")
+        harness.capture.run_due()
+        desk = Desk(harness.office.data_dir, clock=harness.clock, capture=False)
+        desk.open()
+        for key in keys[:4]:
+            [row] = desk.find_key(key)
+            desk.request_manifestation(row.company_id, key, "210210")
+        settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
+        window = MainWindow(desk, settings=settings)
+        window.resize(1440, 860)
+        window.show()
+        model = window.models[Product.NFE]
+        wait(lambda: model.total is not None and window.company_list.count() > 1)
+        grab(window, out, "01-janela-nfe")
+        view = window.views[Product.NFE]
+        view.selectRow(1)
+        wait(lambda: window.detail.detail is not None)
+        grab(window, out, "02-janela-detalhe")
+        grab(window.detail, out, "03-detalhe-resumo")
+        window.detail.tabs.setCurrentIndex(1)
+        grab(window.detail, out, "04-detalhe-eventos")
+        window.detail.tabs.setCurrentIndex(2)
+        grab(window.detail, out, "05-detalhe-xml")
+        window.detail.tabs.setCurrentIndex(0)
+        for index, product in enumerate(Product):
+            if product is Product.NFE:
+                continue
+            window.tabs.setCurrentIndex(index)
+            wait(lambda p=product: window.models[p].total is not None)  # type: ignore[misc]
+            grab(window, out, f"06-janela-{product.value}")
+        window.tabs.setCurrentIndex(0)
+        rows = [r for r in model.rows if r.access_key in keys[5:7]]
+        for tp in ("210200", "210240"):
+            dialog = ManifestDialog(tp, rows, window)
+            dialog.show()
+            if dialog.text is not None:
+                dialog.text.setPlainText("Mercadoria devolvida ao fornecedor por avaria")
+            grab(dialog, out, f"07-manifestacao-{tp}")
+            dialog.close()
+        window.search.setText(keys[2])
+        window.apply_filters()
+        wait(lambda: model.total == 1)
+        grab(window, out, "08-busca-por-chave")
+        window.close()
+        desk.close()
+    del app
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
