@@ -199,6 +199,10 @@ class Desk:
     def now(self) -> datetime:
         return self.ctx.clock.now()
 
+    def products(self) -> tuple[Product, ...]:
+        """The products this version captures (an engine exists for them)."""
+        return tuple(self._service.captures) if self._service is not None else ()
+
     # ------------------------------------------------------------------ notices
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:

@@ -29,22 +29,22 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2
 Index = QModelIndex | QPersistentModelIndex
 
-# (header, sort column or None, width in characters)
-COLUMNS: list[tuple[str, GridSort | None, int]] = [
-    ("Emissão", GridSort.ISSUED_AT, 19),
-    ("Número", GridSort.NUMBER, 10),
-    ("Contraparte", GridSort.COUNTERPART, 38),
-    ("CNPJ/CPF", None, 19),
-    ("Valor", GridSort.VALUE, 15),
-    ("Tipo", GridSort.KIND, 9),
-    ("Direção", None, 9),
-    ("Manifestação", None, 17),
-    ("Prazo", None, 19),
-    ("Situação", GridSort.STATUS, 21),
-    ("Chave de acesso", None, 46),
+# (header, sort column or None, a sample of the widest usual content: the initial width)
+COLUMNS: list[tuple[str, GridSort | None, str]] = [
+    ("Emissão", GridSort.ISSUED_AT, "00/00/0000 00:00 ++"),
+    ("Número", GridSort.NUMBER, "000000000/00"),
+    ("Contraparte", GridSort.COUNTERPART, "DISTRIBUIDORA DE PRODUTOS LTDA"),
+    ("CNPJ/CPF", None, "00.000.000/0000-00"),
+    ("Valor", GridSort.VALUE, "R$ 000.000,00"),
+    ("Situação", GridSort.STATUS, "cancelada após captura"),
+    ("Manifestação", None, "sem manifestação"),
+    ("Prazo", None, "Conclusiva: 00 dias"),
+    ("Tipo", GridSort.KIND, "completa"),
+    ("Direção", None, "recebida"),
+    ("Chave de acesso", None, "0000 0000 0000 0000 0000 0000 0000 0000 0000 000"),
 ]
-COL_ISSUED, COL_NUMBER, COL_COUNTERPART, COL_ID, COL_VALUE, COL_KIND, COL_DIRECTION = range(7)
-COL_MANIFESTATION, COL_DEADLINE, COL_STATUS, COL_KEY = range(7, 11)
+COL_ISSUED, COL_NUMBER, COL_COUNTERPART, COL_ID, COL_VALUE, COL_STATUS = range(6)
+COL_MANIFESTATION, COL_DEADLINE, COL_KIND, COL_DIRECTION, COL_KEY = range(6, 11)
 
 ALERT = QColor("#b3261e")
 WARNING = QColor("#8a5300")

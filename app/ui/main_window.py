@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QDate, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QDate, QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -75,6 +75,19 @@ def parse_cents(text: str) -> int | None:
         return None
 
 
+def _narrowed(grid: GridFilter) -> bool:
+    """Filters beyond the company and the period are set."""
+    return bool(
+        grid.search
+        or grid.statuses
+        or grid.row_kinds
+        or grid.direction
+        or grid.manifestation
+        or grid.min_cents is not None
+        or grid.max_cents is not None
+    )
+
+
 class MainWindow(QMainWindow):
     """The office's window over one desk; ``ready`` once the data folder is open."""
 
@@ -119,9 +132,7 @@ class MainWindow(QMainWindow):
         self.company_list.setObjectName("companies")
         self.company_list.setMinimumWidth(250)
         self.company_list.setWordWrap(True)
-        self.company_list.setStyleSheet(
-            "QListWidget#companies::item { padding: 6px 4px; border-bottom: 1px solid #e3e3e3; }"
-        )
+        self.company_list.setSpacing(3)
         self.company_list.currentItemChanged.connect(self._company_changed)
         right = QWidget(self.split)
         column = QVBoxLayout(right)
@@ -139,6 +150,7 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget(self.vsplit)
         self.tabs.setObjectName("product-tabs")
         self.models: dict[Product, DocumentTableModel] = {}
+        self.empty_labels: dict[Product, QLabel] = {}
         self.views: dict[Product, QTableView] = {}
         for product in Product:
             model = DocumentTableModel(self.tasks, self.desk, product, self._now)
@@ -158,13 +170,22 @@ class MainWindow(QMainWindow):
             header = view.horizontalHeader()
             header.setSectionsMovable(True)
             header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-            width = view.fontMetrics().averageCharWidth()
-            for index, (_name, _sort, chars) in enumerate(COLUMNS):
-                header.resizeSection(index, chars * width + 16)
+            metrics = view.fontMetrics()
+            for index, (_name, _sort, sample) in enumerate(COLUMNS):
+                header.resizeSection(index, metrics.horizontalAdvance(sample) + 16)
             view.selectionModel().selectionChanged.connect(lambda *_a, p=product: self._selection_changed(p))
             view.doubleClicked.connect(lambda index, p=product: self._double_clicked(p, index))
             self.models[product] = model
             self.views[product] = view
+            empty = QLabel(view.viewport())
+            empty.setObjectName(f"empty-{product.value}")
+            empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            empty.setWordWrap(True)
+            empty.setStyleSheet("color: #6b6b6b; font-size: 11pt;")
+            empty.setVisible(False)
+            view.viewport().installEventFilter(self)
+            self.empty_labels[product] = empty
+            model.loaded.connect(lambda p=product: self._show_empty(p))
             self.tabs.addTab(view, product.label)
         self.tabs.currentChanged.connect(self._tab_changed)
         self.detail = DetailPane(self.vsplit)
@@ -450,6 +471,29 @@ class MainWindow(QMainWindow):
         model = self.models[product]
         if model.total is not None:
             self._counted(product, model.total)
+
+    def _show_empty(self, product: Product) -> None:
+        """An empty grid says why: nothing matches, or this product is not captured yet."""
+        label, model = self.empty_labels[product], self.models[product]
+        if model.rows:
+            label.setVisible(False)
+            return
+        if product not in self.desk.products():
+            text = f"A captura de {product.label} ainda não está disponível nesta versão."
+        elif _narrowed(model.grid_filter):
+            text = f"Nenhum {product.label} com estes filtros no período escolhido."
+        else:
+            text = f"Nenhum {product.label} no período escolhido."
+        label.setText(text)
+        label.setGeometry(self.views[product].viewport().rect())
+        label.setVisible(True)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() is QEvent.Type.Resize:
+            for product, view in self.views.items():
+                if watched is view.viewport():
+                    self.empty_labels[product].setGeometry(view.viewport().rect())
+        return super().eventFilter(watched, event)
 
     def _counted(self, product: Product, total: int) -> None:
         if product is self.current_product():

@@ -22,6 +22,7 @@ if str(ROOT) not in sys.path:
 from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
+from app.core.ids import Cnpj  # noqa: E402
 from app.core.products import Product  # noqa: E402
 from app.desk import Desk  # noqa: E402
 from app.sandbox.docgen.common import Party  # noqa: E402
@@ -30,11 +31,14 @@ from app.ui.manifest_dialog import ManifestDialog  # noqa: E402
 from tests.support.nfe_harness import RECIPIENT, nfe_harness  # noqa: E402
 
 SUPPLIERS = [
-    ("12345678000195", "COMERCIAL DE ALIMENTOS BOA MESA LTDA"),
-    ("23456789000150", "DISTRIBUIDORA DE PAPEIS SÃO JOÃO EIRELI"),
-    ("34567890000104", "INDÚSTRIA METALÚRGICA AÇO FORTE S.A."),
-    ("45678901000169", "FARMÁCIA E DROGARIA SAÚDE & VIDA LTDA"),
-    ("56789012000113", "ATACADÃO DE MATERIAIS DE CONSTRUÇÃO PEDRA BRANCA LTDA"),
+    (Cnpj.from_body(body).value, name)
+    for body, name in (
+        ("123456780001", "COMERCIAL DE ALIMENTOS BOA MESA LTDA"),
+        ("234567890001", "DISTRIBUIDORA DE PAPEIS SÃO JOÃO EIRELI"),
+        ("345678900001", "INDÚSTRIA METALÚRGICA AÇO FORTE S.A."),
+        ("456789010001", "FARMÁCIA E DROGARIA SAÚDE & VIDA LTDA"),
+        ("567890120001", "ATACADÃO DE MATERIAIS DE CONSTRUÇÃO PEDRA BRANCA LTDA"),
+    )
 ]
 
 

@@ -11,7 +11,7 @@ from app.core.manifestation import ManifestationState
 from app.core.products import Product
 from app.desk import Desk
 from app.store.records import RowKind
-from app.ui.grid_model import ROW_ROLE
+from app.ui.grid_model import COL_STATUS, ROW_ROLE
 from app.ui.main_window import MainWindow, default_period, parse_cents
 from app.ui.manifest_dialog import ManifestDialog
 from tests.desk.conftest import Office
@@ -58,7 +58,7 @@ def test_the_window_lists_the_captured_documents_at_once(
     assert "cancelada" in window.banner.text()
     model = window.models[Product.NFE]
     position = next(i for i, r in enumerate(rows) if r.access_key == office.cancelled)
-    assert model.data(model.index(position, 9)) == "cancelada após captura"
+    assert model.data(model.index(position, COL_STATUS)) == "cancelada após captura"
 
 
 def test_search_by_key_then_detail_shows_the_xml(qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path) -> None:
