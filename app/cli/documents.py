@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import heapq
-import os
 import sys
-import tempfile
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -20,6 +17,7 @@ from app.core.ids import Cnpj
 from app.core.nsu import Nsu
 from app.core.products import Product
 from app.desk import Desk, labels
+from app.desk.files import write_atomic
 from app.desk.grid import PAGE, GridFilter
 from app.desk.labels import DIRECTION as DIRECTION_LABELS
 from app.desk.labels import MANIFESTATION_STATUS as MANIFESTATION_LABELS
@@ -364,21 +362,7 @@ def write_output(target: str, content: bytes) -> None:
         sys.stdout.buffer.write(content)
         sys.stdout.buffer.flush()
         return
-    path = Path(target)
-    folder = path.parent if str(path.parent) else Path(".")
-    tmp: str | None = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as out:
-            out.write(content)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as error:
-        raise CapturaError(f"Não foi possível gravar {path}: {error.strerror or error}.") from error
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    write_atomic(Path(target), content)
 
 
 def _xml(args: argparse.Namespace) -> int:

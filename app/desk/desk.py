@@ -27,6 +27,7 @@ from app.core.clock import Clock
 from app.core.errors import CapturaError
 from app.core.manifestation import ManifestationState, manifestation_type
 from app.core.products import Product
+from app.desk.files import write_atomic
 from app.desk.grid import (
     GridCursor,
     GridFilter,
@@ -248,17 +249,24 @@ class Desk:
                     stalled=status.stalled,
                 )
             )
+        now = self.now()
         lines = []
-        for overview in self.office.overview():
-            company = overview.company
+        for company in self.ctx.companies.list_companies():
+            # The capture's own certificate cache: a status refresh every few seconds decrypts nothing.
+            not_after: datetime | None = None
+            problem: str | None = None
+            try:
+                not_after = self.ctx.certificates.get(company, now).not_after
+            except CapturaError as error:
+                not_after, problem = getattr(error, "not_after", None), error.message
             lines.append(
                 CompanyLine(
                     company_id=company.id,
                     cnpj=company.cnpj.value,
                     name=company.name,
                     active=company.active,
-                    certificate_not_after=overview.certificate.not_after,
-                    certificate_problem=overview.certificate.problem,
+                    certificate_not_after=not_after,
+                    certificate_problem=problem,
                     badges=tuple(badges.get(company.id, ())),
                 )
             )
@@ -325,6 +333,12 @@ class Desk:
         if row.is_event_row:
             return self.ctx.events.get_xml(-row.row_id)
         return self.ctx.documents.get_document_xml(row.row_id)
+
+    def save_xml(self, row: GridRow, target: Path) -> int:
+        """Write the row's XML, byte for byte as received, atomically; returns its size."""
+        content = self.xml(row)
+        write_atomic(target, content)
+        return len(content)
 
     def event_xml(self, event_id: int) -> bytes:
         return self.ctx.events.get_xml(event_id)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+from app.capture.status import CONSULTANDO
+from app.capture.status import LABELS as CAPTURE_LABELS
 from app.core.cadence import Action
 from app.core.clock import BRASILIA
 from app.core.ids import Cnpj, Cpf
@@ -43,14 +45,8 @@ MANIFESTATION_STATE = {
     ManifestationState.UNKNOWN_OPERATION: "desconhecida",
     ManifestationState.NOT_PERFORMED: "não realizada",
 }
-ACTION = {
-    Action.QUERY: "Em espera",  # due: waiting for the scheduler's next pass
-    Action.WAIT: "Em espera",
-    Action.BLOCKED: "Bloqueada",
-    Action.PAUSED: "Pausa global",
-    Action.DISABLED: "Desativada",
-}
-CAPTURING = "Consultando"
+ACTION = CAPTURE_LABELS  # the words `status` prints, from the capture's status lines
+CAPTURING = CONSULTANDO
 PDF_NAMES = {Product.NFE: "DANFE", Product.CTE: "DACTE", Product.NFSE: "DANFSe"}
 
 

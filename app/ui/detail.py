@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import html
 from datetime import datetime
+from pathlib import Path
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QFont, QTextDocument
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFont, QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -163,6 +164,12 @@ class DetailPane(QWidget):
         self.save_button.setEnabled(False)
         self.save_button.clicked.connect(self.save_xml.emit)
         buttons.addWidget(self.save_button)
+        self.folder_button = QPushButton("Abrir pasta", self)
+        self.folder_button.setToolTip("Abre a pasta onde o XML foi salvo")
+        self.folder_button.setVisible(False)
+        self.folder_button.clicked.connect(self._open_folder)
+        buttons.addWidget(self.folder_button)
+        self.saved_folder: Path | None = None
         layout.addLayout(buttons)
         self.tabs = QTabWidget(self)
         self.summary = QTextBrowser(self)
@@ -218,6 +225,15 @@ class DetailPane(QWidget):
             button.setEnabled(tp in allowed)
         self.save_button.setEnabled(xml is not None)
         self.retry_button.setVisible(detail.row.quarantined and detail.row.nsu is not None and writable)
+
+    def saved(self, path: Path) -> None:
+        """A file was written: offer to open its folder."""
+        self.saved_folder = path.parent
+        self.folder_button.setVisible(True)
+
+    def _open_folder(self) -> None:
+        if self.saved_folder is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.saved_folder)))
 
     def find_in_xml(self) -> bool:
         text = self.xml_search.text()

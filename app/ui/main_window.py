@@ -711,12 +711,20 @@ class MainWindow(QMainWindow):
             return
         row = rows[0]
         name = f"{row.access_key or row.row_id}.xml"
-        target, _filter = QFileDialog.getSaveFileName(self, "Salvar XML", str(Path.home() / name), "XML (*.xml)")
+        folder = self.settings.value("last_save_folder", str(Path.home()))
+        target, _filter = QFileDialog.getSaveFileName(self, "Salvar XML", str(Path(str(folder)) / name), "XML (*.xml)")
         if target:
-            self.tasks.run(
-                lambda: Path(target).write_bytes(self.desk.xml(row)),
-                lambda _n: self.statusBar().showMessage(f"XML salvo em {target}.", 10_000),
-            )
+            self.write_xml(row, Path(target))
+
+    def write_xml(self, row: GridRow, target: Path) -> None:
+        """Write the stored bytes on a worker (a network drive may be slow), then offer the folder."""
+        self.settings.setValue("last_save_folder", str(target.parent))
+
+        def done(_size: int) -> None:
+            self.detail.saved(target)
+            self.statusBar().showMessage(f"XML salvo em {target}.", 10_000)
+
+        self.tasks.run(lambda: self.desk.save_xml(row, target), done)
 
     # ------------------------------------------------------------------ errors, settings, closing
 

@@ -178,3 +178,18 @@ def test_the_window_runs_the_capture_and_a_second_one_is_read_only(
     first.close()
     reading.close()
     capturing.close()
+
+
+def test_saving_the_xml_writes_the_received_bytes_and_offers_the_folder(
+    qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path
+) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    _select(window, qtbot, office.received[1])
+    [row] = window.selected_rows()
+    target = tmp_path / "saida" / "nota.xml"
+    target.parent.mkdir()
+    window.write_xml(row, target)
+    qtbot.waitUntil(lambda: window.detail.folder_button.isVisibleTo(window), timeout=10_000)
+    assert target.read_bytes() == desk.xml(row)
+    assert window.detail.saved_folder == target.parent
+    assert [p.name for p in target.parent.iterdir()] == ["nota.xml"]  # no temporary file left
