@@ -201,6 +201,9 @@ class MainWindow(QMainWindow):
         outer.addWidget(self.split)
         self.setCentralWidget(central)
         status = QStatusBar(self)
+        self.folder_label = QLabel(self)
+        self.folder_label.setObjectName("data-folder")
+        status.addWidget(self.folder_label)  # stays: notices show beside it and expire
         self.capture_label = QLabel(self)
         self.count_label = QLabel(self)
         status.addPermanentWidget(self.count_label)
@@ -338,7 +341,8 @@ class MainWindow(QMainWindow):
         else:
             self.capture_label.setText("Captura desligada nesta janela")
         self._unsubscribe = self.desk.subscribe(self.notice.emit)
-        self.statusBar().showMessage(f"Pasta de dados: {self.desk.data_dir}   ·   versão {__version__}")
+        self.statusBar().clearMessage()
+        self.folder_label.setText(f"Pasta de dados: {self.desk.data_dir}   ·   versão {__version__}")
         self.refresh_companies(first=True)
         self._status_timer.start()
 

@@ -20,3 +20,24 @@ def test_demo_window_runs_the_capture_in_the_background_and_stops_it_on_close(qt
     assert not [t.name for t in threading.enumerate() if t.name.startswith(("captura-", "demo-"))]
     with Office(demo_dir) as office:
         assert len(office.companies.list_companies()) == 3
+
+
+def test_the_demo_window_lists_the_demo_documents_as_they_arrive(qtbot: QtBot, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings
+
+    from app.core.products import Product
+    from app.desk import Desk
+    from app.ui.main_window import MainWindow
+
+    desk = Desk(tmp_path / "dados-demo", demo=DemoOptions(speed=600))
+    window = MainWindow(desk, demo=True, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    try:
+        assert window.windowTitle() == "Captura DF-e — Demonstração"
+        qtbot.waitUntil(lambda: window.company_list.count() == 4, timeout=30_000)  # all + 3 demo companies
+        model = window.models[Product.NFE]
+        qtbot.waitUntil(lambda: len(model.rows) > 0, timeout=30_000)  # the backlog, captured in the background
+        assert desk.capturing and window.capture_label.text() == "Captura em segundo plano ligada"
+    finally:
+        window.close()
+        desk.close()

@@ -47,6 +47,8 @@ def test_the_window_lists_the_captured_documents_at_once(
     rows = _rows(window)
     assert {r.access_key for r in rows} == {*office.received, office.event_only}
     assert window.count_label.text() == "4 documentos"
+    assert window.windowTitle() == "Captura DF-e"
+    assert str(office.harness.office.data_dir) in window.folder_label.text()
     event_rows = [r for r in rows if r.row_kind is RowKind.EVENT]
     assert [r.access_key for r in event_rows] == [office.event_only]
     # "Todas as empresas" on top, then the company with its NF-e badge.
