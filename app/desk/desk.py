@@ -47,7 +47,7 @@ from app.desk.views import (
     ProductBadge,
 )
 from app.store.grid import GridRepository
-from app.store.records import Direction, GridQuery, ManifestationStatus, RowKind
+from app.store.records import Direction, DocumentStatus, GridQuery, ManifestationStatus, RowKind
 
 if TYPE_CHECKING:
     from app.demo.environment import DemoEnvironment, DemoOptions
@@ -348,27 +348,23 @@ class Desk:
         now = self.now()
         soon = 0
         if product is Product.NFE:
-            # Ciência due within 5 days: issued 5-10 days ago, nothing registered or asked.
-            ciencia = GridQuery(
-                product,
-                company_ids,
-                issued_from=now - timedelta(days=10),
-                issued_to=now - timedelta(days=5),
-                direction=Direction.RECEIVED,
-                row_kinds=(RowKind.SUMMARY, RowKind.COMPLETE),
-                manifestation=ManifestationState.NONE,
-            )
-            # The conclusive event due within 5 days: issued 85-90 days ago, only a Ciência.
-            conclusive = GridQuery(
-                product,
-                company_ids,
-                issued_from=now - timedelta(days=90),
-                issued_to=now - timedelta(days=85),
-                direction=Direction.RECEIVED,
-                row_kinds=(RowKind.SUMMARY, RowKind.COMPLETE),
-                manifestation=ManifestationState.CIENCIA,
-            )
-            soon = self._grid.count(ciencia) + self._grid.count(conclusive)
+
+            def due(days: int, state: ManifestationState) -> int:
+                """Received NF-e in ``state`` whose ``days``-day deadline ends within 5 days."""
+                query = GridQuery(
+                    product,
+                    company_ids,
+                    issued_from=now - timedelta(days=days),
+                    issued_to=now - timedelta(days=days - 5),
+                    direction=Direction.RECEIVED,
+                    row_kinds=(RowKind.SUMMARY, RowKind.COMPLETE),
+                    statuses=(DocumentStatus.SUMMARY, DocumentStatus.AUTHORISED),
+                    manifestation=state,
+                )
+                return self._grid.count(query)
+
+            # Ciência within 10 days of authorisation, a conclusive event within 90 (protocol.md §3.7).
+            soon = due(10, ManifestationState.NONE) + due(90, ManifestationState.CIENCIA)
         return Alerts(
             cancelled_after_capture=self._grid.cancelled_after_capture(product, company_ids),
             deadlines_within_5_days=soon,

@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app.store.cursors import save_state_in
 from app.store.db import Database
 from app.store.errors import InvalidRecord
+from app.store.grid import GridRepository
 from app.store.items import IN_CHUNK, record_item_in
 from app.store.lots import mark_cancelled_in as mark_cancelled_in
 from app.store.lots import offset_minutes, parties_of, validate_fields
@@ -44,6 +45,7 @@ from app.store.records import (
     DocumentSummary,
     DocumentVersionInfo,
     EventInput,
+    GridQuery,
     Party,
     PartyRole,
     Product,
@@ -199,26 +201,6 @@ def _summary(row: DocumentRow) -> DocumentSummary:
     )
 
 
-def _where(query: DocumentQuery) -> list[ColumnElement[bool]]:
-    clauses: list[ColumnElement[bool]] = [
-        DocumentRow.company_id == query.company_id,
-        DocumentRow.product == query.product.value,
-    ]
-    if query.issued_from is not None:
-        clauses.append(DocumentRow.issued_at >= query.issued_from)
-    if query.issued_to is not None:
-        clauses.append(DocumentRow.issued_at < query.issued_to)
-    if query.direction is not None:
-        clauses.append(DocumentRow.direction == query.direction.value)
-    if query.kinds:
-        clauses.append(DocumentRow.kind.in_([k.value for k in query.kinds]))
-    if query.status is not None:
-        clauses.append(DocumentRow.status == query.status.value)
-    if query.quarantined is not None:
-        clauses.append(DocumentRow.quarantined.is_(query.quarantined))
-    return clauses
-
-
 def _chunks(ids: Sequence[int]) -> Iterable[Sequence[int]]:
     for start in range(0, len(ids), IN_CHUNK):
         yield ids[start : start + IN_CHUNK]
@@ -366,21 +348,12 @@ class DocumentRepository:
     # ------------------------------------------------------------------ grid pages
 
     def page_ids(self, query: DocumentQuery, offset: int, limit: int) -> list[int]:
-        """One page of ids in issue-date order (ties by id); served by ``ix_documents_grid``."""
-        if offset < 0 or limit <= 0:
-            raise ValueError("offset must be >= 0 and limit > 0")
-        order = (
-            (DocumentRow.issued_at.desc(), DocumentRow.id.desc())
-            if query.newest_first
-            else (DocumentRow.issued_at.asc(), DocumentRow.id.asc())
-        )
-        statement = select(DocumentRow.id).where(*_where(query)).order_by(*order).offset(offset).limit(limit)
-        with self._db.reader() as s:
-            return list(s.scalars(statement))
+        """One page of ids in issue-date order (ties by id); served by ``ix_documents_grid``.
+        The grid's query (``app.store.grid``) with one company and the store's filters."""
+        return GridRepository(self._db).page_ids(GridQuery.of(query), offset, limit)
 
     def count(self, query: DocumentQuery) -> int:
-        with self._db.reader() as s:
-            return s.scalar(select(func.count()).select_from(DocumentRow).where(*_where(query))) or 0
+        return GridRepository(self._db).count(GridQuery.of(query))
 
     def summaries(self, ids: Sequence[int]) -> list[DocumentSummary]:
         """Grid rows for ``ids`` in the same order, in one query per 500 ids (no N+1)."""

@@ -155,6 +155,8 @@ def grid_where(query: GridQuery) -> list[ColumnElement[bool]]:
         )
     if query.number is not None:
         clauses.append(DocumentRow.number == query.number)
+    if query.quarantined is not None:
+        clauses.append(DocumentRow.quarantined.is_(query.quarantined))
     if query.min_cents is not None:
         clauses.append(DocumentRow.total_cents >= query.min_cents)
     if query.max_cents is not None:

@@ -268,8 +268,24 @@ class GridQuery:
     access_key: str | None = None
     min_cents: int | None = None
     max_cents: int | None = None
+    quarantined: bool | None = None
     sort: GridSort = GridSort.ISSUED_AT
     descending: bool = True
+
+    @classmethod
+    def of(cls, query: DocumentQuery) -> GridQuery:
+        """The grid query of a store page query (one company and product, issue-date order)."""
+        return cls(
+            product=query.product,
+            company_ids=(query.company_id,),
+            issued_from=query.issued_from,
+            issued_to=query.issued_to,
+            direction=query.direction,
+            kinds=query.kinds,
+            statuses=(query.status,) if query.status is not None else (),
+            quarantined=query.quarantined,
+            descending=query.newest_first,
+        )
 
 
 @dataclass(frozen=True, slots=True)

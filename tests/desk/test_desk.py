@@ -111,3 +111,19 @@ def test_a_second_desk_on_a_captured_folder_is_read_only_and_says_who_captures(o
             second.close()
     finally:
         first.close()
+
+
+def test_alerts_count_cancellations_after_capture_and_deadlines_within_5_days(desk: Desk, office: Office) -> None:
+    from datetime import timedelta
+
+    alerts = desk.alerts(Product.NFE)
+    assert (alerts.cancelled_after_capture, alerts.deadlines_within_5_days, alerts.quarantined) == (1, 0, 0)
+    office.harness.clock.advance(timedelta(days=6))  # the Ciência deadline (10 days) is 4 days away
+    alerts = desk.alerts(Product.NFE)
+    assert alerts.deadlines_within_5_days == 2  # the two not cancelled; the cancelled one needs nothing
+    [row] = desk.find_key(office.received[1])
+    assert row.deadline is not None and row.deadline.days_left(desk.now()) == 3
+    office.harness.clock.advance(timedelta(days=5))  # past the Ciência: the conclusive one (90 days) is next
+    [row] = desk.find_key(office.received[1])
+    assert row.deadline is not None and row.deadline.tp_evento == "210200"
+    assert desk.alerts(Product.NFE).deadlines_within_5_days == 0
