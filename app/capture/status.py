@@ -13,25 +13,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from app.capture.context import CaptureContext
-from app.core.cadence import Action, CadenceRules, CaptureState, Decision, decide
+from app.core.cadence import ACTION_LABELS, Action, CadenceRules, CaptureState, Decision, decide
+from app.core.cadence import BLOQUEADA as BLOQUEADA
+from app.core.cadence import CONSULTANDO as CONSULTANDO
+from app.core.cadence import DESATIVADA as DESATIVADA
+from app.core.cadence import EM_ESPERA as EM_ESPERA
+from app.core.cadence import PAUSA_GLOBAL as PAUSA_GLOBAL
 from app.core.clock import BRASILIA, brasilia_iso
 from app.core.products import Environment, Product
 from app.store.records import CaptureSettings, Company
 
-CONSULTANDO = "Consultando"
-EM_ESPERA = "Em espera"
-BLOQUEADA = "Bloqueada"
-PAUSA_GLOBAL = "Pausa global"
-DESATIVADA = "Desativada"
-
-LABELS: dict[Action, str] = {
-    Action.QUERY: EM_ESPERA,  # due, waiting for the next pass of the scheduler
-    Action.WAIT: EM_ESPERA,
-    Action.BLOCKED: BLOQUEADA,
-    Action.PAUSED: PAUSA_GLOBAL,
-    Action.DISABLED: DESATIVADA,
-}
-
+LABELS = ACTION_LABELS  # the status words, declared once in app.core.cadence
 _FAR = timedelta(days=3650)
 
 

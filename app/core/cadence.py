@@ -163,6 +163,21 @@ class Action(StrEnum):
     DISABLED = "disabled"
 
 
+# The words of the status line for each decision (``status``, the window's company badges).
+CONSULTANDO = "Consultando"  # a query in flight (not a decision: the service knows it)
+EM_ESPERA = "Em espera"
+BLOQUEADA = "Bloqueada"
+PAUSA_GLOBAL = "Pausa global"
+DESATIVADA = "Desativada"
+ACTION_LABELS: dict[Action, str] = {
+    Action.QUERY: EM_ESPERA,  # due, waiting for the next pass of the scheduler
+    Action.WAIT: EM_ESPERA,
+    Action.BLOCKED: BLOQUEADA,
+    Action.PAUSED: PAUSA_GLOBAL,
+    Action.DISABLED: DESATIVADA,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What to do with one company now; ``reason`` is the Portuguese status line for the user."""

@@ -151,6 +151,7 @@ class Desk:
                     write_owner(office.data_dir, self._owner, ctx.clock.now())
         self._grid = GridRepository(self.ctx.db)
         self._keys = KeyEventIndex(self._grid)
+        self._keys.current(Product.NFE)  # built here, on the opening worker, not on the first page
         return self.opened
 
     def close(self, timeout: float = 30.0) -> None:

@@ -71,11 +71,14 @@ def brasilia_midnight(day: date) -> datetime:
 
 def to_query(grid: GridFilter) -> GridQuery:
     found = parse_search(grid.search)
+    # A key typed or scanned is that document, whatever the period on screen (and the key's own
+    # index finds it at once, where the period's index would walk the whole period).
+    dated = found.access_key is None
     return GridQuery(
         product=grid.product,
         company_ids=grid.company_ids,
-        issued_from=brasilia_midnight(grid.issued_from) if grid.issued_from else None,
-        issued_to=brasilia_midnight(grid.issued_to + timedelta(days=1)) if grid.issued_to else None,
+        issued_from=brasilia_midnight(grid.issued_from) if grid.issued_from and dated else None,
+        issued_to=brasilia_midnight(grid.issued_to + timedelta(days=1)) if grid.issued_to and dated else None,
         direction=grid.direction,
         row_kinds=grid.row_kinds,
         kinds=grid.kinds,

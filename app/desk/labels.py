@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from app.capture.status import CONSULTANDO
-from app.capture.status import LABELS as CAPTURE_LABELS
-from app.core.cadence import Action
+from app.core.cadence import ACTION_LABELS, CONSULTANDO, Action
 from app.core.clock import BRASILIA
 from app.core.ids import Cnpj, Cpf
 from app.core.manifestation import MANIFESTATION_TYPES, ManifestationState, PendingDeadline
@@ -45,7 +43,7 @@ MANIFESTATION_STATE = {
     ManifestationState.UNKNOWN_OPERATION: "desconhecida",
     ManifestationState.NOT_PERFORMED: "não realizada",
 }
-ACTION = CAPTURE_LABELS  # the words `status` prints, from the capture's status lines
+ACTION = ACTION_LABELS  # the words `status` prints
 CAPTURING = CONSULTANDO
 PDF_NAMES = {Product.NFE: "DANFE", Product.CTE: "DACTE", Product.NFSE: "DANFSe"}
 

@@ -14,15 +14,26 @@ without scanning the events table for every page.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, exists, func, literal, not_, or_, select, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    case,
+    exists,
+    func,
+    literal,
+    not_,
+    or_,
+    select,
+)
 
 from app.core.manifestation import CIENCIA, CONCLUSIVE_TYPES, MANIFESTATION_TYPES
 from app.store.db import Database
 from app.store.items import IN_CHUNK
 from app.store.models import CompanyRow, DocumentRow, EventRow, ManifestationRow
+from app.store.prepared import placeholders
 from app.store.records import (
     Direction,
     DocumentKind,
@@ -35,6 +46,7 @@ from app.store.records import (
     Product,
     RowKind,
 )
+from app.store.types import utc_from_text
 
 SUMMARY_KINDS = (DocumentKind.RES_NFE, DocumentKind.DPS)
 COMPLETE_KINDS = (DocumentKind.NFE_PROC, DocumentKind.CTE_PROC, DocumentKind.NFSE)
@@ -114,8 +126,12 @@ def _row_kind_clause(kinds: Sequence[RowKind]) -> ColumnElement[bool] | None:
     return or_(*parts)
 
 
-def grid_where(query: GridQuery) -> list[ColumnElement[bool]]:
-    """The documents matching ``query`` (key-event rows are the facade's)."""
+def grid_where(query: GridQuery, *, like_ignores_case: bool = False) -> list[ColumnElement[bool]]:
+    """The documents matching ``query`` (key-event rows are the facade's).
+
+    ``like_ignores_case``: the database's LIKE already ignores case (SQLite, for ASCII), so the
+    name search needs no ``lower()`` on both sides of every row (ILIKE elsewhere).
+    """
     clauses: list[ColumnElement[bool]] = [DocumentRow.product == query.product.value]
     if query.company_ids:
         clauses.append(DocumentRow.company_id.in_(query.company_ids))
@@ -147,12 +163,11 @@ def grid_where(query: GridQuery) -> list[ColumnElement[bool]]:
         )
     if query.text:
         pattern = "%" + query.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        clauses.append(
-            or_(
-                DocumentRow.emitter_name.ilike(pattern, escape="\\"),
-                DocumentRow.recipient_name.ilike(pattern, escape="\\"),
-            )
-        )
+        names = (DocumentRow.emitter_name, DocumentRow.recipient_name)
+        if like_ignores_case:
+            clauses.append(or_(*(name.like(pattern, escape="\\") for name in names)))
+        else:
+            clauses.append(or_(*(name.ilike(pattern, escape="\\") for name in names)))
     if query.number is not None:
         clauses.append(DocumentRow.number == query.number)
     if query.quarantined is not None:
@@ -162,6 +177,48 @@ def grid_where(query: GridQuery) -> list[ColumnElement[bool]]:
     if query.max_cents is not None:
         clauses.append(DocumentRow.total_cents <= query.max_cents)
     return clauses
+
+
+# Reads per key, on the driver, one statement per company: ``company_id = ? AND product = ? AND
+# access_key IN (...)`` is a seek per key in the unique (company, product, key...) index of the
+# table read. ``(company, key) IN (...)`` had SQLite scan that whole index, a VALUES table joined
+# to it had it build an automatic index per statement, and SQLAlchemy compiled the 1,000
+# parameters of either anew for every page.
+_KEY_EVENT_FACTS = (
+    "SELECT company_id, access_key, tp_evento, n_seq_evento, created_at FROM events "
+    "WHERE company_id = ? AND product = ? AND access_key IN ({keys})"
+)
+_KEY_EVENT_GROUPS = (
+    "SELECT company_id, access_key, min(event_at), max(event_at), count(*), max(id) FROM events "
+    "WHERE company_id = ? AND product = ? AND access_key IN ({keys}) GROUP BY access_key"
+)
+_KEYS_WITH_DOCUMENT = (
+    "SELECT company_id, access_key FROM documents WHERE company_id = ? AND product = ? AND access_key IN ({keys})"
+)
+_REQUESTED_KEYS = (
+    "SELECT DISTINCT company_id, access_key FROM manifestations "
+    "WHERE company_id = ? AND product = ? AND access_key IN ({keys}) AND status IN ('pending', 'sent')"
+)
+_ORPHAN_KEYS = (
+    "SELECT DISTINCT e.company_id, e.access_key FROM events e WHERE e.product = ? AND e.id > ? "
+    "AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.company_id = e.company_id "
+    "AND d.product = e.product AND d.access_key = e.access_key)"
+)
+_EVENTS_BY_ID = "SELECT id, tp_evento, description FROM events WHERE id IN ({ids})"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _per_key(driver: Any, sql: str, product: Product, pairs: Iterable[tuple[int, str]]) -> list[Any]:
+    """``sql`` for the (company id, key) ``pairs``: one statement per company and 500 keys."""
+    by_company: dict[int, list[str]] = {}
+    for company_id, key in sorted(set(pairs)):
+        by_company.setdefault(company_id, []).append(key)
+    rows: list[Any] = []
+    for company_id, keys in by_company.items():
+        for chunk in _chunks(keys):
+            statement = sql.format(keys=placeholders(len(chunk)))
+            rows += driver.execute(statement, (company_id, product.value, *chunk)).fetchall()
+    return rows
 
 
 def _chunks(values: Sequence[Any]) -> Iterable[Sequence[Any]]:
@@ -174,6 +231,10 @@ class GridRepository:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._like_ignores_case = db.engine.dialect.name == "sqlite"
+
+    def _where(self, query: GridQuery) -> list[ColumnElement[bool]]:
+        return grid_where(query, like_ignores_case=self._like_ignores_case)
 
     def page_ids(self, query: GridQuery, offset: int, limit: int) -> list[int]:
         """One page of ids in the query's order (ties by id, the same direction)."""
@@ -181,13 +242,13 @@ class GridRepository:
             raise ValueError("offset must be >= 0 and limit > 0")
         column = _SORT_COLUMNS[query.sort]
         order = (column.desc(), DocumentRow.id.desc()) if query.descending else (column.asc(), DocumentRow.id.asc())
-        statement = select(DocumentRow.id).where(*grid_where(query)).order_by(*order).offset(offset).limit(limit)
+        statement = select(DocumentRow.id).where(*self._where(query)).order_by(*order).offset(offset).limit(limit)
         with self._db.reader() as s:
             return list(s.scalars(statement))
 
     def count(self, query: GridQuery) -> int:
         with self._db.reader() as s:
-            return s.scalar(select(func.count()).select_from(DocumentRow).where(*grid_where(query))) or 0
+            return s.scalar(select(func.count()).select_from(DocumentRow).where(*self._where(query))) or 0
 
     def high_water(self) -> tuple[int, int]:
         """(largest document id, largest event id): what ``key_events`` has seen, in one read."""
@@ -197,41 +258,22 @@ class GridRepository:
 
     def key_events(self, product: Product, *, after_event_id: int = 0) -> list[KeyEvents]:
         """Keys of ``product`` that have events and no document; with ``after_event_id``, only the
-        keys that got an event after it (the facade's incremental refresh)."""
-        e = EventRow
-        has_document = exists().where(
-            DocumentRow.company_id == e.company_id,
-            DocumentRow.product == e.product,
-            DocumentRow.access_key == e.access_key,
-        )
-        statement = (
-            select(
-                e.company_id,
-                e.access_key,
-                func.min(e.event_at),
-                func.max(e.event_at),
-                func.count(),
-                func.max(e.id),
-                CompanyRow.cnpj,
-            )
-            .join(CompanyRow, CompanyRow.id == e.company_id)
-            .where(e.product == product.value, not_(has_document))
-            .group_by(e.company_id, e.access_key, CompanyRow.cnpj)
-        )
-        if after_event_id:
-            recent = select(e.company_id, e.access_key).where(e.product == product.value, e.id > after_event_id)
-            statement = statement.where(tuple_(e.company_id, e.access_key).in_(recent))
-        with self._db.reader() as s:
-            groups = s.execute(statement).all()
+        keys that got an event after it (the facade's incremental refresh).
+
+        Two steps: the keys without a document, from the events' (company, product, key) index
+        alone, then the events of those few keys only (a million documents' events hold a few
+        thousand such keys).
+        """
+        with self._db.driver_connection() as driver:
+            orphans = driver.execute(_ORPHAN_KEYS, (product.value, after_event_id)).fetchall()
+            groups = _per_key(driver, _KEY_EVENT_GROUPS, product, orphans) if orphans else []
             latest: dict[int, tuple[str, str | None]] = {}
-            last_ids = [int(g[5]) for g in groups]
-            for chunk in _chunks(last_ids):
-                for event_id, tp, description in s.execute(
-                    select(e.id, e.tp_evento, e.description).where(e.id.in_(chunk))
-                ):
-                    latest[event_id] = (tp, description)
+            for chunk in _chunks([int(g[5]) for g in groups]):
+                sql = _EVENTS_BY_ID.format(ids=placeholders(len(chunk)))
+                latest.update((event_id, (tp, text)) for event_id, tp, text in driver.execute(sql, tuple(chunk)))
+            cnpjs = dict(driver.execute("SELECT id, cnpj FROM companies").fetchall()) if groups else {}
         result = []
-        for company_id, key, first_at, last_at, count, last_id, cnpj in groups:
+        for company_id, key, first_at, last_at, count, last_id in groups:
             tp, description = latest[int(last_id)]
             result.append(
                 KeyEvents(
@@ -239,62 +281,38 @@ class GridRepository:
                     company_id=company_id,
                     product=product,
                     access_key=key,
-                    first_event_at=first_at,
-                    last_event_at=last_at,
+                    first_event_at=utc_from_text(first_at),
+                    last_event_at=utc_from_text(last_at),
                     event_count=int(count),
                     last_tp_evento=tp,
                     last_description=description,
                     # NF-e and CT-e keys carry the issuer's CNPJ at positions 7-20.
-                    emitted=len(key) == 44 and key[6:20] == cnpj,
+                    emitted=len(key) == 44 and key[6:20] == cnpjs.get(company_id),
                 )
             )
         return result
 
     def keys_with_document(self, product: Product, pairs: Iterable[tuple[int, str]]) -> set[tuple[int, str]]:
         """Which (company id, key) pairs now have a document (a key-event row that got its NF-e)."""
-        wanted = sorted(set(pairs))
-        found: set[tuple[int, str]] = set()
-        with self._db.reader() as s:
-            for chunk in _chunks(wanted):
-                statement = select(DocumentRow.company_id, DocumentRow.access_key).where(
-                    DocumentRow.product == product.value,
-                    tuple_(DocumentRow.company_id, DocumentRow.access_key).in_(list(chunk)),
-                )
-                found.update((cid, str(key)) for cid, key in s.execute(statement))
-        return found
+        with self._db.driver_connection() as driver:
+            return {(cid, key) for cid, key in _per_key(driver, _KEYS_WITH_DOCUMENT, product, pairs)}
 
     def event_facts(
         self, product: Product, pairs: Iterable[tuple[int, str]]
     ) -> dict[tuple[int, str], list[KeyEventFacts]]:
-        """Every event type, sequence and arrival of the given keys, in one read per 500 keys."""
+        """Every event type, sequence and arrival of the given keys: one seek per key in the events'
+        unique index, however many events are stored."""
         wanted = sorted(set(pairs))
         found: dict[tuple[int, str], list[KeyEventFacts]] = {pair: [] for pair in wanted}
-        with self._db.reader() as s:
-            for chunk in _chunks(wanted):
-                statement = select(
-                    EventRow.company_id, EventRow.access_key, EventRow.tp_evento, EventRow.n_seq_evento,
-                    EventRow.created_at,
-                ).where(
-                    EventRow.product == product.value,
-                    tuple_(EventRow.company_id, EventRow.access_key).in_(list(chunk)),
-                )  # fmt: skip
-                for cid, key, tp, seq, created in s.execute(statement):
-                    found[(cid, key)].append(KeyEventFacts(tp, seq, created))
+        with self._db.driver_connection() as driver:
+            for cid, key, tp, seq, created in _per_key(driver, _KEY_EVENT_FACTS, product, wanted):
+                found[(cid, key)].append(KeyEventFacts(tp, seq, utc_from_text(created) or _EPOCH))
         return found
 
     def requested_keys(self, product: Product, pairs: Iterable[tuple[int, str]]) -> set[tuple[int, str]]:
         """The keys with a manifestation queued or sent and not yet answered."""
-        wanted = sorted(set(pairs))
-        found: set[tuple[int, str]] = set()
-        with self._db.reader() as s:
-            for chunk in _chunks(wanted):
-                statement = select(ManifestationRow.company_id, ManifestationRow.access_key).where(
-                    ManifestationRow.product == product.value,
-                    ManifestationRow.status.in_(_IN_FLIGHT),
-                    tuple_(ManifestationRow.company_id, ManifestationRow.access_key).in_(list(chunk)),
-                )
-                found.update((cid, str(key)) for cid, key in s.execute(statement))
-        return found
+        with self._db.driver_connection() as driver:
+            return {(cid, key) for cid, key in _per_key(driver, _REQUESTED_KEYS, product, pairs)}
 
     def count_quarantined(self, product: Product, company_ids: Sequence[int] = ()) -> int:
         clauses = [DocumentRow.product == product.value, DocumentRow.quarantined.is_(True)]
