@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.capture.context import CaptureContext
-from app.capture.office import Office
 from app.config.paths import resolve_data_dir
 from app.core.clock import Clock
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Product
-from app.desk import Desk
 from app.store.records import Company
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported on use: `--help` and the window's start load none of them
+    from app.capture.context import CaptureContext
+    from app.capture.office import Office
     from app.capture.service import CaptureService
+    from app.desk.desk import Desk
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,8 @@ def data_dir_of(args: argparse.Namespace) -> Path:
 
 
 def open_office(args: argparse.Namespace) -> Office:
+    from app.capture.office import Office
+
     return Office(data_dir_of(args), clock=runtime_of(args).clock)
 
 
@@ -60,6 +62,8 @@ def capture_context(args: argparse.Namespace) -> Iterator[tuple[Office, CaptureC
 def open_desk(args: argparse.Namespace) -> Iterator[Desk]:
     """The data folder through the desk, without a capture service of its own (a command reads,
     or sends one request and ends; ``capture --daemon`` is the one that captures)."""
+    from app.desk.desk import Desk
+
     desk = Desk(data_dir_of(args), clock=runtime_of(args).clock, capture=False)
     desk.open()
     try:

@@ -24,7 +24,9 @@ EXIT_INTERRUPTED = 130
 Handler = Callable[[argparse.Namespace], int]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
+    """The whole command line; ``commands`` False gives only the options of the window and the
+    demo, without importing the command modules (the window's start loads none of them)."""
     parser = argparse.ArgumentParser(
         prog="python main.py",
         description=f"{APP_NAME}: captura de NF-e, CT-e e NFS-e. Sem subcomando, abre a janela do aplicativo.",
@@ -46,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--speed", type=_positive_float, default=60.0, help="aceleração do relógio (padrão 60: uma hora por minuto)"
     )
     demo.add_argument("--duration", type=_positive_float, metavar="SEGUNDOS", help="para sozinha após este tempo real")
+    if not commands:
+        parser.set_defaults(command=None)
+        return parser
     sub = parser.add_subparsers(dest="command", metavar="COMANDO")
     from app.cli import capture, certificates, companies, documents, manifest, sandbox, status
 

@@ -6,6 +6,21 @@ It sits above ``app.demo`` so that the window starts the demonstration through i
 imports nothing below it except ``app.core`` and the store's records (an import-linter contract).
 """
 
-from app.desk.desk import Desk, DeskError, ReadOnly
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.desk.desk import Desk, DeskError, ReadOnly
 
 __all__ = ["Desk", "DeskError", "ReadOnly"]
+
+
+def __getattr__(name: str) -> Any:
+    """``Desk`` and its errors on first use: the window's first paint imports only the desk's
+    values and labels; the capture, the store and the protocols load on the worker that opens it."""
+    if name in __all__:
+        from app.desk import desk
+
+        return getattr(desk, name)
+    raise AttributeError(name)

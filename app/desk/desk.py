@@ -437,7 +437,8 @@ class Desk:
         return self._service.resume(company_id)
 
 
-def default_demo_options() -> DemoOptions:
+def demo_options_for(speed: float | None = None) -> DemoOptions:
+    """The demo's options (its own defaults, the clock's speed-up if given)."""
     from app.demo.environment import DemoOptions
 
-    return DemoOptions()
+    return DemoOptions() if speed is None else DemoOptions(speed=speed)

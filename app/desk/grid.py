@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from app.core.clock import BRASILIA
@@ -25,6 +24,8 @@ from app.core.manifestation import (
 )
 from app.core.products import Product
 from app.desk.search import parse_search
+from app.desk.views import PAGE as PAGE
+from app.desk.views import GridFilter as GridFilter
 from app.desk.views import GridRow
 from app.store.documents import DocumentRepository
 from app.store.grid import CANCELLATION_TYPES, SUMMARY_KINDS, GridRepository
@@ -39,30 +40,6 @@ from app.store.records import (
     KeyEvents,
     RowKind,
 )
-
-PAGE = 200
-
-
-@dataclass(frozen=True, slots=True)
-class GridFilter:
-    """What the window's filter bar (or ``documents list``) asks for; days are Brasília's, inclusive."""
-
-    product: Product
-    company_ids: tuple[int, ...] = ()  # empty: every company
-    issued_from: date | None = None
-    issued_to: date | None = None
-    direction: Direction | None = None
-    row_kinds: tuple[RowKind, ...] = ()
-    kinds: tuple[DocumentKind, ...] = ()
-    statuses: tuple[DocumentStatus, ...] = ()
-    manifestation: ManifestationState | None = None
-    counterpart_id: str | None = None
-    emitter_id: str | None = None
-    min_cents: int | None = None
-    max_cents: int | None = None
-    search: str = ""
-    sort: GridSort = GridSort.ISSUED_AT
-    descending: bool = True
 
 
 def brasilia_midnight(day: date) -> datetime:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from app.core.cadence import Action
 from app.core.manifestation import ManifestationState, PendingDeadline
@@ -14,10 +14,35 @@ from app.store.records import (
     DocumentStatus,
     DocumentVersionInfo,
     EventRecord,
+    GridSort,
     Manifestation,
     Party,
     RowKind,
 )
+
+PAGE = 200  # rows a grid fetches at a time
+
+
+@dataclass(frozen=True, slots=True)
+class GridFilter:
+    """What the window's filter bar (or ``documents list``) asks for; days are Brasília's, inclusive."""
+
+    product: Product
+    company_ids: tuple[int, ...] = ()  # empty: every company
+    issued_from: date | None = None
+    issued_to: date | None = None
+    direction: Direction | None = None
+    row_kinds: tuple[RowKind, ...] = ()
+    kinds: tuple[DocumentKind, ...] = ()
+    statuses: tuple[DocumentStatus, ...] = ()
+    manifestation: ManifestationState | None = None
+    counterpart_id: str | None = None
+    emitter_id: str | None = None
+    min_cents: int | None = None
+    max_cents: int | None = None
+    search: str = ""
+    sort: GridSort = GridSort.ISSUED_AT
+    descending: bool = True
 
 
 @dataclass(frozen=True, slots=True)

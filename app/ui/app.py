@@ -10,11 +10,11 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from app import APP_NAME
-from app.desk import Desk
 from app.ui.main_window import MainWindow
 
 if TYPE_CHECKING:
     from app.core.clock import Clock
+    from app.desk.desk import Desk
 
 
 def run_gui(
@@ -23,23 +23,27 @@ def run_gui(
     demo: bool = False,
     argv: list[str] | None = None,
     demo_options: object | None = None,
+    demo_speed: float | None = None,
     duration: float | None = None,
     clock: Clock | None = None,
 ) -> int:
     """Open the window; the desk opens the data folder and starts capturing on a worker thread
     (with ``demo``, the sandbox and the demo companies too) and stops when the window closes.
 
-    ``duration`` (seconds) closes the window by itself (smoke tests of the demo).
+    ``demo_speed`` is the demo clock's speed-up (``demo_options``, a ``DemoOptions``, sets every
+    option); ``duration`` (seconds) closes the window by itself (smoke tests of the demo).
     """
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName(APP_NAME)
     app.setOrganizationName("CapturaDFe")
-    if demo and demo_options is None:
-        from app.desk.desk import default_demo_options
 
-        demo_options = default_demo_options()
-    desk = Desk(data_dir, clock=clock, demo=demo_options if demo else None)  # type: ignore[arg-type]
-    window = MainWindow(desk, demo=demo)
+    def make_desk() -> Desk:  # on the worker: the window is already on screen
+        from app.desk.desk import Desk, demo_options_for
+
+        options = (demo_options or demo_options_for(demo_speed)) if demo else None
+        return Desk(data_dir, clock=clock, demo=options)  # type: ignore[arg-type]
+
+    window = MainWindow(make_desk, demo=demo)
     if duration is not None:
         QTimer.singleShot(int(duration * 1000), window.close)
     window.show()
@@ -47,4 +51,5 @@ def run_gui(
         return int(app.exec())
     finally:
         window.tasks.wait()
-        desk.close()
+        if window.opened_desk is not None:
+            window.opened_desk.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QIcon
@@ -19,11 +19,13 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from app.core.products import Product
 from app.desk import labels
-from app.desk.desk import Desk
-from app.desk.grid import PAGE, GridCursor, GridFilter
-from app.desk.views import GridRow
+from app.desk.views import PAGE, GridFilter, GridRow
 from app.store.records import DocumentStatus, GridSort, RowKind
 from app.ui.tasks import Tasks
+
+if TYPE_CHECKING:
+    from app.desk.desk import Desk
+    from app.desk.grid import GridCursor
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -124,7 +126,7 @@ class DocumentTableModel(QAbstractTableModel):
     loaded = Signal()  # a page arrived
     failed = Signal(str)
 
-    def __init__(self, tasks: Tasks, desk: Desk, product: Product, now: Callable[[], datetime]) -> None:
+    def __init__(self, tasks: Tasks, desk: Desk | None, product: Product, now: Callable[[], datetime]) -> None:
         super().__init__()
         self.tasks = tasks
         self.desk = desk
@@ -160,6 +162,7 @@ class DocumentTableModel(QAbstractTableModel):
         self.endResetModel()
         self._loading = True
         desk, grid_filter = self.desk, self.grid_filter
+        assert desk is not None, "set_filter before the desk opened"
 
         def first() -> tuple[GridCursor, list[GridRow]]:
             cursor = desk.cursor(grid_filter)

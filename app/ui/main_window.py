@@ -8,9 +8,10 @@ has opened the data folder (and started the capture service) on a worker.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QDate, QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
@@ -40,15 +41,16 @@ from PySide6.QtWidgets import (
 from app import APP_NAME, __version__
 from app.core.clock import BRASILIA
 from app.core.products import Product
-from app.desk import Desk, labels
-from app.desk.desk import Opened
-from app.desk.grid import GridFilter
-from app.desk.views import CompanyLine, DocumentDetail, GridRow, ManifestationOutcome
+from app.desk import labels
+from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow, ManifestationOutcome
 from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
 from app.ui.detail import DetailPane
 from app.ui.grid_model import COLUMNS, ROW_ROLE, DocumentTableModel
 from app.ui.manifest_dialog import ManifestDialog
 from app.ui.tasks import Tasks
+
+if TYPE_CHECKING:
+    from app.desk.desk import Desk, Opened
 
 log = logging.getLogger(__name__)
 ALL = -1
@@ -94,9 +96,14 @@ class MainWindow(QMainWindow):
     notice = Signal(object)  # a capture notice, re-emitted on the GUI thread
     ready = Signal()
 
-    def __init__(self, desk: Desk, *, demo: bool = False, settings: QSettings | None = None) -> None:
+    def __init__(
+        self, desk: Desk | Callable[[], Desk], *, demo: bool = False, settings: QSettings | None = None
+    ) -> None:
+        """``desk``, or a function that makes it: then even the desk's imports (the capture, the
+        store, the protocols) happen on the worker that opens it, after the window is on screen."""
         super().__init__()
-        self.desk = desk
+        self._desk: Desk | None = desk if hasattr(desk, "open") else None  # type: ignore[assignment]
+        self._make_desk: Callable[[], Desk] | None = None if self._desk is not None else desk  # type: ignore[assignment]
         self.demo = demo
         self.settings = settings or QSettings()
         self.tasks = Tasks(self)
@@ -119,7 +126,23 @@ class MainWindow(QMainWindow):
         self._notice_timer.setInterval(NOTICE_DEBOUNCE_MS)
         self._notice_timer.timeout.connect(self._documents_arrived)
         self.statusBar().showMessage("Abrindo a pasta de dados…")
-        self.tasks.run(desk.open, self._opened, self._open_failed)
+        self.tasks.run(self._open_desk, self._opened, self._open_failed)
+
+    @property
+    def desk(self) -> Desk:
+        if self._desk is None:
+            raise RuntimeError("A pasta de dados ainda não foi aberta.")
+        return self._desk
+
+    @property
+    def opened_desk(self) -> Desk | None:
+        """The desk, once it exists (whoever started the window closes it)."""
+        return self._desk
+
+    def _open_desk(self) -> tuple[Desk, Opened]:
+        desk = self._desk or (self._make_desk() if self._make_desk is not None else None)
+        assert desk is not None
+        return desk, desk.open()
 
     # ------------------------------------------------------------------ building
 
@@ -153,7 +176,7 @@ class MainWindow(QMainWindow):
         self.empty_labels: dict[Product, QLabel] = {}
         self.views: dict[Product, QTableView] = {}
         for product in Product:
-            model = DocumentTableModel(self.tasks, self.desk, product, self._now)
+            model = DocumentTableModel(self.tasks, self._desk, product, self._now)
             model.counted.connect(lambda total, p=product: self._counted(p, total))
             model.failed.connect(self._show_error)
             view = QTableView(self.tabs)
@@ -323,7 +346,11 @@ class MainWindow(QMainWindow):
     def _now(self) -> Any:
         return self.desk.now() if self.opened is not None else None
 
-    def _opened(self, opened: Opened) -> None:
+    def _opened(self, result: tuple[Desk, Opened]) -> None:
+        desk, opened = result
+        self._desk = desk
+        for model in self.models.values():
+            model.desk = desk
         if self._closing:
             return
         self.opened = opened

@@ -41,3 +41,22 @@ def test_the_demo_window_lists_the_demo_documents_as_they_arrive(qtbot: QtBot, t
     finally:
         window.close()
         desk.close()
+
+
+def test_the_window_starts_without_loading_the_store_or_the_capture() -> None:
+    """Cold start: the window paints first; SQLAlchemy, Alembic, the capture service and the
+    protocols load on the worker that opens the desk (tests/benchmarks/bench_grid.py measures it)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from app.cli.main import build_parser\n"
+        "import app.launcher, app.ui.app, app.ui.main_window\n"
+        "build_parser(commands=False).parse_known_args([])\n"
+        "heavy = [m for m in ('sqlalchemy', 'alembic', 'httpx', 'lxml', 'apscheduler', 'app.capture.service')"
+        " if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert result.stdout.strip() == "[]", result.stdout
