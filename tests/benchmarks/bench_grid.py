@@ -32,9 +32,10 @@ month to today (Brasília), every company; the same for the biggest company.
   default grid (OFFSET paging);
 - peak RSS of this process (<= 500 MB);
 - cold start to the first window (<= 1.5 s): from launching a fresh ``python -c`` to the window
-  shown offscreen, the child built as ``app.ui.app.run_gui`` does (``QApplication``,
-  ``MainWindow(Desk(data_dir, capture=False))``, window settings in a throw-away file); also when
-  the NF-e grid's first rows are on screen (the desk opens on a worker after the window shows).
+  shown offscreen, the child doing what ``python main.py`` does (the launcher and the window's
+  options, ``QApplication``, ``MainWindow`` given a function that makes
+  ``Desk(data_dir, capture=False)`` on its worker, as ``app.ui.app.run_gui`` does; window settings
+  in a throw-away file); also when the NF-e grid's first rows are on screen.
 
 The query plan (``EXPLAIN QUERY PLAN``) of each figure's page and count statements, captured as
 SQLAlchemy sends them, is printed and kept in the JSON. Prints human lines, then ONE JSON object
@@ -481,47 +482,35 @@ _COLD_START = r"""
 import json, os, sys, tempfile, time
 started = time.perf_counter()
 from pathlib import Path
+import app.launcher  # what `python main.py` imports first: the launcher and the window's options
+from app.cli.main import build_parser
+build_parser(commands=False).parse_known_args(["--data-dir", sys.argv[1]])
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
-from app.desk import Desk
-note = None
-try:
-    from app.ui.main_window import MainWindow
-except Exception as error:  # noqa: BLE001
-    MainWindow, note = None, f"app.ui.main_window does not import ({error!r})"
+from app.core.products import Product
+from app.ui.main_window import MainWindow
 imported = time.perf_counter()
 app = QApplication(sys.argv[:1])
 app.setApplicationName("CapturaDFe-bench")
-desk = Desk(Path(sys.argv[1]), capture=False)  # read-only: no capture service, no folder lock
+def make_desk():  # as app.ui.app.run_gui: the desk and its imports on the worker that opens it
+    from app.desk.desk import Desk
+    return Desk(Path(sys.argv[1]), capture=False)  # read-only: no capture service, no folder lock
 marks = {}
-window = None
-if MainWindow is not None:
-    try:  # as app.ui.app.run_gui builds it; window settings in a throw-away file, not the user's
-        ini = QSettings(str(Path(tempfile.mkdtemp()) / "window.ini"), QSettings.Format.IniFormat)
-        window = MainWindow(desk, settings=ini)
-    except Exception as error:  # noqa: BLE001
-        note = f"MainWindow(desk) cannot be built ({error!r})"
-if window is None:
-    from PySide6.QtWidgets import QMainWindow
-    window = QMainWindow()
-    note = (note or "") + "; measured PySide6 + app.desk + QApplication + an empty QMainWindow instead"
-    QTimer.singleShot(0, app.quit)
-else:
-    from app.core.products import Product
-    window.ready.connect(lambda: marks.setdefault("ready_s", time.perf_counter() - started))
-    def loaded():
-        marks.setdefault("rows_s", time.perf_counter() - started)
-        marks.setdefault("rows_epoch", time.time())
-        app.quit()
-    window.models[Product.NFE].loaded.connect(loaded)
-    QTimer.singleShot(60_000, app.quit)
+ini = QSettings(str(Path(tempfile.mkdtemp()) / "window.ini"), QSettings.Format.IniFormat)
+window = MainWindow(make_desk, settings=ini)  # window settings in a throw-away file, not the user's
+def loaded():
+    marks.setdefault("rows_s", time.perf_counter() - started)
+    marks.setdefault("rows_epoch", time.time())
+    app.quit()
+window.models[Product.NFE].loaded.connect(loaded)
+QTimer.singleShot(60_000, app.quit)
 window.show()
 app.processEvents()
 shown = time.perf_counter()
 shown_epoch = time.time()  # the parent measures from the launch: the interpreter's start-up counts
 app.exec()
 print(json.dumps({"import_s": imported - started, "shown_s": shown - started, "window": type(window).__name__,
-                  "module": type(window).__module__, "note": note, "shown_epoch": shown_epoch, **marks}))
+                  "module": type(window).__module__, "note": None, "shown_epoch": shown_epoch, **marks}))
 sys.stdout.flush()
 os._exit(0)
 """
