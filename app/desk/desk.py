@@ -121,9 +121,17 @@ class Desk:
     # ------------------------------------------------------------------ lifecycle
 
     def open(self) -> Opened:
-        """Open the data folder and, if it may, start capturing; slow: never on the GUI thread."""
+        """Open the data folder and, if it may, start capturing; slow: never on the GUI thread.
+        A failure leaves nothing open (and raises, with the reason in Portuguese)."""
         if self.opened is not None:
             return self.opened
+        try:
+            return self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> Opened:
         if self._demo_options is not None:
             from app.demo.environment import DemoEnvironment
 

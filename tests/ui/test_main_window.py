@@ -195,3 +195,18 @@ def test_saving_the_xml_writes_the_received_bytes_and_offers_the_folder(
     assert target.read_bytes() == desk.xml(row)
     assert window.detail.saved_folder == target.parent
     assert [p.name for p in target.parent.iterdir()] == ["nota.xml"]  # no temporary file left
+
+
+def test_a_folder_whose_database_is_not_one_says_so_and_the_window_stays_up(qtbot: QtBot, tmp_path: Path) -> None:
+    folder = tmp_path / "dados"
+    folder.mkdir()
+    (folder / "captura.sqlite3").write_bytes(b"isto nao e um banco de dados " * 10)
+    window = MainWindow(
+        Desk(folder, capture=False), settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: "Não foi possível abrir a pasta de dados" in window.statusBar().currentMessage())
+    assert "não é um banco de dados do Captura DF-e" in window.detail.summary.toPlainText()
+    assert window.isVisible() and window.opened is None
+    assert (folder / "captura.sqlite3").read_bytes().startswith(b"isto nao e")  # nothing overwritten
