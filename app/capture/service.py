@@ -22,8 +22,8 @@ from functools import partial
 from typing import TypeVar
 
 from app.capture.context import CaptureContext, CaptureNotice, resume_stopped
+from app.capture.engine.distribution import RunResult
 from app.capture.instance import DataFolderLock
-from app.capture.nfe_engine import RunResult
 from app.capture.products import ProductCapture, build_capture
 from app.capture.scheduler import BackgroundJobs
 from app.capture.status import (
@@ -150,7 +150,7 @@ class CaptureService:
 
     def daily_gap_check(self, product: Product | None = None) -> int:
         """Queue the NSUs missing among the last 3 days (23:00 Brasília); returns how many."""
-        return sum(self._recorded("verificacao_diaria", c.points.daily_gap_check) for c in self._selected(product))
+        return sum(self.recorded("verificacao_diaria", c.points.daily_gap_check) for c in self._selected(product))
 
     def prune(self) -> dict[str, int]:
         """Retention: archived exchanges, calls and runs older than the configured days; the
@@ -161,7 +161,7 @@ class CaptureService:
             ledger = self.ctx.quota.forget_before(self.ctx.clock.now() - LEDGER_KEPT)
             return {"archives": result.archives, "calls": result.calls, "runs": result.runs, "point_queries": ledger}
 
-        return self._recorded("retencao", work)
+        return self.recorded("retencao", work)
 
     def resume(self, company_id: int, product: Product | None = None) -> list[Product]:
         """A user takes up a company's stopped (or paused) capture: looked at on the next pass."""
@@ -196,8 +196,8 @@ class CaptureService:
             )
             return error
 
-    def _recorded(self, job_type: str, work: Callable[[], T]) -> T:
-        """A daily routine with its row in the runs table."""
+    def recorded(self, job_type: str, work: Callable[[], T]) -> T:
+        """A routine job's run with its row in the runs table (every scheduled run has one)."""
         run_id = self.ctx.runs.start(job_type, "scheduler")
         try:
             result = work()

@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.capture.nfe_processing import process_document  # noqa: E402
+from app.capture.nfe.processing import process_document  # noqa: E402
 from app.core.ids import Cnpj  # noqa: E402
 from app.core.keys import AccessKey, DocumentModel  # noqa: E402
 from app.documents import read_nfe_document  # noqa: E402
@@ -100,8 +100,12 @@ def build_stream(n: int, seed: int = 7) -> list[Doc]:
     for i in range(n_proc):
         at += timedelta(seconds=rng.randrange(5, 90))
         nfe = factory.nfe(
-            emitter=rng.choice(suppliers), recipient=COMPANY, issued_at=at, items=rng.randrange(3, 21),
-            transporter=carrier if i % 4 == 0 else None, aut_xml=("11222333000181",) if i % 10 == 0 else (),
+            emitter=rng.choice(suppliers),
+            recipient=COMPANY,
+            issued_at=at,
+            items=rng.randrange(3, 21),
+            transporter=carrier if i % 4 == 0 else None,
+            aut_xml=("11222333000181",) if i % 10 == 0 else (),
         )
         generated.append(nfe)
         docs.append(("procNFe_v4.00.xsd", nfe.nfe_proc))
@@ -109,8 +113,14 @@ def build_stream(n: int, seed: int = 7) -> list[Doc]:
         at += timedelta(seconds=rng.randrange(5, 90))
         emitter = rng.choice(suppliers)
         key = AccessKey.build(
-            uf=emitter.uf, year_month=at.strftime("%y%m"), issuer=emitter.doc, model=DocumentModel.NFE,
-            serie=1, number=100_000 + i, tp_emis=1, code=rng.randrange(10_000_000, 99_999_999),
+            uf=emitter.uf,
+            year_month=at.strftime("%y%m"),
+            issuer=emitter.doc,
+            model=DocumentModel.NFE,
+            serie=1,
+            number=100_000 + i,
+            tp_emis=1,
+            code=rng.randrange(10_000_000, 99_999_999),
         ).value
         dig = base64.b64encode(rng.randbytes(20)).decode()
         protocol = f"1{emitter.cuf}{at:%y}{i:010d}"
@@ -127,8 +137,12 @@ def build_stream(n: int, seed: int = 7) -> list[Doc]:
         tp, who, extra = kinds[i % len(kinds)]
         author = nfe.emitter if who == "emitter" else COMPANY
         event = factory.nfe_event(
-            nfe, tp_evento=tp, author=author, seq=1 + i // (len(generated) * len(kinds)),
-            at=nfe.authorised_at + timedelta(hours=1 + i % 48), **extra,
+            nfe,
+            tp_evento=tp,
+            author=author,
+            seq=1 + i // (len(generated) * len(kinds)),
+            at=nfe.authorised_at + timedelta(hours=1 + i % 48),
+            **extra,
         )
         if i % 2 == 0 or event.res_evento is None:
             docs.append(("procEventoNFe_v1.00.xsd", event.proc_evento))
@@ -168,7 +182,7 @@ def ours_pipeline(docs: Sequence[Doc], db_path: Path) -> tuple[int, int, float, 
             lot = docs[start : start + LOT]
             items: list[DocumentInput | EventInput] = []
             for nsu, schema, text in lot:
-                # The engine's own path (app.fiscal.distribution, then app.capture.nfe_processing).
+                # The engine's own path (app.fiscal.distribution, then app.capture.nfe.processing).
                 item = process_document(company_cnpj, decode_document(nsu, schema, text))
                 quarantined += isinstance(item, DocumentInput) and item.parse_error is not None
                 items.append(item)
@@ -190,7 +204,10 @@ def nfelib_parse_fn() -> Callable[[Sequence[Doc]], tuple[int, int]]:
 
     parser = XmlParser()
     classes: dict[str, type] = {
-        "procNFe": NfeProc, "resNFe": ResNfe, "resEvento": ResEvento, "procEventoNFe": ProcEventoNfe,
+        "procNFe": NfeProc,
+        "resNFe": ResNfe,
+        "resEvento": ResEvento,
+        "procEventoNFe": ProcEventoNfe,
     }
 
     def run(docs: Sequence[Doc]) -> tuple[int, int]:
@@ -221,9 +238,10 @@ def simulated_day_latency(seed: int = 5) -> dict[str, float | int]:
     from tests.support.nfe_harness import RECIPIENT, SUPPLIER, nfe_harness
 
     rng = random.Random(seed)
-    with tempfile.TemporaryDirectory(prefix="bench-latency-") as folder, nfe_harness(
-        Path(folder), in_process=True
-    ) as h:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-latency-") as folder,
+        nfe_harness(Path(folder), in_process=True) as h,
+    ):
         h.capture.run_due()  # caught up at the start: the steady state begins
         start = h.clock.now()
         for _ in range(60):
@@ -254,8 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for _nsu, schema, _text in docs:
         mix[schema.split("_")[0]] = mix.get(schema.split("_")[0], 0) + 1
     inflated = sum(len(gzip.decompress(base64.b64decode(t))) for _n, _s, t in docs)
-    print(f"built {len(docs)} docZips in {time.perf_counter() - t0:.1f}s (not measured): {mix}, "
-          f"{inflated / len(docs) / 1024:.1f} KiB average inflated")
+    print(
+        f"built {len(docs)} docZips in {time.perf_counter() - t0:.1f}s (not measured): {mix}, "
+        f"{inflated / len(docs) / 1024:.1f} KiB average inflated"
+    )
 
     parse_times = []
     for _ in range(opts.repeat):
@@ -287,11 +307,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     pipeline_rate = _rate(len(docs), min(pipeline_times))
     with_setup = [p + s for p, s in zip(pipeline_times, setup_times, strict=True)]
     with_setup_rate = _rate(len(docs), min(with_setup))
-    print(f"ours   full pipeline into SQLite     : {pipeline_rate:9.0f} docs/s (best of {opts.repeat}; "
-          f"runs {', '.join(f'{len(docs) / s:.0f}' for s in pipeline_times)}; quarantined {quarantined}; "
-          f"db {db_size / 1024 / 1024:.1f} MiB)")
-    print(f"       the same, set-up counted      : {with_setup_rate:9.0f} docs/s (database created and migrated "
-          f"in {min(setup_times) * 1000:.0f}-{max(setup_times) * 1000:.0f} ms per run)")
+    print(
+        f"ours   full pipeline into SQLite     : {pipeline_rate:9.0f} docs/s (best of {opts.repeat}; "
+        f"runs {', '.join(f'{len(docs) / s:.0f}' for s in pipeline_times)}; quarantined {quarantined}; "
+        f"db {db_size / 1024 / 1024:.1f} MiB)"
+    )
+    print(
+        f"       the same, set-up counted      : {with_setup_rate:9.0f} docs/s (database created and migrated "
+        f"in {min(setup_times) * 1000:.0f}-{max(setup_times) * 1000:.0f} ms per run)"
+    )
 
     nfelib_run = nfelib_parse_fn()
     t = time.perf_counter()
@@ -300,39 +324,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"nfelib decode+from_bytes (reused)    : {nfelib_rate:9.0f} docs/s ({ok} parsed, {failed} failed)")
     speedup = ours_parse_rate / nfelib_rate
     print(f"speed-up, parse vs parse             : {speedup:9.1f}x  (goal ≥ {GOAL_SPEEDUP}x)")
-    print(f"pipeline goal                        : {GOAL_PIPELINE} docs/s -> "
-          f"{'MET' if pipeline_rate >= GOAL_PIPELINE else 'NOT MET'}")
+    print(
+        f"pipeline goal                        : {GOAL_PIPELINE} docs/s -> "
+        f"{'MET' if pipeline_rate >= GOAL_PIPELINE else 'NOT MET'}"
+    )
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     day = simulated_day_latency()
-    print(f"simulated day, publication→capture   : max {day['latency_max_min']} min, "
-          f"median {day['latency_median_min']} min over {day['published']} documents "
-          f"(undelivered {day['undelivered']}, violations {day['violations']}; seed baseline 62-65 min)")
+    print(
+        f"simulated day, publication→capture   : max {day['latency_max_min']} min, "
+        f"median {day['latency_median_min']} min over {day['published']} documents "
+        f"(undelivered {day['undelivered']}, violations {day['violations']}; seed baseline 62-65 min)"
+    )
     if profile_text:
         print(profile_text)
-    print(json.dumps({
-        "documents": len(docs),
-        "mix": mix,
-        "avg_inflated_kib": round(inflated / len(docs) / 1024, 2),
-        "ours_parse_per_s": round(ours_parse_rate),
-        "ours_pipeline_per_s": round(pipeline_rate),
-        "ours_pipeline_runs_per_s": [round(len(docs) / s) for s in pipeline_times],
-        "ours_pipeline_median_per_s": round(len(docs) / statistics.median(pipeline_times)),
-        "ours_pipeline_with_setup_per_s": round(with_setup_rate),
-        "ours_pipeline_setup_ms": [round(s * 1000) for s in setup_times],
-        "nfelib_parse_per_s": round(nfelib_rate),
-        "nfelib_failed": failed,
-        "speedup_vs_nfelib": round(speedup, 1),
-        "goal_pipeline_per_s": GOAL_PIPELINE,
-        "goal_speedup": GOAL_SPEEDUP,
-        "pipeline_goal_met": pipeline_rate >= GOAL_PIPELINE,
-        "speedup_goal_met": speedup >= GOAL_SPEEDUP,
-        "peak_rss_mb": round(peak_rss_mb, 1),
-        "day_latency_max_min": day["latency_max_min"],
-        "day_latency_median_min": day["latency_median_min"],
-        "day_documents": day["published"],
-        "day_undelivered": day["undelivered"],
-        "day_violations": day["violations"],
-    }))
+    print(
+        json.dumps(
+            {
+                "documents": len(docs),
+                "mix": mix,
+                "avg_inflated_kib": round(inflated / len(docs) / 1024, 2),
+                "ours_parse_per_s": round(ours_parse_rate),
+                "ours_pipeline_per_s": round(pipeline_rate),
+                "ours_pipeline_runs_per_s": [round(len(docs) / s) for s in pipeline_times],
+                "ours_pipeline_median_per_s": round(len(docs) / statistics.median(pipeline_times)),
+                "ours_pipeline_with_setup_per_s": round(with_setup_rate),
+                "ours_pipeline_setup_ms": [round(s * 1000) for s in setup_times],
+                "nfelib_parse_per_s": round(nfelib_rate),
+                "nfelib_failed": failed,
+                "speedup_vs_nfelib": round(speedup, 1),
+                "goal_pipeline_per_s": GOAL_PIPELINE,
+                "goal_speedup": GOAL_SPEEDUP,
+                "pipeline_goal_met": pipeline_rate >= GOAL_PIPELINE,
+                "speedup_goal_met": speedup >= GOAL_SPEEDUP,
+                "peak_rss_mb": round(peak_rss_mb, 1),
+                "day_latency_max_min": day["latency_max_min"],
+                "day_latency_median_min": day["latency_median_min"],
+                "day_documents": day["published"],
+                "day_undelivered": day["undelivered"],
+                "day_violations": day["violations"],
+            }
+        )
+    )
     return 0
 
 
