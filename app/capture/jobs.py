@@ -116,7 +116,7 @@ def jobs_of(service: JobHost) -> list[Job]:
             "verificacao-diaria",
             "Verificação diária de lacunas (23:00)",
             DailyAt23(),
-            service.daily_gap_check,  # records a row per product itself
+            service.daily_gap_check,  # records its row itself
         ),
         Job(
             "retencao",

@@ -91,8 +91,14 @@ def _nfe(ctx: CaptureContext) -> ProductCapture:
     return NfeCapture(ctx)
 
 
+def _cte(ctx: CaptureContext) -> ProductCapture:
+    from app.capture.cte import CteCapture
+
+    return CteCapture(ctx)
+
+
 # The products the service can capture, each built from the context alone.
-REGISTRY: dict[Product, CaptureFactory] = {Product.NFE: _nfe}
+REGISTRY: dict[Product, CaptureFactory] = {Product.NFE: _nfe, Product.CTE: _cte}
 
 
 def build_capture(ctx: CaptureContext, product: Product) -> ProductCapture:

@@ -24,7 +24,7 @@ from typing import TypeVar
 from app.capture.context import CaptureContext, CaptureNotice, resume_stopped
 from app.capture.engine.distribution import RunResult
 from app.capture.instance import DataFolderLock
-from app.capture.products import ProductCapture, build_capture
+from app.capture.products import REGISTRY, ProductCapture, build_capture
 from app.capture.scheduler import BackgroundJobs
 from app.capture.status import (
     CONSULTANDO,
@@ -85,7 +85,7 @@ class CaptureService:
         self,
         ctx: CaptureContext,
         *,
-        products: Iterable[Product] = (Product.NFE,),
+        products: Iterable[Product] | None = None,  # default: every product the registry has
         workers: int = 4,
         captures: Mapping[Product, ProductCapture] | None = None,
         intervals: ServiceIntervals | None = None,
@@ -98,7 +98,9 @@ class CaptureService:
         self.intervals = intervals or ServiceIntervals()
         self.data_lock = data_lock
         self.captures: dict[Product, ProductCapture] = (
-            dict(captures) if captures is not None else {p: build_capture(ctx, p) for p in dict.fromkeys(products)}
+            dict(captures)
+            if captures is not None
+            else {p: build_capture(ctx, p) for p in dict.fromkeys(REGISTRY if products is None else products)}
         )
         self.rate = clock_rate(ctx.clock)
         self.flights = FlightTable()
@@ -150,7 +152,8 @@ class CaptureService:
 
     def daily_gap_check(self, product: Product | None = None) -> int:
         """Queue the NSUs missing among the last 3 days (23:00 Brasília); returns how many."""
-        return sum(self.recorded("verificacao_diaria", c.points.daily_gap_check) for c in self._selected(product))
+        selected = self._selected(product)
+        return self.recorded("verificacao_diaria", lambda: sum(c.points.daily_gap_check() for c in selected))
 
     def prune(self) -> dict[str, int]:
         """Retention: archived exchanges, calls and runs older than the configured days; the

@@ -64,3 +64,9 @@ class DistributionAdapter(Protocol):
     ) -> None:
         """The product's own writes of a lot, in the lot's transaction (Ciências, cancellations)."""
         ...
+
+    def within_recovery(
+        self, unit: Unit, company: Company, items: Sequence[StoreInput], stored: Sequence[Stored]
+    ) -> None:
+        """The product's own writes for documents a point query fetched, in their transaction."""
+        ...

@@ -228,5 +228,7 @@ class PointQueries:
             self.ctx.cursors.save(apply_point_query_block(state, self.rules, now, reply.dh_resp))
         if reply.documents:
             items = [self.adapter.process(company.cnpj, doc, settings) for doc in reply.documents]
-            self.ctx.documents.store_batch(company.id, items)
+            with self.ctx.unit() as unit:  # the documents and the product's links, together
+                stored = unit.store_lot(company.id, items)
+                self.adapter.within_recovery(unit, company, items, stored)
         return reply, None

@@ -70,6 +70,11 @@ class NfeAdapter:
         if isinstance(prepared, set) and prepared:
             unit.mark_cancelled(company.id, PRODUCT, prepared)
 
+    def within_recovery(
+        self, unit: Unit, company: Company, items: Sequence[StoreInput], stored: Sequence[Stored]
+    ) -> None:
+        return None  # a recovered summary is not a new arrival: no automatic Ciência from here
+
 
 def _queue_ciencias(
     unit: Unit,
