@@ -76,9 +76,47 @@ def _child(element: etree._Element | None, *path: str) -> etree._Element | None:
 
 def _text(element: etree._Element | None, *path: str) -> str:
     found = _child(element, *path)
-    if found is None:
-        return ""
-    return "".join(found.itertext()).strip()
+    return "" if found is None else _string(found)
+
+
+def _string(element: etree._Element) -> str:
+    if len(element) == 0:  # a leaf (no child node, comments included): its text is the value
+        text = element.text
+        return "" if text is None else str(text).strip()
+    return "".join(element.itertext()).strip()
+
+
+_PLEN = len(_P)
+
+
+class _Kids:
+    """One element's children by local name (the first of each), read once: a container's fields
+    are then dictionary look-ups instead of a search per field (the CT-e hot path)."""
+
+    __slots__ = ("_map", "element")
+
+    def __init__(self, element: etree._Element | None) -> None:
+        self.element = element
+        found: dict[str, etree._Element] = {}
+        if element is not None:
+            for child in element:
+                tag = child.tag
+                if isinstance(tag, str) and tag.startswith(_P):
+                    found.setdefault(tag[_PLEN:], child)
+        self._map = found
+
+    def get(self, name: str) -> etree._Element | None:
+        return self._map.get(name)
+
+    def kids(self, name: str) -> _Kids:
+        return _Kids(self._map.get(name))
+
+    def text(self, name: str) -> str:
+        element = self._map.get(name)
+        return "" if element is None else _string(element)
+
+    def names(self) -> list[str]:
+        return list(self._map)
 
 
 def _opt(text: str) -> str | None:
@@ -97,19 +135,20 @@ def _when(text: str, what: str, warnings: list[str]) -> datetime | None:
 def _party(element: etree._Element | None, role: PartyRole, warnings: list[str]) -> PartyInfo | None:
     if element is None:
         return None
-    doc = (_text(element, "CNPJ") or _text(element, "CPF")).upper() or None
+    kids = _Kids(element)
+    doc = (kids.text("CNPJ") or kids.text("CPF")).upper() or None
     if doc is not None:
         problem = tax_id_problem(doc)
         if problem is not None:
             warnings.append(f"{_ROLE_LABEL[role]}: {problem}")
-    uf = _text(element, "UF") or _address_uf(element)
-    return PartyInfo(role, doc, _opt(_text(element, "xNome")), _opt(_text(element, "IE")), _opt(uf))
+    uf = kids.text("UF") or _address_uf(kids)
+    return PartyInfo(role, doc, _opt(kids.text("xNome")), _opt(kids.text("IE")), _opt(uf))
 
 
-def _address_uf(element: etree._Element) -> str:
-    for child in element:
-        if isinstance(child.tag, str) and child.tag.startswith(_P + "ender"):
-            return _text(child, "UF")
+def _address_uf(kids: _Kids) -> str:
+    for name in kids.names():
+        if name.startswith("ender"):
+            return kids.kids(name).text("UF")
     return ""
 
 
@@ -163,39 +202,38 @@ def _key_of(inf: etree._Element, protocol_key: str, warnings: list[str]) -> str:
 def _document(root: etree._Element, local: str, version: str | None) -> CteMeta:
     warnings: list[str] = []
     signed = root if local in ("CTe", "CTeOS") else _child(root, _DOCUMENT_ROOTS[local])
-    inf = _child(signed, "infCte")
-    if inf is None:
+    inf_element = _child(signed, "infCte")
+    if inf_element is None:
         raise DocumentDataError(f"<{local}> sem o grupo infCte.")
-    prot = _child(root, "protCTe", "infProt")
-    ide = _child(inf, "ide")
-    key = _key_of(inf, _text(prot, "chCTe"), warnings)
-    cuf = _text(ide, "cUF")
-    cstat = _opt(_text(prot, "cStat"))
-    tomas = _takers(inf, ide, warnings)
-    emitter = _party(_child(inf, "emit"), PartyRole.EMITTER, warnings)
-    sender = _party(_child(inf, "rem"), PartyRole.SENDER, warnings)
-    shipper = _party(_child(inf, "exped"), PartyRole.SHIPPER, warnings)
-    receiver = _party(_child(inf, "receb"), PartyRole.RECEIVER, warnings)
-    recipient = _party(_child(inf, "dest"), PartyRole.RECIPIENT, warnings)
-    taker_code, taker = tomas
+    inf = _Kids(inf_element)
+    prot = _Kids(_child(root, "protCTe", "infProt"))
+    ide = inf.kids("ide")
+    key = _key_of(inf_element, prot.text("chCTe"), warnings)
+    cstat = _opt(prot.text("cStat"))
+    taker_code, taker = _takers(inf, ide, warnings)
+    emitter = _party(inf.get("emit"), PartyRole.EMITTER, warnings)
+    sender = _party(inf.get("rem"), PartyRole.SENDER, warnings)
+    shipper = _party(inf.get("exped"), PartyRole.SHIPPER, warnings)
+    receiver = _party(inf.get("receb"), PartyRole.RECEIVER, warnings)
+    recipient = _party(inf.get("dest"), PartyRole.RECIPIENT, warnings)
     if taker is None and taker_code in _TAKER_OF:
         named = {"rem": sender, "exped": shipper, "receb": receiver, "dest": recipient}[_TAKER_OF[taker_code]]
         if named is not None:
             taker = PartyInfo(PartyRole.TAKER, named.doc, named.name, named.ie, named.uf)
-    model = _text(ide, "mod") or key[20:22]
-    status = _status(cstat) if prot is not None else DocumentStatus.UNKNOWN
+    model = ide.text("mod") or key[20:22]
+    has_protocol = prot.element is not None
     return CteMeta(
         kind=DocumentKind.CTE_PROC,
         root=local,
-        version=version or inf.get("versao"),
+        version=version or inf_element.get("versao"),
         access_key=key,
-        uf=_uf(cuf, key, warnings),
+        uf=_uf(ide.text("cUF"), key, warnings),
         model=model,
-        serie=to_int(_text(ide, "serie")),
-        number=to_int(_text(ide, "nCT")),
-        issued_at=_when(_text(ide, "dhEmi"), "Data de emissão", warnings),
-        cte_type=_opt(_text(ide, "tpCTe")),
-        modal=_opt(_text(ide, "modal")),
+        serie=to_int(ide.text("serie")),
+        number=to_int(ide.text("nCT")),
+        issued_at=_when(ide.text("dhEmi"), "Data de emissão", warnings),
+        cte_type=_opt(ide.text("tpCTe")),
+        modal=_opt(ide.text("modal")),
         emitter=emitter,
         sender=sender,
         shipper=shipper,
@@ -203,33 +241,41 @@ def _document(root: etree._Element, local: str, version: str | None) -> CteMeta:
         recipient=recipient,
         taker=taker,
         taker_code=taker_code,
-        authorised=tuple(d for a in inf.iterfind(_P + "autXML") if (d := (_text(a, "CNPJ") or _text(a, "CPF")))),
-        nfe_keys=_carried_keys(inf),
-        total_cents=to_cents(_text(inf, "vPrest", "vTPrest")),
-        environment=to_int(_text(ide, "tpAmb")),
-        protocol=_opt(_text(prot, "nProt")),
-        authorised_at=_when(_text(prot, "dhRecbto"), "Data de autorização", warnings) if prot is not None else None,
+        authorised=_authorised(inf_element),
+        nfe_keys=_carried_keys(inf_element),
+        total_cents=to_cents(inf.kids("vPrest").text("vTPrest")),
+        environment=to_int(ide.text("tpAmb")),
+        protocol=_opt(prot.text("nProt")),
+        authorised_at=_when(prot.text("dhRecbto"), "Data de autorização", warnings) if has_protocol else None,
         cstat=cstat,
-        reason=_opt(_text(prot, "xMotivo")),
-        status=status,
-        situation=_opt(_text(prot, "xMotivo")),
+        reason=_opt(prot.text("xMotivo")),
+        status=_status(cstat) if has_protocol else DocumentStatus.UNKNOWN,
+        situation=_opt(prot.text("xMotivo")),
         warnings=tuple(warnings),
     )
 
 
-def _takers(
-    inf: etree._Element, ide: etree._Element | None, warnings: list[str]
-) -> tuple[str | None, PartyInfo | None]:
+def _authorised(inf: etree._Element) -> tuple[str, ...]:
+    found = []
+    for element in inf.iterfind(_P + "autXML"):
+        kids = _Kids(element)
+        doc = kids.text("CNPJ") or kids.text("CPF")
+        if doc:
+            found.append(doc)
+    return tuple(found)
+
+
+def _takers(inf: _Kids, ide: _Kids, warnings: list[str]) -> tuple[str | None, PartyInfo | None]:
     """(toma code, the payer when it is its own party): toma3/toma03 name one of the four,
     toma4 (and the CT-e OS ``toma``) carry the party."""
     for name in ("toma3", "toma03"):
-        code = _text(ide, name, "toma")
+        code = ide.kids(name).text("toma")
         if code:
             return code, None
-    toma4 = _child(ide, "toma4")
+    toma4 = ide.get("toma4")
     if toma4 is not None:
-        return _opt(_text(toma4, "toma")) or "4", _party(toma4, PartyRole.TAKER, warnings)
-    toma_os = _child(inf, "toma")  # CT-e OS
+        return _opt(_Kids(toma4).text("toma")) or "4", _party(toma4, PartyRole.TAKER, warnings)
+    toma_os = inf.get("toma")  # CT-e OS
     if toma_os is not None:
         return "4", _party(toma_os, PartyRole.TAKER, warnings)
     return None, None

@@ -1,4 +1,4 @@
-"""Never two queries for one CNPJ at once, whatever the product or the job asking."""
+"""Never two queries for one CNPJ at once to one service, whatever the job asking."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import threading
 
 class CompanyLocks:
     """One lock per CNPJ within this process (the data folder's service lock keeps a second
-    process out). Shared by every product's distribution and point queries: the CT-e and NF-e of
-    one company are different services, but a single lock per CNPJ is what the rule book asks of
-    each and costs nothing."""
+    process out), shared by one product's distribution and point queries. Each product has its
+    own: NF-e and CT-e are different services, each judging only its own queries."""
 
     def __init__(self) -> None:
         self._locks: dict[str, threading.Lock] = {}
