@@ -19,9 +19,11 @@ from sqlalchemy import text
 
 from app.capture.context import CaptureNotice
 from app.capture.cte import CteCapture
+from app.capture.nfe import NfeCapture
 from app.capture.service import CaptureService
 from app.core.cadence import Action
 from app.core.documents import PartyRole
+from app.core.errors import CapturaError
 from app.core.products import Product
 from app.store.carried import CarriedNfeRepository
 from app.store.records import DocumentKind, DocumentQuery
@@ -250,3 +252,38 @@ def test_the_service_captures_nfe_and_cte_together(cte: Harness) -> None:
     assert by_product[Product.NFE].documents == 1 and by_product[Product.CTE].documents == 2
     assert {s.product for s in service.status()} == {Product.NFE, Product.CTE}
     assert cte.sandbox.referee.report()["violations"] == []
+
+
+def test_a_lot_is_reprocessed_from_its_archive_and_an_nsu_on_request(cte: Harness) -> None:
+    _publish(cte, 3, nfe_keys=(NFE_KEY,))
+    cte.capture.run_due()
+    [(lot, _at)] = [a for a in cte.ctx.audit.archives_of(cte.company.id, "cte_distribuicao")]
+    asked = len(cte.sandbox.referee.requests)
+    assert cte.capture.points.reprocess_archived(cte.company.id, lot) == 3
+    assert len(cte.sandbox.referee.requests) == asked  # no new query: the archived answer is enough
+    assert cte.stored_nsus() == [1, 2, 3]
+    assert cte.ctx.documents.count(DocumentQuery(company_id=cte.company.id, product=Product.CTE)) == 3
+    assert CarriedNfeRepository(cte.ctx.db).cte_keys_of(cte.company.id, NFE_KEY)  # links kept, not doubled
+    with pytest.raises(CapturaError, match="não é de NF-e desta empresa"):
+        NfeCapture(cte.ctx).points.reprocess_archived(cte.company.id, lot)  # a CT-e answer is no NF-e lot
+
+    assert cte.capture.points.reprocess_nsu(cte.company.id, 2) == "local"
+    assert cte.capture.points.reprocess_nsu(cte.company.id, 4) == "queued"
+    _publish(cte)  # NSU 4 now exists at the service
+    cte.run_until(cte.clock.now() + timedelta(minutes=10))
+    assert ("consNSU:000000000000004", "138") in _calls(cte)
+    assert cte.ctx.items.received(cte.company.id, Product.CTE, 1, 4) == [1, 2, 3, 4]
+    assert cte.sandbox.referee.report()["violations"] == []
+
+
+def test_the_daily_check_alerts_on_a_backlog_left_many_hours(cte: Harness) -> None:
+    notices: list[CaptureNotice] = []
+    cte.ctx.listeners.append(notices.append)
+    _publish(cte, 1)
+    cte.capture.run_due()
+    state = cte.ctx.cursors.get(cte.company.id, Product.CTE)
+    cte.ctx.cursors.save(replace(state, max_nsu=state.ult_nsu + 30, paused=False))  # the service has more
+    cte.clock.set(cte.clock.now() + timedelta(hours=8))
+    cte.capture.points.daily_gap_check()
+    [alert] = [n for n in notices if n.kind == "alert"]
+    assert alert.product is Product.CTE and "30 documento(s) de CT-e pendente(s)" in alert.message

@@ -21,6 +21,7 @@ from app.core.cadence import point_queries_allowed, rules_for
 from app.core.cadence_an import apply_point_query_block
 from app.core.cstat import ANSWERED, CONSUMO_INDEVIDO, DOCUMENTS_FOUND
 from app.core.errors import CapturaError
+from app.core.health import health_alerts
 from app.core.keys import AccessKey
 from app.core.nsu import Nsu
 from app.core.quota import (
@@ -33,7 +34,14 @@ from app.core.quota import (
     user_wait_text,
 )
 from app.core.recovery import DISPATCH_INTERVAL, after_attempt, lookback_start, next_daily_run
-from app.fiscal.distribution import ConsChNFe, ConsNsu, DistributionClient, DistributionReply, Query
+from app.fiscal.distribution import (
+    ConsChNFe,
+    ConsNsu,
+    DistributionClient,
+    DistributionReply,
+    Query,
+    read_archived_reply,
+)
 from app.fiscal.errors import CommunicationError
 from app.store.records import CallOutcome, Company, GapRecovery, GapStatus
 
@@ -65,7 +73,50 @@ class PointQueries:
             missing = tuple(self.ctx.items.missing(company.id, self.product, first, state.ult_nsu))
             if missing:
                 queued += self.ctx.recoveries.add(company.id, self.product, next_attempt_at=now, nsus=missing)
+        self._health(now)
         return queued
+
+    def _health(self, now: datetime) -> None:
+        """The daily health alerts: a backlog many hours without capture, a cursor ahead (§5.5)."""
+        for company, _settings in self.ctx.companies.enabled_for(self.product):
+            state = self.ctx.cursors.get(company.id, self.product)
+            if state.disabled_reason or state.paused:
+                continue  # already stopped with its own reason
+            for alert in health_alerts(state, now, label=self.product.label):
+                self.ctx.notify(CaptureNotice("alert", company.id, self.product, alert))
+
+    # ------------------------------------------------------------------ reprocessing on request
+
+    def reprocess_nsu(self, company_id: int, nsu: int) -> str:
+        """A user asks for one NSU again: kept as it is when stored and readable, else queued for
+        a consNSU now (the dispatch respects the quota and the blocks). Returns what was done."""
+        company = self.ctx.companies.get(company_id)
+        stored = self.ctx.items.received(company.id, self.product, nsu, nsu)
+        if stored and not self.ctx.items.quarantined(company.id, self.product, (nsu,)):
+            return "local"
+        self.ctx.recoveries.add(company.id, self.product, next_attempt_at=self.ctx.clock.now(), nsus=(nsu,))
+        return "queued"
+
+    def reprocess_archived(self, company_id: int, archive_id: int) -> int:
+        """A whole archived lot processed and stored again from its archived answer, without a
+        new query (§5.5): what is stored already stays as it is (idempotent), what failed before
+        (a document quarantined by an older reader) is read again. Returns the items it held."""
+        company = self.ctx.companies.get(company_id)
+        owner, service = self.ctx.audit.exchange_owner(archive_id)
+        if owner != company.id or service != self.adapter.service.value:
+            raise CapturaError(f"A resposta arquivada {archive_id} não é de {self.product.label} desta empresa.")
+        request, response = self.ctx.audit.get_exchange(archive_id)
+        if response is None:
+            raise CapturaError(f"A resposta arquivada {archive_id} não guardou o conteúdo da resposta.")
+        reply = read_archived_reply(self.product, response, request or b"")
+        if not reply.documents:
+            return 0
+        settings = self.ctx.companies.get_settings(company.id, self.product)
+        items = [self.adapter.process(company.cnpj, doc, settings) for doc in reply.documents]
+        with self.ctx.unit() as unit:
+            stored = unit.store_lot(company.id, items)
+            self.adapter.within_recovery(unit, company, items, stored)
+        return len(items)
 
     # ------------------------------------------------------------------ recovery dispatch
 
