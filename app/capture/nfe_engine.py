@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from app.capture.context import CaptureContext
 from app.capture.engine.distribution import (
-    LEASE_EXTENSION,
     MAX_LOTS_PER_RUN,
     RECHECK_DISABLED,
     DistributionEngine,
     RunResult,
     may_have_reached_service,
 )
+from app.capture.engine.lease import LEASE_EXTENSION
 from app.capture.engine.locks import CompanyLocks
 from app.capture.nfe.adapter import PRODUCT, SERVICE, NfeAdapter
 

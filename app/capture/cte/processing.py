@@ -68,7 +68,8 @@ def process_xml(
             situation=situation,
             xml_gzip=xml_gzip,
         )
-    assert isinstance(meta, CteMeta)
+    if not isinstance(meta, CteMeta):  # the CT-e reader gives no NF-e; typed for the union
+        return _quarantined(xml, nsu, schema, "Documento inesperado para CT-e.", xml_gzip)
     return _document_input(company, meta, xml, nsu, schema, xml_gzip)
 
 
@@ -87,7 +88,7 @@ def _document_input(
         product=PRODUCT,
         kind=meta.kind,
         xml=xml,
-        access_key=meta.access_key if len(meta.access_key) <= 50 else meta.access_key[:50],
+        access_key=meta.access_key[:50],  # the store's key column; a CT-e key is 44
         nsu=nsu,
         schema=schema,
         model=meta.model,

@@ -19,6 +19,7 @@ import httpx
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
 from app.capture.engine.adapter import DistributionAdapter, StoreInput
+from app.capture.engine.lease import CallLease
 from app.capture.engine.locks import CompanyLocks
 from app.core.archive import archive_exchange
 from app.core.cadence import (
@@ -27,7 +28,6 @@ from app.core.cadence import (
     CommunicationFailure,
     Decision,
     Transition,
-    after_lost_answers,
     decide,
     rules_for,
 )
@@ -54,10 +54,6 @@ from app.store.records import (
 # lots and continues on the next scheduler cycle (its state says "query now").
 MAX_LOTS_PER_RUN = 40
 RECHECK_DISABLED = timedelta(hours=1)
-# How far past a call's latest answer the call lease is extended at a time: one commit per few
-# minutes of calls instead of one per call, and, after a crash, a few minutes more of companies
-# put into the hour's wait (see ``after_lost_answers``).
-LEASE_EXTENSION = timedelta(minutes=5)
 
 
 @dataclass(slots=True)
@@ -124,8 +120,7 @@ class DistributionEngine:
         # What ``due`` read for each company it found due, taken by that company's run.
         self._pass_configs: dict[int, _Reading] = {}
         self._plan_lock = threading.Lock()
-        self._answers_by: datetime | None = None  # the call lease this process committed
-        self._lease_lock = threading.Lock()
+        self.lease = CallLease(ctx, adapter.product)
         # Called after every lot with the company id (the service's heartbeat); returning False
         # ends the run after that lot (graceful stop): the lot and its cursor are committed.
         self.lot_done: Callable[[int], bool] | None = None
@@ -329,7 +324,7 @@ class DistributionEngine:
         client = self._client(company, settings.environment)
         if run.started_at is None:
             run.started_at = self.ctx.clock.now()
-        self._cover_answer()
+        self.lease.cover()
         started = time.monotonic()
         at = self.ctx.clock.now()
         try:
@@ -456,55 +451,16 @@ class DistributionEngine:
 
     # ------------------------------------------------------------------ crash safety
 
-    def _latest_answer(self, now: datetime) -> datetime:
-        # The call's timeout is real seconds (the socket's): on a sped-up clock (demo, crash
-        # test) the service may mark its answer up to factor times as many clock seconds later.
-        timeout = timedelta(seconds=self.ctx.settings.call_timeouts.for_product(self.product))
-        return now + timeout * self.ctx.clock.factor
-
-    def _cover_answer(self) -> None:
-        """Before a call: the committed call lease must reach the latest its answer can come.
-
-        A crash (SIGKILL, power cut) during the call or before its lot commits loses the answer,
-        maybe the 137 that started the service's hour; the next start reads the lease and puts
-        every company that could have been asked into that hour (``recover_lost_answers``).
-        """
-        latest = self._latest_answer(self.ctx.clock.now())
-        with self._lease_lock:
-            if self._answers_by is not None and latest <= self._answers_by:
-                return
-            answers_by = latest + LEASE_EXTENSION
-            self.ctx.cursors.hold_answers_until(self.product, answers_by)
-            self._answers_by = answers_by
-
     def recover_lost_answers(self) -> int:
-        """At start-up, with the data folder held: after a process that died holding the call
-        lease, the hour's wait for every company it could have asked; returns how many."""
-        answers_by = self.ctx.cursors.answers_lease(self.product)
-        if answers_by is None:
-            return 0
-        now = self.ctx.clock.now()
-        # Every company, with or without a state row: a first call (from NSU 0) may be the one lost.
-        states = {state.company_id: state for state in self.ctx.cursors.list_states(self.product)}
-        for company in self.ctx.companies.list_companies():
-            states.setdefault(company.id, CaptureState(company.id, self.product))
-        waits = [
-            changed
-            for state in states.values()
-            if (changed := after_lost_answers(state, self.rules, answers_by, now)) is not None
-        ]
-        with self.ctx.unit() as unit:
-            for state in waits:
-                unit.save_state(state)
-            unit.release_answers_lease(self.product)
-        self.replan()
-        return len(waits)
+        """At start-up, with the data folder held: the hour's wait for every company a process
+        that died holding the call lease could have asked; returns how many."""
+        waits = self.lease.recover(self.rules)
+        self.replan()  # cheap at start-up, when nothing is planned yet
+        return waits
 
     def release_lease(self) -> None:
         """No call is in flight (the service stopped cleanly, a one-off pass ended)."""
-        with self._lease_lock:
-            self.ctx.cursors.release_answers_lease(self.product)
-            self._answers_by = None
+        self.lease.release()
 
     def _apply_effects(self, company: Company, settings: CaptureSettings, transition: Transition) -> None:
         if transition.global_pause is not None:
