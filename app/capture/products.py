@@ -1,8 +1,8 @@
-"""What the capture service needs from each product's engines (NF-e now; CT-e and NFS-e next).
+"""What the capture service needs from each product's engines, and the registry of products.
 
-Structural protocols: ``NfeCapture`` satisfies ``ProductCapture`` without inheriting from it, and
-the CT-e and NFS-e captures will too. A product without manifestations or point queries gives
-objects whose ``dispatch`` returns 0 and whose ``next_due_at`` returns None.
+Structural protocols: ``NfeCapture`` and ``CteCapture`` satisfy ``ProductCapture`` without
+inheriting from it, and the NFS-e capture will too. A product without manifestations or point
+queries gives objects whose ``dispatch`` returns 0 and whose ``next_due_at`` returns None.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from datetime import datetime
 from typing import Protocol
 
 from app.capture.context import CaptureContext
-from app.capture.nfe import NfeCapture
-from app.capture.nfe_engine import RunResult
+from app.capture.engine.distribution import RunResult
 from app.core.cadence import CadenceRules
 from app.core.errors import CapturaError
 from app.core.products import Product
@@ -83,8 +82,28 @@ class ProductUnavailable(CapturaError):
     """The service was asked for a product whose engine does not exist yet."""
 
 
+CaptureFactory = Callable[[CaptureContext], ProductCapture]
+
+
+def _nfe(ctx: CaptureContext) -> ProductCapture:
+    from app.capture.nfe import NfeCapture  # the product packages import these protocols
+
+    return NfeCapture(ctx)
+
+
+def _cte(ctx: CaptureContext) -> ProductCapture:
+    from app.capture.cte import CteCapture
+
+    return CteCapture(ctx)
+
+
+# The products the service can capture, each built from the context alone.
+REGISTRY: dict[Product, CaptureFactory] = {Product.NFE: _nfe, Product.CTE: _cte}
+
+
 def build_capture(ctx: CaptureContext, product: Product) -> ProductCapture:
     """The engine of ``product`` over ``ctx``."""
-    if product is Product.NFE:
-        return NfeCapture(ctx)
-    raise ProductUnavailable(f"A captura de {product.label} ainda não está disponível nesta versão.")
+    factory = REGISTRY.get(product)
+    if factory is None:
+        raise ProductUnavailable(f"A captura de {product.label} ainda não está disponível nesta versão.")
+    return factory(ctx)

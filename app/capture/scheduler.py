@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from apscheduler.executors.pool import ThreadPoolExecutor as JobExecutor
 from apscheduler.jobstores.base import JobLookupError
@@ -27,13 +27,11 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from app.capture.context import CaptureNotice
-from app.capture.watchdog import ClockWatch, Flight
+from app.capture.jobs import DailyAt23, JobHost, Trigger, jobs_of
+from app.capture.watchdog import ClockWatch, Flight, FlightTable
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.core.recovery import next_daily_run
-
-if TYPE_CHECKING:
-    from app.capture.service import CaptureService
 
 log = logging.getLogger(__name__)
 
@@ -41,16 +39,33 @@ log = logging.getLogger(__name__)
 # folds every missed run into one. The interval jobs' last missed run is always within one cycle
 # of the wake-up, so after any sleep they run at once; the cadence then decides each company.
 MISFIRE_GRACE_SECONDS = 3600
-# The 23:00 gap check runs on the next morning's wake-up after a night asleep; it covers 3 days,
-# so a check skipped by a longer absence loses nothing.
-GAP_CHECK_GRACE_SECONDS = 12 * 3600
+# The 23:00 gap check runs on the next morning's wake-up after a night asleep (``DailyAt23``'s
+# grace); it covers 3 days, so a check skipped by a longer absence loses nothing.
 _FLOOR = 0.05  # seconds: the shortest interval a sped-up clock can ask of the scheduler
+
+
+class ServiceHost(JobHost, Protocol):
+    """What the scheduler needs of the service besides the jobs (no import of the service)."""
+
+    workers: int
+    rate: float
+    flights: FlightTable
+    passes: dict[Product, int]
+
+    @property
+    def running(self) -> bool: ...
+
+    def submit(self, product: Product, company_id: int, trigger: str = ...) -> bool: ...
+
+    def on_clock_jump(self, jump: timedelta) -> None: ...
+
+    def on_stalled(self, flight: Flight, silent: float) -> None: ...
 
 
 class BackgroundJobs:
     """One started service's scheduler, worker pools and watchdog."""
 
-    def __init__(self, service: CaptureService) -> None:
+    def __init__(self, service: ServiceHost) -> None:
         self.service = service
         self._lock = threading.Lock()
         self._pool = self._new_pool()
@@ -105,44 +120,46 @@ class BackgroundJobs:
         return run
 
     def start(self) -> None:
-        service, intervals = self.service, self.service.intervals
+        service = self.service
         real_now = datetime.now(BRASILIA)
         add = self._scheduler.add_job
         distribution, routine = self._tracked(self._distribution), self._tracked(self._routine)
         watchdog = self._tracked(self._watchdog)
-        for product in service.captures:
-            add(
-                distribution,
-                self._every(service.cycle(product)),
-                args=[product],
-                id=job_id(product),
-                name=f"Distribuição de {product.label}",
-                next_run_time=real_now,
-            )
-        routines: list[tuple[str, str, Callable[[], Any], timedelta]] = [
-            ("manifestacoes", "Envio de manifestações", service.dispatch_manifestations, intervals.manifestation),
-            ("recuperacoes", "Recuperação de NSUs", service.dispatch_recoveries, intervals.recovery),
-        ]
-        for name, label, work, interval in routines:
-            add(routine, self._every(interval), args=[name, work], id=name, name=label, next_run_time=real_now)
-        add(
-            routine,
-            self._daily_trigger(real_now),
-            args=["verificacao-diaria", service.daily_gap_check],
-            id="verificacao-diaria",
-            name="Verificação diária de lacunas (23:00)",
-            misfire_grace_time=GAP_CHECK_GRACE_SECONDS,
-        )
-        add(
-            routine,
-            self._every(intervals.prune),
-            args=["retencao", service.prune],
-            id="retencao",
-            name="Limpeza do arquivo de requisições",
-            next_run_time=real_now + intervals.prune_delay / service.rate,
-        )
-        add(watchdog, self._every(intervals.watchdog, scaled=False), id="vigia", name="Vigia")
+        for job in jobs_of(service):
+            if job.product is not None:
+                add(
+                    distribution,
+                    self._trigger(job.trigger, real_now),
+                    args=[job.product],
+                    id=job_id(job.product),
+                    name=job.label,
+                    next_run_time=real_now,
+                )
+            elif isinstance(job.trigger, DailyAt23):
+                add(
+                    routine,
+                    self._trigger(job.trigger, real_now),
+                    args=[job.name, job.run],
+                    id=job.name,
+                    name=job.label,
+                    misfire_grace_time=int(job.trigger.grace.total_seconds()),
+                )
+            else:
+                add(
+                    routine,
+                    self._trigger(job.trigger, real_now),
+                    args=[job.name, job.run],
+                    id=job.name,
+                    name=job.label,
+                    next_run_time=real_now + job.trigger.delay / service.rate,
+                )
+        add(watchdog, self._every(service.intervals.watchdog, scaled=False), id="vigia", name="Vigia")
         self._scheduler.start()
+
+    def _trigger(self, trigger: Trigger, real_now: datetime) -> BaseTrigger:
+        if isinstance(trigger, DailyAt23):
+            return self._daily_trigger(real_now)
+        return self._every(trigger.interval)
 
     def _daily_trigger(self, real_now: datetime) -> BaseTrigger:
         if self.service.rate == 1.0:

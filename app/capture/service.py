@@ -22,9 +22,9 @@ from functools import partial
 from typing import TypeVar
 
 from app.capture.context import CaptureContext, CaptureNotice, resume_stopped
+from app.capture.engine.distribution import RunResult
 from app.capture.instance import DataFolderLock
-from app.capture.nfe_engine import RunResult
-from app.capture.products import ProductCapture, build_capture
+from app.capture.products import REGISTRY, ProductCapture, build_capture
 from app.capture.scheduler import BackgroundJobs
 from app.capture.status import (
     CONSULTANDO,
@@ -85,7 +85,7 @@ class CaptureService:
         self,
         ctx: CaptureContext,
         *,
-        products: Iterable[Product] = (Product.NFE,),
+        products: Iterable[Product] | None = None,  # default: every product the registry has
         workers: int = 4,
         captures: Mapping[Product, ProductCapture] | None = None,
         intervals: ServiceIntervals | None = None,
@@ -98,7 +98,9 @@ class CaptureService:
         self.intervals = intervals or ServiceIntervals()
         self.data_lock = data_lock
         self.captures: dict[Product, ProductCapture] = (
-            dict(captures) if captures is not None else {p: build_capture(ctx, p) for p in dict.fromkeys(products)}
+            dict(captures)
+            if captures is not None
+            else {p: build_capture(ctx, p) for p in dict.fromkeys(REGISTRY if products is None else products)}
         )
         self.rate = clock_rate(ctx.clock)
         self.flights = FlightTable()
@@ -150,7 +152,8 @@ class CaptureService:
 
     def daily_gap_check(self, product: Product | None = None) -> int:
         """Queue the NSUs missing among the last 3 days (23:00 Brasília); returns how many."""
-        return sum(self._recorded("verificacao_diaria", c.points.daily_gap_check) for c in self._selected(product))
+        selected = self._selected(product)
+        return self.recorded("verificacao_diaria", lambda: sum(c.points.daily_gap_check() for c in selected))
 
     def prune(self) -> dict[str, int]:
         """Retention: archived exchanges, calls and runs older than the configured days; the
@@ -161,7 +164,7 @@ class CaptureService:
             ledger = self.ctx.quota.forget_before(self.ctx.clock.now() - LEDGER_KEPT)
             return {"archives": result.archives, "calls": result.calls, "runs": result.runs, "point_queries": ledger}
 
-        return self._recorded("retencao", work)
+        return self.recorded("retencao", work)
 
     def resume(self, company_id: int, product: Product | None = None) -> list[Product]:
         """A user takes up a company's stopped (or paused) capture: looked at on the next pass."""
@@ -196,8 +199,8 @@ class CaptureService:
             )
             return error
 
-    def _recorded(self, job_type: str, work: Callable[[], T]) -> T:
-        """A daily routine with its row in the runs table."""
+    def recorded(self, job_type: str, work: Callable[[], T]) -> T:
+        """A routine job's run with its row in the runs table (every scheduled run has one)."""
         run_id = self.ctx.runs.start(job_type, "scheduler")
         try:
             result = work()

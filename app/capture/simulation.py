@@ -12,12 +12,13 @@ nothing, so the decisions are the same.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
-from app.capture.nfe_engine import RunResult
+from app.capture.engine.distribution import RunResult
+from app.capture.jobs import DailyAt23, Every, jobs_of
 from app.capture.products import ProductCapture
 from app.capture.service import CaptureService
 from app.core.clock import FakeClock
@@ -61,6 +62,7 @@ class _Job:
     forced: bool = True  # run at its next tick whatever due_at says
     exact: bool = False  # also runs the moment its due time comes (the scheduler's wake-up pass)
     last_run: datetime | None = None
+    anchor: datetime | None = None  # the grid of ticks starts here (default: the drive's start)
 
     def should_run(self, now: datetime, due: datetime | None) -> bool:
         if self.next_tick <= now and (self.forced or (due is not None and due <= now)):
@@ -84,6 +86,7 @@ class _Job:
         """The first tick strictly after ``instant``."""
         if self.interval is None:
             return next_daily_run(instant)
+        origin = self.anchor or origin
         ticks = (instant - origin) // self.interval + 1
         return origin + ticks * self.interval
 
@@ -92,6 +95,7 @@ class _Job:
             return self.next_tick
         if self.interval is None:
             return next_daily_run(instant - timedelta(microseconds=1))
+        origin = self.anchor or origin
         ticks = -((origin - instant) // self.interval)  # ceiling
         return origin + ticks * self.interval
 
@@ -162,59 +166,40 @@ def drive(
 
 
 def _jobs(service: CaptureService, origin: datetime, stats: DriveStats) -> list[_Job]:
+    """The service's job table (``app.capture.jobs``) on the virtual clock's grid of ticks."""
     jobs = []
-    for product, capture in service.captures.items():
-        jobs.append(
-            _Job(
-                f"distribution-{product.value}",
-                service.cycle(product),
-                origin,
-                _pass(service, product, stats),
-                capture.distribution.planned_next,
-                exact=True,
-            )
-        )
-    intervals = service.intervals
-    jobs.append(
-        _Job(
-            "manifestations",
-            intervals.manifestation,
-            origin,
-            lambda: _ignore(service.dispatch_manifestations()),
-            lambda: _earliest(c.manifestation.next_due_at() for c in service.captures.values()),
-        )
-    )
-    jobs.append(
-        _Job(
-            "recoveries",
-            intervals.recovery,
-            origin,
-            lambda: _ignore(service.dispatch_recoveries()),
-            lambda: _earliest(c.points.next_due_at() for c in service.captures.values()),
-        )
-    )
-    gap_check = next_daily_run(origin)
-    jobs.append(
-        _Job("gap-check", None, gap_check, lambda: _ignore(service.daily_gap_check()), lambda: None, forced=False)
-    )
-    jobs.append(
-        _Job(
-            "prune",
-            intervals.prune,
-            origin + intervals.prune,
-            lambda: _ignore(service.prune()),
-            lambda: None,
-            forced=False,
-        )
-    )
-    # The two daily jobs have no "due" of their own: they run at every tick of theirs.
-    for job in jobs[-2:]:
-        job.due_at = _ticking(job)
+    for spec in jobs_of(service):
+        if spec.product is not None:
+            interval = spec.trigger.interval if isinstance(spec.trigger, Every) else None
+            run = _pass(service, spec.product, stats)
+            jobs.append(_Job(spec.name, interval, origin, run, spec.due_at or _never, exact=True))
+        elif isinstance(spec.trigger, DailyAt23):
+            job = _Job(spec.name, None, next_daily_run(origin), _ignoring(spec.run), _never, forced=False)
+            job.due_at = _ticking(job)  # no "due" of its own: it runs at every tick of its
+            jobs.append(job)
+        elif spec.due_at is None:
+            first = origin + (spec.trigger.delay or spec.trigger.interval)
+            job = _Job(spec.name, spec.trigger.interval, first, _ignoring(spec.run), _never, forced=False, anchor=first)
+            job.due_at = _ticking(job)
+            jobs.append(job)
+        else:
+            jobs.append(_Job(spec.name, spec.trigger.interval, origin, _ignoring(spec.run), spec.due_at))
     return jobs
 
 
 def _ticking(job: _Job) -> Callable[[], datetime | None]:
     return lambda: job.next_tick
+
+
+def _never() -> datetime | None:
+    return None
+
+
+def _ignoring(run: Callable[[], object]) -> Callable[[], None]:
+    def call() -> None:
+        run()
+
+    return call
 
 
 def _pass(service: CaptureService, product: Product, stats: DriveStats) -> Callable[[], None]:
@@ -230,14 +215,6 @@ def _pass(service: CaptureService, product: Product, stats: DriveStats) -> Calla
                 stats.failures += 1
 
     return run
-
-
-def _earliest(times: Iterable[datetime | None]) -> datetime | None:
-    return min((t for t in times if t is not None), default=None)
-
-
-def _ignore(_value: object) -> None:
-    return None
 
 
 def _service_for(capture: ProductCapture) -> CaptureService:

@@ -11,11 +11,24 @@ from app.capture.office import Office, RegistrationRefused
 from app.certs.a1 import InvalidCertificateFile
 from app.cli.context import open_office
 from app.cli.io import print_json, read_secret
+from app.core.documents import PartyRole
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
+from app.fiscal.distribution import c_uf_code
+from app.fiscal.errors import RequestInvalid
 from app.store.records import CaptureSettings
 
 _ENVIRONMENTS = {e.key: e for e in Environment}
+# The CT-e interested-party filter (rule book §5.1): the role names a user types.
+_CTE_ROLES = {
+    "tomador": PartyRole.TAKER,
+    "remetente": PartyRole.SENDER,
+    "expedidor": PartyRole.SHIPPER,
+    "recebedor": PartyRole.RECEIVER,
+    "destinatario": PartyRole.RECIPIENT,
+    "emitente": PartyRole.EMITTER,
+}
+_ROLE_NAMES = {role: name for name, role in _CTE_ROLES.items()}
 
 
 def register(sub: Any) -> None:
@@ -51,6 +64,19 @@ def register(sub: Any) -> None:
                          help="envia a Ciência da Operação automaticamente (só NF-e)")
     ciencia.add_argument("--no-auto-ciencia", dest="auto_ciencia", action="store_false")
     settings.add_argument("--ciencia-wait", type=int, metavar="MINUTOS", help="espera antes da Ciência (mínimo 5)")
+    settings.add_argument(
+        "--uf", metavar="UF", help="UF do autor (cUFAutor: sigla ou código IBGE), exigida pela distribuição de CT-e"
+    )
+    settings.add_argument(
+        "--event-types",
+        metavar="TIPOS",
+        help="CT-e: tipos de evento que notificam, separados por vírgula (ex.: 110111,610110); vazio: todos",
+    )
+    settings.add_argument(
+        "--roles",
+        metavar="PAPÉIS",
+        help="CT-e: notifica só quando a empresa é um destes papéis (" + ", ".join(_CTE_ROLES) + "); vazio: todos",
+    )
     settings.add_argument("--json", action="store_true")
     settings.set_defaults(handler=_set)
 
@@ -81,7 +107,26 @@ def _settings_json(settings: CaptureSettings) -> dict[str, Any]:
         "environment": settings.environment.key,
         "auto_ciencia": settings.auto_ciencia,
         "ciencia_wait_minutes": settings.ciencia_wait_minutes,
+        "c_uf_autor": settings.c_uf_autor,
+        "cte_event_types": list(settings.cte_event_types),
+        "cte_roles": [_ROLE_NAMES[role] for role in settings.cte_party_roles if role in _ROLE_NAMES],
     }
+
+
+def _event_types(text: str) -> tuple[str, ...]:
+    types = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    bad = [t for t in types if not (len(t) == 6 and t.isdigit())]
+    if bad:
+        raise RegistrationRefused(f"Tipo de evento inválido: {', '.join(bad)} (seis dígitos, ex.: 110111).")
+    return types
+
+
+def _roles(text: str) -> tuple[PartyRole, ...]:
+    names = [part.strip().lower().replace("á", "a") for part in text.split(",") if part.strip()]
+    unknown = [n for n in names if n not in _CTE_ROLES]
+    if unknown:
+        raise RegistrationRefused(f"Papel desconhecido: {', '.join(unknown)} (use {', '.join(_CTE_ROLES)}).")
+    return tuple(dict.fromkeys(_CTE_ROLES[n] for n in names))
 
 
 def _add(args: argparse.Namespace) -> int:
@@ -154,6 +199,18 @@ def _set(args: argparse.Namespace) -> int:
             changes["auto_ciencia"] = args.auto_ciencia
         if args.ciencia_wait is not None:
             changes["ciencia_wait_minutes"] = args.ciencia_wait
+        if args.uf is not None:
+            try:
+                changes["c_uf_autor"] = c_uf_code(args.uf) if args.uf.strip() else None
+            except RequestInvalid as error:
+                raise RegistrationRefused(error.message) from error
+        if args.event_types is not None or args.roles is not None:
+            if product is not Product.CTE:
+                raise RegistrationRefused("Os filtros de tipo de evento e de papel só existem para CT-e.")
+            if args.event_types is not None:
+                changes["cte_event_types"] = _event_types(args.event_types)
+            if args.roles is not None:
+                changes["cte_party_roles"] = _roles(args.roles)
         saved = office.companies.save_settings(replace(current, **changes))
     if args.json:
         print_json(_settings_json(saved))

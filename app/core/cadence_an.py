@@ -1,43 +1,44 @@
 """NF-e and CT-e distribution answers (Ambiente Nacional, distNSU) applied to the capture state.
 
-Rule book §4.3 (NF-e) and §5.3 (CT-e); NT 2014.002: wait 1 h after 137 or ultNSU == maxNSU,
-656 blocks the CNPJ 1 h and carries the last ultNSU, 108/109 pause the service.
+The policy of each product (:mod:`app.core.cadence_nfe`, :mod:`app.core.cadence_cte`) over the
+bookkeeping they share (:mod:`app.core.cadence_soap`); ``apply_distribution`` picks it from the
+rules' product. Rule book §4.3 (NF-e) and §5.3 (CT-e).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from collections.abc import Callable
+from datetime import datetime
 
-from app.core.cadence import (
-    CadenceRules,
-    CaptureState,
-    CommunicationFailure,
-    GlobalPause,
-    Transition,
-    after_service_mark,
-    answered,
-    display_time,
-    skipped_nsus,
-    waiting,
-)
+from app.core.cadence import CadenceRules, CaptureState, CommunicationFailure, Transition
+from app.core.cadence_cte import apply_cte_distribution
+from app.core.cadence_nfe import apply_nfe_distribution
+from app.core.cadence_soap import DistributionResult, apply_point_query_block
+from app.core.cstat import CONSUMO_INDEVIDO, DOCUMENTS_FOUND, NO_DOCUMENTS, NSU_ABOVE_MAX
+from app.core.products import Product
 
-DOCUMENTS_FOUND = 138
-NO_DOCUMENTS = 137
-CONSUMO_INDEVIDO = 656
-NSU_ABOVE_MAX = 589
+__all__ = [
+    "CONSUMO_INDEVIDO",
+    "DOCUMENTS_FOUND",
+    "NO_DOCUMENTS",
+    "NSU_ABOVE_MAX",
+    "AnswerPolicy",
+    "DistributionResult",
+    "apply_cte_distribution",
+    "apply_distribution",
+    "apply_nfe_distribution",
+    "apply_point_query_block",
+    "policy_for",
+]
+
+AnswerPolicy = Callable[[CaptureState, CadenceRules, datetime, DistributionResult | CommunicationFailure], Transition]
+
+_POLICIES: dict[Product, AnswerPolicy] = {Product.NFE: apply_nfe_distribution, Product.CTE: apply_cte_distribution}
 
 
-@dataclass(frozen=True, slots=True)
-class DistributionResult:
-    """The parts of a ``retDistDFeInt`` that drive the cadence; ``dh_resp`` aware, any offset."""
-
-    cstat: int
-    xmotivo: str
-    dh_resp: datetime | None = None
-    ult_nsu: int | None = None
-    max_nsu: int | None = None
-    received_nsus: tuple[int, ...] = ()
+def policy_for(product: Product) -> AnswerPolicy:
+    """The answer policy of a SOAP distribution product (NF-e, CT-e)."""
+    return _POLICIES[product]
 
 
 def apply_distribution(
@@ -46,153 +47,5 @@ def apply_distribution(
     now: datetime,
     result: DistributionResult | CommunicationFailure,
 ) -> Transition:
-    """The state after a distNSU answer that arrived at ``now`` (our clock), and its effects."""
-    if isinstance(result, CommunicationFailure):
-        return _failure(state, rules, now, result)
-    base = answered(state, now, result.dh_resp, str(result.cstat), result.xmotivo)
-    if result.cstat in (DOCUMENTS_FOUND, NO_DOCUMENTS):
-        return _documents(base, state, rules, now, result)
-    if result.cstat == CONSUMO_INDEVIDO:
-        return _consumo_indevido(base, state, rules, now, result)
-    pause = rules.outage_pause(result.cstat)
-    if pause is not None:
-        return _outage(base, rules, now, result, pause)
-    return _rejected(base, rules, now, result)
-
-
-def _forward(state: CaptureState, result: DistributionResult) -> tuple[int, int]:
-    """Cursor and maxNSU moved only forward: never back, maxNSU never decreases."""
-    ult = max(state.ult_nsu, result.ult_nsu or 0)
-    return ult, max(state.max_nsu, result.max_nsu or 0)
-
-
-def _gaps(
-    old: CaptureState, new_ult: int, received: tuple[int, ...], *, nothing_sent: bool = False
-) -> tuple[tuple[int, ...], str | None]:
-    gaps, dropped = skipped_nsus(old.ult_nsu, new_ult, received, nothing_sent=nothing_sent)
-    alert = None
-    if dropped:
-        alert = (
-            f"{dropped} NSU(s) anteriores a {gaps[0]:015d} não entraram na recuperação de lacunas "
-            "(limite por salto do cursor); reprocesse-os se necessário."
-        )
-    return gaps, alert
-
-
-def _documents(
-    base: CaptureState, old: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult
-) -> Transition:
-    ult, max_nsu = _forward(old, result)
-    gaps, alert = _gaps(old, ult, result.received_nsus)
-    state = replace(base, ult_nsu=ult, max_nsu=max_nsu)
-    if result.cstat == DOCUMENTS_FOUND and ult < max_nsu:
-        # Continuation pending: empty the AN's queue lot by lot, as the NT asks.
-        state = replace(state, next_query_at=None, wait_reason=None)
-        return Transition(state, chain_immediately=True, gap_nsus=gaps, alert=alert)
-    until = after_service_mark(rules, now, result.dh_resp, rules.empty_queue_wait, fallback=rules.fallback_wait)
-    if result.cstat == NO_DOCUMENTS:
-        why = f"Aguardando 1 hora após 'nenhum documento localizado' (até {display_time(until, now)})."
-    else:
-        why = f"Aguardando 1 hora: todos os documentos disponíveis foram recebidos (até {display_time(until, now)})."
-    state = replace(state, next_query_at=until, wait_reason=why)
-    return Transition(state, gap_nsus=gaps, alert=alert)
-
-
-def _consumo_indevido(
-    base: CaptureState, old: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult
-) -> Transition:
-    # Since NT 2014.002 v1.14 the 656 carries the CNPJ's last ultNSU: continue from it (only
-    # forward) and recover what another system consumed in between (field-lessons §4.2).
-    ult, max_nsu = _forward(old, result)
-    gaps, gap_alert = _gaps(old, ult, result.received_nsus, nothing_sent=True)
-    until = after_service_mark(rules, now, result.dh_resp, rules.block_duration)
-    reason = f"{rules.service_label} bloqueou consultas até {display_time(until, now)}: consumo indevido (cStat 656)."
-    state = replace(
-        base,
-        ult_nsu=ult,
-        max_nsu=max_nsu,
-        blocked_until=until,
-        block_reason=reason,
-        point_queries_blocked_until=until,
-        next_query_at=None,
-        wait_reason=None,
-    )
-    alert = (
-        f"Consumo indevido (cStat 656) na consulta de {rules.product.label}: verifique se outro sistema "
-        "consulta o mesmo CNPJ."
-    )
-    if gap_alert:
-        alert = f"{alert} {gap_alert}"
-    return Transition(state, gap_nsus=gaps, alert=alert)
-
-
-def _outage(
-    base: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult, pause: timedelta
-) -> Transition:
-    until = after_service_mark(rules, now, result.dh_resp, pause)
-    reason = (
-        f"{rules.service_label} paralisada (cStat {result.cstat}: {result.xmotivo}); "
-        f"consultas pausadas até {display_time(until, now)}."
-    )
-    # Also held on the company, so it waits even if the engine lost the global pause.
-    state = waiting(base, until, reason)
-    return Transition(state, global_pause=GlobalPause(until, result.cstat, reason))
-
-
-def _rejected(base: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult) -> Transition:
-    until = after_service_mark(rules, now, result.dh_resp, rules.block_duration)
-    reason = (
-        f"Consultas suspensas até {display_time(until, now)} após rejeição da {rules.service_label} "
-        f"(cStat {result.cstat}: {result.xmotivo})."
-    )
-    state = replace(base, blocked_until=until, block_reason=reason)
-    alert = None
-    if result.cstat in rules.alert_cstats:
-        alert = (
-            f"cStat {result.cstat} na consulta de {rules.product.label}: o NSU informado "
-            f"({base.ult_nsu:015d}) está além do maior NSU do Ambiente Nacional. {result.xmotivo}"
-        )
-    return Transition(state, alert=alert)
-
-
-def _failure(state: CaptureState, rules: CadenceRules, now: datetime, failure: CommunicationFailure) -> Transition:
-    failures = state.consecutive_failures + 1
-    limit = rules.max_consecutive_failures
-    counted = f"{failures} de {limit}" if limit else f"{failures}"
-    base = replace(state, consecutive_failures=failures, last_cstat=None, last_message=failure.error)
-    if limit is not None and failures >= limit:
-        reason = (
-            f"Captura de {rules.product.label} interrompida após {failures} falhas de comunicação seguidas "
-            f"({failure.error}). Verifique a conexão e retome a captura."
-        )
-        return Transition(replace(base, disabled_reason=reason), alert=reason)
-    until = now + rules.failure_backoff(failures)
-    why = f"Falha de comunicação ({counted}): {failure.error}. Nova tentativa às {display_time(until, now)}."
-    if failure.may_have_reached_service and state.max_nsu - state.ult_nsu <= rules.lot_size:
-        # The lost answer may have been a 137 or the lot that reached maxNSU: asking again
-        # within the hour would be a 656. Only a known backlog larger than one lot rules it out.
-        until = max(until, now + rules.empty_queue_wait + rules.safety_margin)
-        why = (
-            f"Falha de comunicação ({counted}): {failure.error}. A resposta perdida pode ter encerrado a "
-            f"fila; nova tentativa às {display_time(until, now)}, para não provocar consumo indevido."
-        )
-    return Transition(waiting(base, until, why))
-
-
-def apply_point_query_block(
-    state: CaptureState, rules: CadenceRules, now: datetime, dh_resp: datetime | None
-) -> CaptureState:
-    """A 656 on consNSU/consChNFe: point queries suspended 1 h, distribution blocked too (§4.6)."""
-    until = after_service_mark(rules, now, dh_resp, rules.block_duration)
-    reason = (
-        f"{rules.service_label} bloqueou consultas até {display_time(until, now)}: consumo indevido (cStat 656) "
-        "em consulta pontual."
-    )
-    blocked = until if state.blocked_until is None else max(state.blocked_until, until)
-    return replace(
-        state,
-        point_queries_blocked_until=until,
-        blocked_until=blocked,
-        block_reason=reason if blocked == until else state.block_reason,
-        last_cstat=str(CONSUMO_INDEVIDO),
-    )
+    """The state after a distNSU answer that arrived at ``now`` (our clock), by the rules' product."""
+    return policy_for(rules.product)(state, rules, now, result)

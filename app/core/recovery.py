@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from app.core.cadence import CaptureState
 from app.core.clock import BRASILIA
+from app.core.cstat import CONSUMO_INDEVIDO, DOCUMENTS_FOUND, NO_DOCUMENTS, OUTAGES
 from app.core.nsu import missing_nsus
 from app.core.products import Product
 
@@ -27,8 +28,8 @@ JITTER_SHARE = 0.2  # a retry lands up to 20 % early, so retries of one batch sp
 MAX_ATTEMPTS = 8
 STUCK_AFTER = timedelta(hours=2)  # a document in processing for longer is re-dispatched
 
-FOUND = 138
-NOT_FOUND = 137
+FOUND = DOCUMENTS_FOUND
+NOT_FOUND = NO_DOCUMENTS
 
 
 def next_daily_run(now: datetime) -> datetime:
@@ -91,7 +92,7 @@ def after_attempt(attempts: int, cstat: int | None, now: datetime, jitter: float
         return RecoveryStep(RecoveryStatus.RECOVERED, attempts + 1, None, "Documento recuperado.", True)
     if cstat == NOT_FOUND:
         return RecoveryStep(RecoveryStatus.NOT_FOUND, attempts + 1, None, "NSU inexistente (cStat 137).")
-    if cstat in (656, 108, 109):
+    if cstat == CONSUMO_INDEVIDO or cstat in OUTAGES:
         return RecoveryStep(RecoveryStatus.PENDING, attempts, None, f"Adiada (cStat {cstat}): {xmotivo}".rstrip(": "))
     done = attempts + 1
     what = f"cStat {cstat}: {xmotivo}".rstrip(": ") if cstat is not None else (xmotivo or "falha de comunicação")

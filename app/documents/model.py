@@ -107,6 +107,58 @@ class NfeMeta:
 
 
 @dataclass(frozen=True, slots=True)
+class CteMeta:
+    """A CT-e (model 57) or CT-e OS (model 67): a ``cteProc``/``cteOSProc`` or a bare signed one.
+
+    Parties: emitter, sender (rem), shipper (exped), receiver (receb), recipient (dest) and the
+    payer (``taker``: toma3 names one of the four, toma4 carries its own party; CT-e OS has
+    ``toma``). ``nfe_keys`` are the NF-e carried (infDoc/infNFe/chave), in order, once each.
+    ``total_cents`` is vTPrest; ``modal`` the two-digit code (01 rodoviário ... 06 multimodal).
+    """
+
+    kind: DocumentKind
+    root: str
+    version: str | None
+    access_key: str
+    uf: str | None
+    model: str
+    serie: int | None
+    number: int | None
+    issued_at: datetime | None
+    cte_type: str | None  # tpCTe: 0 normal, 1 complemento, 2 anulação, 3 substituto
+    modal: str | None
+    emitter: PartyInfo | None
+    sender: PartyInfo | None = None
+    shipper: PartyInfo | None = None
+    receiver: PartyInfo | None = None
+    recipient: PartyInfo | None = None
+    taker: PartyInfo | None = None
+    taker_code: str | None = None  # toma3/toma: 0 rem, 1 exped, 2 receb, 3 dest; 4: toma4
+    authorised: tuple[str, ...] = ()
+    nfe_keys: tuple[str, ...] = ()
+    total_cents: int | None = None
+    environment: int | None = None
+    protocol: str | None = None
+    authorised_at: datetime | None = None
+    cstat: str | None = None
+    reason: str | None = None
+    status: DocumentStatus = DocumentStatus.UNKNOWN
+    situation: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def parties(self) -> tuple[PartyInfo, ...]:
+        """Every party as the store keeps it (one row per role), then each autXML."""
+        found = [
+            p
+            for p in (self.emitter, self.sender, self.shipper, self.receiver, self.recipient, self.taker)
+            if p is not None
+        ]
+        found.extend(PartyInfo(PartyRole.AUTHORISED, doc) for doc in self.authorised)
+        return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
 class EventMeta:
     """An NF-e event: ``resEvento`` summary, full ``procEventoNFe`` (or a bare ``evento`` import).
 
@@ -150,7 +202,7 @@ class UnknownMeta:
     warnings: tuple[str, ...] = ()
 
 
-DocumentMeta = NfeMeta | EventMeta | UnknownMeta
+DocumentMeta = NfeMeta | CteMeta | EventMeta | UnknownMeta
 
 
 # ---------------------------------------------------------------- roles and direction
@@ -175,6 +227,9 @@ def roles_of(company: str | Cnpj | Cpf, meta: DocumentMeta) -> frozenset[PartyRo
         if me in meta.authorised:
             roles.add(PartyRole.AUTHORISED)
         return frozenset(roles)
+    if isinstance(meta, CteMeta):
+        held = {party.role for party in meta.parties if party.doc == me}
+        return frozenset(held)
     if isinstance(meta, EventMeta):
         event_roles: set[PartyRole] = set()
         if meta.author_doc == me:
@@ -203,6 +258,6 @@ def _plain(value: Any) -> Any:
     return value  # str (StrEnum included), int, None
 
 
-def to_json_dict(meta: NfeMeta | EventMeta | UnknownMeta | PartyInfo) -> dict[str, Any]:
+def to_json_dict(meta: NfeMeta | CteMeta | EventMeta | UnknownMeta | PartyInfo) -> dict[str, Any]:
     """The dataclass as a dict ``json.dumps`` accepts (datetimes as ISO 8601 with their offset)."""
     return {f.name: _plain(getattr(meta, f.name)) for f in fields(meta)}

@@ -36,7 +36,7 @@ from app.core.products import Environment, Product
 from app.fiscal.errors import MalformedResponse, RequestInvalid
 from app.fiscal.http import HttpClientFactory
 from app.fiscal.schemas import Schema, SchemaInvalid, validate
-from app.fiscal.soap import post_soap
+from app.fiscal.soap import parse_reply, post_soap
 from app.safexml import DEFAULT_MAX, MiB, XmlRejected, doczip_gzip, inflate
 
 MAX_DOCZIP_COMPRESSED = 10 * MiB
@@ -414,6 +414,19 @@ class DistributionClient:
         except MalformedResponse as exc:
             exc.url = self.endpoint_url
             raise
+
+
+def read_archived_reply(product: Product, response: bytes, request: bytes = b"") -> DistributionReply:
+    """An archived SOAP answer read again exactly as a live one is (reprocessing without a new
+    query); raises ``MalformedResponse`` (and friends) as :meth:`DistributionClient.query` does."""
+    _soap_ns, element = parse_reply(200, response, RESULT_ELEMENT)
+    return parse_ret_dist(
+        element,
+        product=product,
+        operation=Operation.CONS_NSU if b"<consNSU>" in request else Operation.DIST_NSU,
+        request_bytes=request,
+        response_bytes=response,
+    )
 
 
 def _nsu(value: int | Nsu) -> Nsu:

@@ -146,6 +146,29 @@ class AuditRepository:
                 now=self._db.clock.now(),
             )
 
+    def archives_of(self, company_id: int, service: str, limit: int = 100) -> list[tuple[int, datetime]]:
+        """(id, created_at) of a company's archived exchanges with ``service``, newest first."""
+        with self._db.reader() as s:
+            rows = s.execute(
+                select(ArchivedExchangeRow.id, ArchivedExchangeRow.created_at)
+                .where(ArchivedExchangeRow.company_id == company_id, ArchivedExchangeRow.service == service)
+                .order_by(ArchivedExchangeRow.id.desc())
+                .limit(limit)
+            ).all()
+        return [(row[0], row[1]) for row in rows]
+
+    def exchange_owner(self, archive_id: int) -> tuple[int | None, str]:
+        """(company id, service) of an archived exchange."""
+        with self._db.reader() as s:
+            found = s.execute(
+                select(ArchivedExchangeRow.company_id, ArchivedExchangeRow.service).where(
+                    ArchivedExchangeRow.id == archive_id
+                )
+            ).first()
+        if found is None:
+            raise UnknownArchive(f"Resposta arquivada não encontrada (id {archive_id}).")
+        return found[0], found[1]
+
     def get_exchange(self, archive_id: int) -> tuple[bytes | None, bytes | None]:
         """(request, response) as they were archived."""
         with self._db.reader() as s:

@@ -280,6 +280,18 @@ class EventRow(Base):
     updated_at: Mapped[datetime]
 
 
+class CarriedNfeRow(Base):
+    """The NF-e keys a CT-e carries (infDoc/infNFe/chave): from an NF-e to the CT-e that moved it
+    and back. By key, like events: the NF-e may never be captured by this company."""
+
+    __tablename__ = "cte_carried_nfe"
+    __table_args__ = (Index("ix_cte_carried_nfe_company_id_nfe_key", "company_id", "nfe_key"),)
+
+    company_id: Mapped[int] = mapped_column(_company_fk(), primary_key=True)
+    cte_key: Mapped[str] = mapped_column(String(KEY_LEN), primary_key=True)
+    nfe_key: Mapped[str] = mapped_column(String(KEY_LEN), primary_key=True)
+
+
 class DistributionItemRow(Base):
     """What each NSU brought: every NSU is stored exactly once, so gaps are a range query."""
 
@@ -328,9 +340,7 @@ class GapRecoveryRow(Base):
         UniqueConstraint("company_id", "product", "access_key"),
         CheckConstraint(_PRODUCTS, name="product"),
         CheckConstraint("nsu IS NOT NULL OR access_key IS NOT NULL", name="nsu_or_key"),
-        CheckConstraint(
-            "status IN ('pending', 'recovered', 'not_found', 'abandoned')", name="status"
-        ),
+        CheckConstraint("status IN ('pending', 'recovered', 'not_found', 'abandoned')", name="status"),
         Index("ix_gap_recoveries_due", "status", "next_attempt_at"),
     )
 

@@ -153,6 +153,7 @@ class DocumentInput:
     situation: str | None = None
     parse_error: str | None = None
     xml_gzip: bytes | None = field(default=None, repr=False, compare=False)
+    carried_keys: tuple[str, ...] = ()  # CT-e: the NF-e keys it carries (infNFe/chave)
 
 
 @dataclass(frozen=True, slots=True)

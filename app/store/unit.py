@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from app.store.audit import archive_in, log_call_in
+from app.store.carried import link_carried_in
 from app.store.cursors import release_lease_in, save_state_in
 from app.store.db import Database
 from app.store.errors import InvalidRecord
@@ -163,6 +164,10 @@ class Unit:
         return add_recoveries_in(
             self._connection, company_id, product, self.now, next_attempt_at=next_attempt_at, nsus=nsus
         )
+
+    def link_carried_nfe(self, company_id: int, cte_key: str, nfe_keys: Iterable[str]) -> int:
+        """The NF-e keys a CT-e carries (``app.store.carried``)."""
+        return link_carried_in(self._connection, company_id, cte_key, nfe_keys)
 
     def mark_cancelled(self, company_id: int, product: Product, keys: Iterable[str]) -> int:
         """Documents of these keys become CANCELLED (a registered cancellation event arrived)."""

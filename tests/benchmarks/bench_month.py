@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/benchmarks/bench_month.py [--companies 200] [--days 30] [--seed 5] [--profile]
 
-Every product the service drives (NF-e now), reached in-process (the sandbox's own request
+Every product the service drives (NF-e and CT-e), reached in-process (the sandbox's own request
 handlers through ``Sandbox.transport``, no sockets) on a ``FakeClock`` driven by
 ``app.capture.simulation.drive``, exactly as the scheduler's jobs run. Over the month: third
 parties issue 0-30 NF-e per company per day (written in set-up, published at their minutes; some
@@ -10,12 +10,16 @@ with the company as transporter, a few cancelled later), part of the companies h
 Ciência on (manifestations release the full NF-e under new NSUs), the national environment stops
 (108 and 109), answers HTTP 5xx, times out, drops connections and sends corrupt docZips (bad
 gzip and base64), and another system using the same certificate queries now and then (its 656s
-are its own).
+are its own). Part of the companies (``--cte-share``) also capture CT-e: carriers issue 0-N CT-e
+per company per day (the company as recipient or payer, some carrying NF-e keys), with the CT-e
+service's own outages and faults (``--cte-competitor-per-day``, 0 by default, adds another system
+on the CT-e of a company: the rule book's CT-e 656 is a plain block, so its sequence 656s repeat).
 
 After the last publication the run drains for a few hours, then compares what the sandbox
 published with what the store holds. Prints human lines, then ONE JSON object as the last line.
 Goals (issue 5): 0 lost, 0 duplicated, 0 x 656 caused by us, 0 violations, NF-e latency max
-<= 61 min, simulation wall time <= 5 min on the 2-core reference machine.
+<= 61 min, simulation wall time <= 5 min on the 2-core reference machine; issue 11: the same for
+CT-e, per product under ``"per_product"`` (the top-level figures stay NF-e's).
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ RULES_656 = (PREMATURE, DURING_BLOCK, OUT_OF_SEQUENCE, POINT_QUOTA)
 # NF-e arrive on a one-minute grid (all of one minute in one timeline event): the arrival process
 # stays realistic while the virtual clock needs at most one stop per minute for publications.
 PUBLISH_GRID = timedelta(minutes=1)
+SERVICES = {"nfe": "nfe_dist", "cte": "cte_dist"}
 
 Timeline = list[tuple[datetime, Callable[[], object]]]
 _EVERYONE = "*"
@@ -85,6 +90,8 @@ class Month:
 
     def __init__(self, base: Path, companies: int, days: int, seed: int, args: argparse.Namespace) -> None:
         self.rng = random.Random(seed)
+        # CT-e draws from its own generator: with or without CT-e, the NF-e month is the same.
+        self.cte_rng = random.Random(seed + 1_000)
         self.days = days
         self.args = args
         self.clock = FakeClock(START)
@@ -103,12 +110,22 @@ class Month:
         self.certs: dict[str, IssuedCert] = {}
         self.companies: list[Company] = []
         self.auto_ciencia: set[str] = set()
+        self.cte_companies: list[Company] = []
         for index in range(companies):
             cnpj = company_cnpj(index)
             cert = self.certs[cnpj] = self.sandbox.company(cnpj, f"EMPRESA {index:03d} LTDA")
+            with_cte = self.cte_rng.random() < args.cte_share
             company = self.office.register_company(
-                cert.pfx, cert.password, environment=Environment.HOMOLOGACAO, products=(Product.NFE,)
+                cert.pfx,
+                cert.password,
+                environment=Environment.HOMOLOGACAO,
+                products=(Product.NFE, Product.CTE) if with_cte else (Product.NFE,),
             )
+            if with_cte:
+                self.office.companies.save_settings(
+                    CaptureSettings(company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
+                )
+                self.cte_companies.append(company)
             ciencia = self.rng.random() < args.ciencia_share
             if ciencia:
                 self.auto_ciencia.add(cnpj)
@@ -127,6 +144,7 @@ class Month:
             transport_for=self._transport, rng=random.Random(seed + 1)
         )
         self.nfe_published = 0
+        self.cte_published = 0
         self.as_transporter = 0
         self.cancelled = 0
         self.competitor_queries = 0
@@ -160,16 +178,18 @@ class Month:
         timeline: Timeline = [
             (at, self._publisher(at, self._issue(at, batch))) for at, batch in sorted(by_minute.items())
         ]
+        timeline += self._cte_timeline()
         end = START + timedelta(days=self.days)
         for day in range(self.days):
             day_start = START + timedelta(days=day)
             # Outages: a short 108 most days, a 109 about once a week.
-            if rng.random() < 0.5:
-                at = day_start + timedelta(minutes=rng.randint(0, 24 * 60 - 60))
-                timeline.append((at, self._outage(108, rng.randint(5, 45))))
-            if rng.random() < 1 / 7:
-                at = day_start + timedelta(minutes=rng.randint(0, 24 * 60 - 120))
-                timeline.append((at, self._outage(109, rng.randint(20, 90))))
+            for service, draw in (("nfe_dist", rng), ("cte_dist", self.cte_rng))[: len(self._services())]:
+                if draw.random() < 0.5:
+                    at = day_start + timedelta(minutes=draw.randint(0, 24 * 60 - 60))
+                    timeline.append((at, self._outage(108, draw.randint(5, 45), service)))
+                if draw.random() < 1 / 7:
+                    at = day_start + timedelta(minutes=draw.randint(0, 24 * 60 - 120))
+                    timeline.append((at, self._outage(109, draw.randint(20, 90), service)))
             # Transport and content faults, a dozen a day, each on a random company's next call
             # (untargeted, they would all hit the first company of every pass).
             for _ in range(12):
@@ -189,11 +209,22 @@ class Month:
                 service = "nfe_evento" if kind.startswith("http_") and rng.random() < 0.25 else "nfe_dist"
                 target = rng.choice(self.companies).cnpj.value
                 timeline.append((at, self._fault(service, kind, rng.randint(1, 3), target)))
+            # The same faults on the CT-e service, a third as many (its companies are fewer).
+            for _ in range(4 if self.cte_companies else 0):
+                draw = self.cte_rng
+                at = day_start + timedelta(seconds=draw.randint(0, 24 * 3600 - 1))
+                kind = draw.choice(("http_500", "http_503", "timeout", "close", "truncated", "corrupt_gzip"))
+                target = draw.choice(self.cte_companies).cnpj.value
+                timeline.append((at, self._fault("cte_dist", kind, draw.randint(1, 3), target)))
             # The competing system: a few queries a day on random companies.
             for _ in range(self.args.competitor_per_day):
                 at = day_start + timedelta(seconds=rng.randint(0, 24 * 3600 - 1))
                 cnpj = rng.choice(self.companies).cnpj.value
                 timeline.append((at, self._competitor(cnpj)))
+            for _ in range(self.args.cte_competitor_per_day if self.cte_companies else 0):
+                at = day_start + timedelta(seconds=self.cte_rng.randint(0, 24 * 3600 - 1))
+                cnpj = self.cte_rng.choice(self.cte_companies).cnpj.value
+                timeline.append((at, self._competitor(cnpj, "cte")))
         assert all(at < end for at, _ in timeline)
         # Someone looks at the panel every hour, the drain included, and takes up any company the
         # cadence stopped after 5 failures in a row (its alert says "retome a captura"): counted.
@@ -201,6 +232,37 @@ class Month:
             timeline.append((START + timedelta(hours=hour, minutes=30), self._person))
         timeline.sort(key=lambda item: item[0])
         return timeline
+
+    def _services(self) -> list[str]:
+        return ["nfe_dist", "cte_dist"] if self.cte_companies else ["nfe_dist"]
+
+    def _cte_timeline(self) -> Timeline:
+        """The carriers' CT-e for the companies that capture CT-e, on the same minute grid."""
+        rng = self.cte_rng
+        by_minute: dict[datetime, list[str]] = defaultdict(list)
+        for day in range(self.days):
+            day_start = START + timedelta(days=day)
+            for company in self.cte_companies:
+                for _ in range(rng.randint(0, self.args.cte_per_day)):
+                    minute = rng.randint(6 * 60, 22 * 60 - 1) if rng.random() < 0.8 else rng.randint(0, 24 * 60 - 1)
+                    by_minute[day_start + minute * PUBLISH_GRID].append(company.cnpj.value)
+        return [(at, self._cte_publisher(at, batch)) for at, batch in sorted(by_minute.items())]
+
+    def _cte_publisher(self, at: datetime, batch: list[str]) -> Callable[[], object]:
+        def publish() -> None:
+            for cnpj in batch:
+                draw = self.cte_rng
+                carrier, sender = draw.sample(self.suppliers, 2)
+                keys = [
+                    f"35{at:%y%m}{sender}55001{draw.randrange(10**9):09d}1{draw.randrange(10**8):08d}"
+                    for _ in range(draw.randint(0, 3))
+                ]
+                # The company receives the cargo; a third of the time it also pays (toma3 = 3).
+                taker = 3 if draw.random() < 1 / 3 else 0
+                self.sandbox.publish_cte(carrier, sender, cnpj, taker_role=taker, nfe_keys=keys, at=at)
+                self.cte_published += 1
+
+        return publish
 
     def _issue(self, at: datetime, batch: list[tuple[str, str]]) -> list[Any]:
         issued = []
@@ -231,14 +293,15 @@ class Month:
 
     def _person(self) -> None:
         assert self.service is not None
-        for state in self.ctx.cursors.list_states(Product.NFE):
-            if state.disabled_reason and self.service.resume(state.company_id, Product.NFE):
-                self.resumed += 1
+        for product in (Product.NFE, Product.CTE):
+            for state in self.ctx.cursors.list_states(product):
+                if state.disabled_reason and self.service.resume(state.company_id, product):
+                    self.resumed += 1
 
-    def _outage(self, cstat: int, minutes: int) -> Callable[[], object]:
+    def _outage(self, cstat: int, minutes: int, service: str = "nfe_dist") -> Callable[[], object]:
         def stop() -> None:
             self.outages.append((cstat, minutes))
-            self.sandbox.outage("nfe_dist", cstat, self.clock.now() + timedelta(minutes=minutes))
+            self.sandbox.outage(service, cstat, self.clock.now() + timedelta(minutes=minutes))
 
         return stop
 
@@ -249,10 +312,10 @@ class Month:
 
         return inject
 
-    def _competitor(self, cnpj: str) -> Callable[[], object]:
+    def _competitor(self, cnpj: str, product: str = "nfe") -> Callable[[], object]:
         def query() -> None:
             self.competitor_queries += 1
-            if self.sandbox.competitor_query(cnpj, "nfe") == 656:
+            if self.sandbox.competitor_query(cnpj, product) == 656:
                 self.competitor_656 += 1
 
         return query
@@ -261,14 +324,51 @@ class Month:
 
     def verdict(self) -> dict[str, Any]:
         report = self.sandbox.referee.report()
+        self._disturbances = self._disturbed_at()
+        per_product = {
+            product: self._product_verdict(report, product)
+            for product in (("nfe", "cte") if self.cte_companies else ("nfe",))
+        }
+        nfe = per_product["nfe"]
+        ours = [r for r in self.sandbox.referee.requests if not r.competitor]
+        violations = report["violations"]
+        # Companies the cadence stopped (e.g. 5 communication failures in a row): they need a person.
+        stopped = [
+            s.company_id
+            for product in (Product.NFE, Product.CTE)
+            for s in self.ctx.cursors.list_states(product)
+            if s.disabled_reason
+        ]
+        return {
+            "published": nfe["published"],
+            "stored": nfe["stored"],
+            "delivered": nfe["delivered"],
+            "lost": nfe["lost"],
+            "lost_examples": nfe["lost_examples"],
+            "companies_stopped": len(stopped),
+            "duplicated": self._duplicates(),
+            "received_656": sum(1 for r in ours if r.cstat == 656),
+            "caused_656_by_us": sum(1 for v in violations if v["rule"] in RULES_656),
+            "competitor_violations": len(report["competitor_violations"]),
+            "violations": len(violations),
+            "violations_by_rule": report["violations_by_rule"],
+            "violation_examples": violations[:3],
+            "requests": report["requests"],
+            "requests_by_service": report["requests_by_service"],
+            "latency": {product: data["latency"] for product, data in per_product.items()},
+            "per_product": per_product,
+        }
+
+    def _product_verdict(self, report: dict[str, Any], product: str) -> dict[str, Any]:
+        """One product's figures: published, stored, lost, duplicated, violations and latency."""
         published = delivered = lost = 0
         latencies: list[float] = []
         quiet: list[float] = []
-        self._disturbances = self._disturbed_at()
         lost_examples: list[str] = []
-        stored_by_company = self._stored_nsus()
-        for company in self.companies:
-            data = report["companies"].get(company.cnpj.value, {}).get("nfe")
+        stored_by_company = self._stored_nsus(product)
+        companies = self.companies if product == "nfe" else self.cte_companies
+        for company in companies:
+            data = report["companies"].get(company.cnpj.value, {}).get(product)
             if data is None:
                 continue
             nsus = {p["nsu"] for p in data["published"]}
@@ -280,60 +380,51 @@ class Month:
             if missing and len(lost_examples) < 5:
                 lost_examples.append(f"{company.cnpj.value}: {missing[:5]}")
             latencies += data["latency_seconds"].values()
-            quiet += self._undisturbed(company.cnpj.value, data)
-        ours = [r for r in self.sandbox.referee.requests if not r.competitor]
-        received_656 = sum(1 for r in ours if r.cstat == 656)
-        violations = report["violations"]
-        caused_656 = sum(1 for v in violations if v["rule"] in RULES_656)
-        duplicated = self._duplicates()
-        # Companies the cadence stopped (e.g. 5 communication failures in a row): they need a person.
-        stopped = [s.company_id for s in self.ctx.cursors.list_states(Product.NFE) if s.disabled_reason]
+            quiet += self._undisturbed(company.cnpj.value, data, product)
+        service = SERVICES[product]
+        ours = [r for r in self.sandbox.referee.requests if not r.competitor and r.service == service]
+        violations = [v for v in report["violations"] if v["service"] == service]
         return {
             "published": published,
             "stored": published - lost,
             "delivered": delivered,
             "lost": lost,
             "lost_examples": lost_examples,
-            "companies_stopped": len(stopped),
-            "duplicated": duplicated,
-            "received_656": received_656,
-            "caused_656_by_us": caused_656,
-            "competitor_violations": len(report["competitor_violations"]),
+            "duplicated": self._duplicates(product),
+            "received_656": sum(1 for r in ours if r.cstat == 656),
+            "caused_656_by_us": sum(1 for v in violations if v["rule"] in RULES_656),
             "violations": len(violations),
-            "violations_by_rule": report["violations_by_rule"],
-            "violation_examples": violations[:3],
-            "requests": report["requests"],
-            "requests_by_service": report["requests_by_service"],
             "latency": {
-                "nfe": {
-                    "max_seconds": max(latencies, default=0.0),
-                    "median_seconds": statistics.median(latencies) if latencies else 0.0,
-                    "samples": len(latencies),
-                    # Deliveries no 656, outage, 5xx, lost answer or competing system touched
-                    # (from an hour before publication to the delivery): the cadence alone.
-                    "undisturbed_max_seconds": max(quiet, default=0.0),
-                    "undisturbed_median_seconds": statistics.median(quiet) if quiet else 0.0,
-                    "undisturbed_samples": len(quiet),
-                }
+                "max_seconds": max(latencies, default=0.0),
+                "median_seconds": statistics.median(latencies) if latencies else 0.0,
+                "samples": len(latencies),
+                # Deliveries no 656, outage, 5xx, lost answer or competing system touched
+                # (from an hour before publication to the delivery): the cadence alone.
+                "undisturbed_max_seconds": max(quiet, default=0.0),
+                "undisturbed_median_seconds": statistics.median(quiet) if quiet else 0.0,
+                "undisturbed_samples": len(quiet),
             },
         }
 
-    def _disturbed_at(self) -> dict[str, list[datetime]]:
-        """Per CNPJ: when something other than a plain 137/138 happened on its distribution."""
-        marks: dict[str, list[datetime]] = defaultdict(list)
+    def _disturbed_at(self) -> dict[tuple[str, str], list[datetime]]:
+        """Per (service, CNPJ): when something other than a plain 137/138 happened on its distribution."""
+        marks: dict[tuple[str, str], list[datetime]] = defaultdict(list)
         for r in self.sandbox.referee.requests:
-            if r.service != "nfe_dist":
+            if r.service not in SERVICES.values():
                 continue
             if r.competitor or r.cstat not in (137, 138) or r.http_status != 200:
-                marks[r.queried or r.caller_doc].append(r.at)
+                marks[(r.service, r.queried or r.caller_doc)].append(r.at)
             if r.cstat in (108, 109):  # an outage pauses every company of the environment
-                marks[_EVERYONE].append(r.at)
+                marks[(r.service, _EVERYONE)].append(r.at)
         for fault in self.sandbox.fired_faults:
-            marks[fault.doc].append(fault.at)
+            marks[(fault.service, fault.doc)].append(fault.at)
         return marks
 
-    def _undisturbed(self, cnpj: str, data: dict[str, Any]) -> list[float]:
-        marks = self._disturbances.get(cnpj, []) + self._disturbances.get(_EVERYONE, [])
+    def _undisturbed(self, cnpj: str, data: dict[str, Any], product: str = "nfe") -> list[float]:
+        service = SERVICES[product]
+        marks = self._disturbances.get((service, cnpj), []) + self._disturbances.get((service, _EVERYONE), [])
+        if product == "nfe":  # a fault on the NF-e event service delays the full NF-e too
+            marks += self._disturbances.get(("nfe_evento", cnpj), [])
         published = {p["nsu"]: datetime.fromisoformat(p["published_at"]) for p in data["published"]}
         quiet = []
         for nsu, seconds in data["latency_seconds"].items():
@@ -346,22 +437,25 @@ class Month:
                 quiet.append(seconds)
         return quiet
 
-    def _stored_nsus(self) -> dict[int, set[int]]:
+    def _stored_nsus(self, product: str = "nfe") -> dict[int, set[int]]:
         with sqlite3.connect(database_path(self.data_dir)) as db:
-            rows = db.execute("SELECT company_id, nsu FROM distribution_items WHERE product = 'nfe'").fetchall()
+            sql = "SELECT company_id, nsu FROM distribution_items WHERE product = ?"
+            rows = db.execute(sql, (product,)).fetchall()
         stored: dict[int, set[int]] = defaultdict(set)
         for company_id, nsu in rows:
             stored[company_id].add(nsu)
         return stored
 
-    def _duplicates(self) -> dict[str, int]:
+    def _duplicates(self, product: str | None = None) -> dict[str, int]:
         """Stored twice, straight from the database (the unique keys should make it impossible)."""
+        where = "" if product is None else f" WHERE product = '{product}'"
+        documents_where = f" AND product = '{product}'" if product is not None else ""
         queries = {
-            "nsus": "SELECT count(*) FROM (SELECT 1 FROM distribution_items "
+            "nsus": f"SELECT count(*) FROM (SELECT 1 FROM distribution_items{where} "
             "GROUP BY company_id, product, nsu HAVING count(*) > 1)",
-            "documents": "SELECT count(*) FROM (SELECT 1 FROM documents WHERE access_key IS NOT NULL "
-            "GROUP BY company_id, product, access_key HAVING count(*) > 1)",
-            "events": "SELECT count(*) FROM (SELECT 1 FROM events "
+            "documents": "SELECT count(*) FROM (SELECT 1 FROM documents WHERE access_key IS NOT NULL"
+            f"{documents_where} GROUP BY company_id, product, access_key HAVING count(*) > 1)",
+            "events": f"SELECT count(*) FROM (SELECT 1 FROM events{where} "
             "GROUP BY company_id, product, access_key, tp_evento, n_seq_evento HAVING count(*) > 1)",
         }
         with sqlite3.connect(database_path(self.data_dir)) as db:
@@ -383,6 +477,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ciencia-share", type=float, default=0.3, help="companies with automatic Ciência")
     parser.add_argument("--competitor-per-day", type=int, default=4)
     parser.add_argument("--suppliers", type=int, default=25)
+    parser.add_argument("--cte-share", type=float, default=0.5, help="companies that also capture CT-e")
+    parser.add_argument("--cte-per-day", type=int, default=10, help="CT-e per CT-e company per day: uniform 0..N")
+    parser.add_argument("--cte-competitor-per-day", type=int, default=0, help="another system's CT-e queries a day")
     parser.add_argument("--profile", action="store_true", help="cProfile the simulation; top 40 by own time")
     parser.add_argument("--profile-out", type=Path, help="also write the cProfile stats to this file")
     return parser.parse_args(argv)
@@ -433,6 +530,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "cpu_seconds": round(cpu_seconds, 1),
                 "setup_seconds": round(setup_seconds, 1),
                 "nfe_issued": month.nfe_published,
+                "cte_issued": month.cte_published,
+                "cte_companies": len(month.cte_companies),
                 "nfe_as_transporter": month.as_transporter,
                 "cancellations": month.cancelled,
                 "auto_ciencia_companies": len(month.auto_ciencia),
@@ -459,6 +558,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "latency_max_undisturbed": lat["undisturbed_max_seconds"] <= GOAL_LATENCY_SECONDS,
                 "wall_time": simulation_seconds <= GOAL_WALL_SECONDS,
             }
+            for data in verdict["per_product"].values():
+                data["goals_met"] = {
+                    "lost": data["lost"] == 0,
+                    "duplicated": not any(data["duplicated"].values()),
+                    "caused_656_by_us": data["caused_656_by_us"] == 0,
+                    "violations": data["violations"] == 0,
+                    "latency_max_undisturbed": data["latency"]["undisturbed_max_seconds"] <= GOAL_LATENCY_SECONDS,
+                }
         finally:
             month.close()
     if profiler is not None:
@@ -482,6 +589,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"of {lat['undisturbed_samples']}); "
         f"wall {result['wall_seconds']} s (goal {GOAL_WALL_SECONDS}); peak RSS {result['peak_rss_mb']} MB"
     )
+    for product, data in result["per_product"].items():
+        plat = data["latency"]
+        print(
+            f"{product}: published {data['published']}, lost {data['lost']}, duplicated {data['duplicated']}, "
+            f"656 caused by us {data['caused_656_by_us']}, violations {data['violations']}; latency max "
+            f"{plat['max_seconds'] / 60:.1f} min, undisturbed max {plat['undisturbed_max_seconds'] / 60:.1f} min "
+            f"of {plat['undisturbed_samples']}"
+        )
     print(json.dumps(result, ensure_ascii=False, default=str))
     return result
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import httpx
 
-from app.capture.nfe_engine import may_have_reached_service
+from app.capture.engine import may_have_reached_service
 from app.core.cadence import Action
 from app.core.products import Product
 from app.fiscal.errors import ConnectionFailed, ServiceTimeout

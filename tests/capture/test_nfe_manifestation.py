@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from app.capture.nfe_manifestation import ManifestationRefused
+from app.capture.nfe.manifestation import ManifestationRefused
 from app.core.manifestation import InvalidManifestation
 from app.core.products import Product
 from app.fiscal.xmldsig import verify_enveloped

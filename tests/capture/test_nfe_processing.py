@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from app.capture.nfe_processing import process_document
+from app.capture.nfe.processing import process_document
 from app.core.clock import FakeClock
 from app.core.ids import Cnpj
 from app.core.keys import AccessKey, DocumentModel
@@ -24,7 +24,13 @@ from app.store.records import Company, DocumentInput, DocumentKind, Product, Sto
 COMPANY = Cnpj.from_body("112223330001")
 SUPPLIER = "11444777000161"
 KEY = AccessKey.build(
-    uf="SP", year_month="2611", issuer=SUPPLIER, model=DocumentModel.NFE, serie=1, number=77, tp_emis=1,
+    uf="SP",
+    year_month="2611",
+    issuer=SUPPLIER,
+    model=DocumentModel.NFE,
+    serie=1,
+    number=77,
+    tp_emis=1,
     code=12345678,
 ).value
 RES_NFE = (

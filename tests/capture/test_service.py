@@ -114,9 +114,10 @@ def test_documents_today_counts_from_midnight_in_brasilia(office_fleet: Fleet) -
 
 
 def test_products_without_an_engine_are_refused_with_a_reason(office_fleet: Fleet) -> None:
-    with pytest.raises(ProductUnavailable, match="CT-e"):
-        CaptureService(office_fleet.ctx, products=(Product.NFE, Product.CTE))
+    with pytest.raises(ProductUnavailable, match="NFS-e"):
+        CaptureService(office_fleet.ctx, products=(Product.NFE, Product.NFSE))
     service = CaptureService(office_fleet.ctx)
+    assert set(service.captures) == {Product.NFE, Product.CTE}  # by default, every registered product
     with pytest.raises(ServiceError, match="NFS-e"):
         service.run_once(product=Product.NFSE)
 

@@ -85,7 +85,7 @@ def test_daily_routines_run_on_the_virtual_clock(office_fleet: Fleet) -> None:
     jobs = [r for r in f.ctx.runs.recent(1000) if r.job_type in ("verificacao_diaria", "retencao")]
     checks = [r.started_at.astimezone(BRASILIA) for r in jobs if r.job_type == "verificacao_diaria"]
     assert [(c.hour, c.minute) for c in checks] == [(23, 0)]
-    assert sum(1 for r in jobs if r.job_type == "retencao") == 1  # a day after the start
+    assert sum(1 for r in jobs if r.job_type == "retencao") == 1  # 10 min after the start, as the scheduler
     assert all(r.status.value == "succeeded" for r in jobs)
 
 

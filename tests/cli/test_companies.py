@@ -90,6 +90,30 @@ def test_set_changes_one_product_and_refuses_a_short_ciencia_wait(
     assert products["nfe"]["auto_ciencia"] is True
 
 
+def test_set_cte_filters_and_the_authors_uf(
+    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert _add(tmp_path, company_cert, monkeypatch) == 0
+    capsys.readouterr()
+    args = ["company", "set", "11222333000181", "--product", "cte", "--uf", "SP", "--event-types", "110111,610110",
+            "--roles", "tomador,destinatario", "--json"]
+    assert _run(args, monkeypatch) == 0
+    saved = json.loads(capsys.readouterr().out)
+    assert saved["c_uf_autor"] == "35"
+    assert saved["cte_event_types"] == ["110111", "610110"]
+    assert saved["cte_roles"] == ["tomador", "destinatario"]
+    assert _run(["company", "set", "11222333000181", "--product", "cte", "--roles", "motorista"], monkeypatch) == 1
+    assert "Papel desconhecido" in capsys.readouterr().err
+    assert _run(["company", "set", "11222333000181", "--product", "nfe", "--event-types", "110111"], monkeypatch) == 1
+    assert "só existem para CT-e" in capsys.readouterr().err
+    assert _run(["company", "set", "11222333000181", "--product", "cte", "--uf", "XX"], monkeypatch) == 1
+    assert "cUFAutor" in capsys.readouterr().err
+    # An empty list clears a filter.
+    assert _run(["company", "set", "11222333000181", "--product", "cte", "--roles", "", "--json"], monkeypatch) == 0
+    assert json.loads(capsys.readouterr().out)["cte_roles"] == []
+
+
 def test_branch_must_share_the_certificate_base(
     tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -30,6 +30,7 @@ EXPECTED_TABLES = {
     "document_versions",
     "document_parties",
     "events",
+    "cte_carried_nfe",
     "distribution_items",
     "archived_exchanges",
     "gap_recoveries",

@@ -1,7 +1,8 @@
 """The app's capture side wired to the sandbox on one virtual clock (tests and benchmarks).
 
 Over real HTTPS with mutual TLS by default; ``in_process=True`` reaches the same handlers through
-the sandbox's httpx transport, for long simulations.
+the sandbox's httpx transport, for long simulations. ``nfe_harness`` and ``cte_harness`` give the
+same harness for one product each.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from app.capture.context import CaptureContext
+from app.capture.cte import CteCapture
+from app.capture.engine import DistributionCapture
 from app.capture.nfe import NfeCapture
 from app.capture.office import Office
 from app.core.clock import FakeClock
@@ -36,8 +39,9 @@ class Harness:
     sandbox: Sandbox
     office: Office
     ctx: CaptureContext
-    capture: NfeCapture
+    capture: DistributionCapture
     company: Company
+    product: Product = Product.NFE
     timeline: list[tuple[datetime, Callable[[], object]]] = field(default_factory=list)
 
     def at(self, when: datetime, action: Callable[[], object]) -> None:
@@ -65,19 +69,33 @@ class Harness:
         raise AssertionError("simulation did not reach its end")
 
     def settings(self, **changes: object) -> None:
-        current = self.office.companies.get_settings(self.company.id, Product.NFE)
+        current = self.office.companies.get_settings(self.company.id, self.product)
         assert current is not None
         from dataclasses import replace
 
         self.office.companies.save_settings(replace(current, **changes))  # type: ignore[arg-type]
 
     def stored_nsus(self) -> list[int]:
-        state = self.ctx.cursors.get(self.company.id, Product.NFE)
-        return self.ctx.items.received(self.company.id, Product.NFE, 1, max(state.ult_nsu, 1))
+        state = self.ctx.cursors.get(self.company.id, self.product)
+        return self.ctx.items.received(self.company.id, self.product, 1, max(state.ult_nsu, 1))
 
 
 @contextmanager
 def nfe_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> Iterator[Harness]:
+    with product_harness(tmp_path, Product.NFE, in_process=in_process, seed=seed) as harness:
+        yield harness
+
+
+@contextmanager
+def cte_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> Iterator[Harness]:
+    with product_harness(tmp_path, Product.CTE, in_process=in_process, seed=seed) as harness:
+        yield harness
+
+
+@contextmanager
+def product_harness(
+    tmp_path: Path, product: Product, *, in_process: bool = False, seed: int = 3
+) -> Iterator[Harness]:
     clock = FakeClock(START)
     sandbox = Sandbox(clock, seed=seed)
     if in_process:
@@ -93,15 +111,16 @@ def nfe_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> I
     write_settings(sandbox, data_dir, ca)
     office = Office(data_dir, clock=clock)
     company = office.register_company(
-        cert.pfx, cert.password, environment=Environment.HOMOLOGACAO, products=(Product.NFE,)
+        cert.pfx, cert.password, environment=Environment.HOMOLOGACAO, products=(product,)
     )
     office.companies.save_settings(
-        CaptureSettings(company.id, Product.NFE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
+        CaptureSettings(company.id, product, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
     )
     transport_for = (lambda a1: sandbox.transport(cert)) if in_process else None
     ctx = office.capture_context(transport_for=transport_for, rng=random.Random(11))
     try:
-        yield Harness(clock, sandbox, office, ctx, NfeCapture(ctx), company)
+        capture = NfeCapture(ctx) if product is Product.NFE else CteCapture(ctx)
+        yield Harness(clock, sandbox, office, ctx, capture, company, product)
     finally:
         office.close()  # closes the context's HTTP clients too
         sandbox.stop()

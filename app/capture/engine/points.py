@@ -1,25 +1,27 @@
-"""Point queries of the NF-e distribution: NSU gap recovery and user reprocessing (§4.6, §4.7).
+"""Point queries of a SOAP distribution: NSU gap recovery (rule book §4.6-4.7 NF-e, §5.5 CT-e).
 
-``consNSU``/``consChNFe`` are never part of the routine capture. They run only for gaps (found when
-a 656 moves the cursor, or by the daily 23:00 check over the last 3 days) and when a user asks for
-one document. A document already stored is never queried again. Every query respects the sliding
-20-per-hour quota of queries that returned a document, the 656 suspension of point queries, and
-NT 2018.002's 10 queries of one key per hour; without a slot internal work is deferred (not an
-attempt) and a user is told when it can run.
+``consNSU`` (and NF-e's ``consChNFe``) are never part of the routine capture. They run only for
+gaps (found when a cursor jump leaves holes, by the daily 23:00 check over the last 3 days, or an
+NSU that failed to persist) and when a user asks for one document. A document already stored is
+never queried again. Every query respects the sliding 20-per-hour quota of queries that returned
+a document, the 656 suspension of point queries, and NT 2018.002's 10 queries of one key per
+hour; without a slot internal work is deferred (not an attempt). A 137 for one NSU closes it.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
-from app.capture.nfe_engine import PRODUCT, SERVICE, CompanyLocks
-from app.capture.nfe_processing import process_document
+from app.capture.engine.adapter import DistributionAdapter
+from app.capture.engine.locks import CompanyLocks
+from app.core.archive import archive_exchange
 from app.core.cadence import point_queries_allowed, rules_for
 from app.core.cadence_an import apply_point_query_block
+from app.core.cstat import ANSWERED, CONSUMO_INDEVIDO, DOCUMENTS_FOUND
 from app.core.errors import CapturaError
+from app.core.health import health_alerts
 from app.core.keys import AccessKey
 from app.core.nsu import Nsu
 from app.core.quota import (
@@ -32,28 +34,27 @@ from app.core.quota import (
     user_wait_text,
 )
 from app.core.recovery import DISPATCH_INTERVAL, after_attempt, lookback_start, next_daily_run
-from app.fiscal.distribution import ConsChNFe, ConsNsu, DistributionClient, DistributionReply, Query
+from app.fiscal.distribution import (
+    ConsChNFe,
+    ConsNsu,
+    DistributionClient,
+    DistributionReply,
+    Query,
+    read_archived_reply,
+)
 from app.fiscal.errors import CommunicationError
 from app.store.records import CallOutcome, Company, GapRecovery, GapStatus
 
-_CONSUMO_INDEVIDO = 656
 
+class PointQueries:
+    """The gap recoveries of one product (its ``adapter``) and the daily check that queues them."""
 
-@dataclass(frozen=True, slots=True)
-class ReprocessResult:
-    """What a user's "buscar esta nota" did: found locally, fetched, or not possible yet (and why)."""
-
-    status: str  # "local", "fetched", "not_found", "deferred", "rejected"
-    message: str
-    document_id: int | None = None
-    available_at: datetime | None = None
-
-
-class NfePointQueries:
-    def __init__(self, ctx: CaptureContext, locks: CompanyLocks) -> None:
+    def __init__(self, ctx: CaptureContext, adapter: DistributionAdapter, locks: CompanyLocks) -> None:
         self.ctx = ctx
+        self.adapter = adapter
+        self.product = adapter.product
         self.locks = locks
-        self.rules = rules_for(PRODUCT)
+        self.rules = rules_for(adapter.product)
 
     # ------------------------------------------------------------------ daily gap check
 
@@ -64,27 +65,70 @@ class NfePointQueries:
         """Queue every NSU missing among the last 3 days of each active company (23:00 Brasília)."""
         now = self.ctx.clock.now()
         queued = 0
-        for company, _settings in self.ctx.companies.enabled_for(PRODUCT):
-            first = self.ctx.items.first_received_since(company.id, PRODUCT, lookback_start(now))
+        for company, _settings in self.ctx.companies.enabled_for(self.product):
+            first = self.ctx.items.first_received_since(company.id, self.product, lookback_start(now))
             if first is None:
                 continue
-            state = self.ctx.cursors.get(company.id, PRODUCT)
-            missing = tuple(self.ctx.items.missing(company.id, PRODUCT, first, state.ult_nsu))
+            state = self.ctx.cursors.get(company.id, self.product)
+            missing = tuple(self.ctx.items.missing(company.id, self.product, first, state.ult_nsu))
             if missing:
-                queued += self.ctx.recoveries.add(company.id, PRODUCT, next_attempt_at=now, nsus=missing)
+                queued += self.ctx.recoveries.add(company.id, self.product, next_attempt_at=now, nsus=missing)
+        self._health(now)
         return queued
+
+    def _health(self, now: datetime) -> None:
+        """The daily health alerts: a backlog many hours without capture, a cursor ahead (§5.5)."""
+        for company, _settings in self.ctx.companies.enabled_for(self.product):
+            state = self.ctx.cursors.get(company.id, self.product)
+            if state.disabled_reason or state.paused:
+                continue  # already stopped with its own reason
+            for alert in health_alerts(state, now, label=self.product.label):
+                self.ctx.notify(CaptureNotice("alert", company.id, self.product, alert))
+
+    # ------------------------------------------------------------------ reprocessing on request
+
+    def reprocess_nsu(self, company_id: int, nsu: int) -> str:
+        """A user asks for one NSU again: kept as it is when stored and readable, else queued for
+        a consNSU now (the dispatch respects the quota and the blocks). Returns what was done."""
+        company = self.ctx.companies.get(company_id)
+        stored = self.ctx.items.received(company.id, self.product, nsu, nsu)
+        if stored and not self.ctx.items.quarantined(company.id, self.product, (nsu,)):
+            return "local"
+        self.ctx.recoveries.add(company.id, self.product, next_attempt_at=self.ctx.clock.now(), nsus=(nsu,))
+        return "queued"
+
+    def reprocess_archived(self, company_id: int, archive_id: int) -> int:
+        """A whole archived lot processed and stored again from its archived answer, without a
+        new query (§5.5): what is stored already stays as it is (idempotent), what failed before
+        (a document quarantined by an older reader) is read again. Returns the items it held."""
+        company = self.ctx.companies.get(company_id)
+        owner, service = self.ctx.audit.exchange_owner(archive_id)
+        if owner != company.id or service != self.adapter.service.value:
+            raise CapturaError(f"A resposta arquivada {archive_id} não é de {self.product.label} desta empresa.")
+        request, response = self.ctx.audit.get_exchange(archive_id)
+        if response is None:
+            raise CapturaError(f"A resposta arquivada {archive_id} não guardou o conteúdo da resposta.")
+        reply = read_archived_reply(self.product, response, request or b"")
+        if not reply.documents:
+            return 0
+        settings = self.ctx.companies.get_settings(company.id, self.product)
+        items = [self.adapter.process(company.cnpj, doc, settings) for doc in reply.documents]
+        with self.ctx.unit() as unit:
+            stored = unit.store_lot(company.id, items)
+            self.adapter.within_recovery(unit, company, items, stored)
+        return len(items)
 
     # ------------------------------------------------------------------ recovery dispatch
 
     def next_due_at(self) -> datetime | None:
-        return self.ctx.recoveries.next_attempt_at(PRODUCT)
+        return self.ctx.recoveries.next_attempt_at(self.product)
 
     def dispatch(self, limit: int = 100, *, company_id: int | None = None) -> int:
         """Try every due recovery once (of one company when given; the scheduler calls this every
         5 minutes)."""
         tried = 0
         due = self.ctx.recoveries.due(
-            self.ctx.clock.now(), limit=limit if company_id is None else 10_000, product=PRODUCT
+            self.ctx.clock.now(), limit=limit if company_id is None else 10_000, product=self.product
         )
         for gap in due:
             if company_id is not None and gap.company_id != company_id:
@@ -104,8 +148,8 @@ class NfePointQueries:
         now = self.ctx.clock.now()
         if (
             gap.nsu is not None
-            and self.ctx.items.received(company.id, PRODUCT, gap.nsu, gap.nsu)
-            and not self.ctx.items.quarantined(company.id, PRODUCT, (gap.nsu,))
+            and self.ctx.items.received(company.id, self.product, gap.nsu, gap.nsu)
+            and not self.ctx.items.quarantined(company.id, self.product, (gap.nsu,))
         ):
             self.ctx.recoveries.update(gap.id, status=GapStatus.RECOVERED, count_attempt=False, last_error=None)
             return False
@@ -127,7 +171,7 @@ class NfePointQueries:
         status = GapStatus(step.status.value)
         if status is GapStatus.PENDING and step.retry_at is None:
             # 656/108/109: the block or the pause decides; try again at the next dispatch after it.
-            state = self.ctx.cursors.get(company.id, PRODUCT)
+            state = self.ctx.cursors.get(company.id, self.product)
             retry = max(state.point_queries_blocked_until or now, now) + DISPATCH_INTERVAL
             self.ctx.recoveries.update(
                 gap.id, status=status, next_attempt_at=retry, count_attempt=False, last_error=step.reason
@@ -137,48 +181,20 @@ class NfePointQueries:
                 gap.id, status=status, next_attempt_at=step.retry_at, count_attempt=True, last_error=step.reason
             )
         if status is GapStatus.ABANDONED:
-            self.ctx.notify(CaptureNotice("recovery", company.id, PRODUCT, step.reason))
+            self.ctx.notify(CaptureNotice("recovery", company.id, self.product, step.reason))
         return True
-
-    # ------------------------------------------------------------------ user reprocessing
-
-    def reprocess_key(self, company_id: int, key: str) -> ReprocessResult:
-        """A user asks for one NF-e by key: from the database when there, else consChNFe if allowed."""
-        company = self.ctx.companies.get(company_id)
-        access_key = AccessKey.parse(key)
-        summary = self.ctx.documents.find(company.id, PRODUCT, access_key.value)
-        if summary is not None and summary.kind.value == "nfeProc":
-            return ReprocessResult("local", "A nota completa já está na base; nenhuma consulta foi feita.", summary.id)
-        lock = self.locks.for_cnpj(company.cnpj.value)
-        if not lock.acquire(timeout=30):
-            return ReprocessResult("deferred", "Outra consulta desta empresa está em andamento; tente em instantes.")
-        try:
-            now = self.ctx.clock.now()
-            wait = self._user_wait(company, now, access_key.value)
-            if wait is not None:
-                return ReprocessResult("deferred", wait[0], available_at=wait[1])
-            reply, error = self._query(company, ConsChNFe(access_key), access_key.value)
-        finally:
-            lock.release()
-        if reply is None:
-            return ReprocessResult("rejected", error or "Falha de comunicação.")
-        if reply.cstat == 138:
-            found = self.ctx.documents.find(company.id, PRODUCT, access_key.value)
-            return ReprocessResult("fetched", "Documento obtido do Ambiente Nacional.", found.id if found else None)
-        status = "not_found" if reply.cstat in (137, 217) else "rejected"
-        return ReprocessResult(status, f"cStat {reply.cstat}: {reply.xmotivo}")
 
     # ------------------------------------------------------------------ shared
 
     def _stored(self, company: Company, key: str) -> bool:
-        return self.ctx.documents.find(company.id, PRODUCT, key) is not None
+        return self.ctx.documents.find(company.id, self.product, key) is not None
 
     def _counted(self, company: Company, now: datetime) -> list[datetime]:
-        return self.ctx.quota.counted_since(company.cnpj, PRODUCT, now - QUOTA_WINDOW - self.rules.safety_margin)
+        return self.ctx.quota.counted_since(company.cnpj, self.product, now - QUOTA_WINDOW - self.rules.safety_margin)
 
     def _slot_problem(self, company: Company, now: datetime, key: str | None) -> datetime | None:
         """None when a point query may run now, else when the internal work may be retried."""
-        state = self.ctx.cursors.get(company.id, PRODUCT)
+        state = self.ctx.cursors.get(company.id, self.product)
         counted = self._counted(company, now)
         blocked = None if point_queries_allowed(state, now) else state.point_queries_blocked_until
         if blocked is None and slot_available(counted, now) and (key is None or self._key_allowed(company, key, now)):
@@ -188,7 +204,7 @@ class NfePointQueries:
         return deferred_until(counted, now, timedelta(0), blocked_until=blocked)
 
     def _user_wait(self, company: Company, now: datetime, key: str) -> tuple[str, datetime] | None:
-        state = self.ctx.cursors.get(company.id, PRODUCT)
+        state = self.ctx.cursors.get(company.id, self.product)
         blocked = None if point_queries_allowed(state, now) else state.point_queries_blocked_until
         counted = self._counted(company, now)
         text = user_wait_text(counted, now, blocked_until=blocked)
@@ -200,7 +216,7 @@ class NfePointQueries:
         return None
 
     def _key_times(self, company: Company, key: str, now: datetime) -> list[datetime]:
-        calls = self.ctx.audit.calls_for(SERVICE.value, f"consChNFe:{key}", now - QUOTA_WINDOW)
+        calls = self.ctx.audit.calls_for(self.adapter.service.value, f"consChNFe:{key}", now - QUOTA_WINDOW)
         return [c.at for c in calls]
 
     def _key_allowed(self, company: Company, key: str, now: datetime) -> bool:
@@ -208,9 +224,10 @@ class NfePointQueries:
 
     def _query(self, company: Company, query: Query, key: str | None) -> tuple[DistributionReply | None, str | None]:
         """One consNSU/consChNFe with its bookkeeping: quota ledger, call log, 656 block, storage."""
-        settings = self.ctx.companies.get_settings(company.id, PRODUCT)
+        settings = self.ctx.companies.get_settings(company.id, self.product)
         if settings is None:
-            return None, "Captura de NF-e não configurada."
+            return None, f"Captura de {self.product.label} não configurada."
+        service = self.adapter.service
         at = self.ctx.clock.now()
         started = time.monotonic()
         operation = (
@@ -222,38 +239,47 @@ class NfePointQueries:
         )
         try:
             a1 = self.ctx.certificates.get(company, at)
-            client = DistributionClient.from_factory(self.ctx.http, a1, PRODUCT, settings.environment)
+            client = DistributionClient.from_factory(self.ctx.http, a1, self.product, settings.environment)
             reply = client.query(company.cnpj, query, settings.c_uf_autor)
         except CommunicationError as error:
             self.ctx.audit.log_call(
                 call_record(
-                    SERVICE, PRODUCT, company.id, operation, at, started, outcome_of(error), error=error.message
+                    service,
+                    self.product,
+                    company.id,
+                    operation,
+                    at,
+                    started,
+                    outcome_of(error),
+                    error=error.message,
                 )
             )
-            self.ctx.quota.record(company.cnpj, PRODUCT, queried_at=at, returned_document=False)
+            self.ctx.quota.record(company.cnpj, self.product, queried_at=at, returned_document=False)
             return None, error.message
         except CapturaError as error:  # certificate unusable or request refused before sending
             return None, error.message
         now = self.ctx.clock.now()
-        returned = bool(reply.documents) and reply.cstat == 138
+        returned = bool(reply.documents) and reply.cstat == DOCUMENTS_FOUND
         self.ctx.quota.record(
             company.cnpj,
-            PRODUCT,
+            self.product,
             queried_at=at,
             returned_document=returned,
             nsu=query.nsu.value if isinstance(query, ConsNsu) else None,
             access_key=key,
         )
-        outcome = CallOutcome.OK if reply.cstat in (137, 138) else CallOutcome.REJECTED
+        outcome = CallOutcome.OK if reply.cstat in ANSWERED else CallOutcome.REJECTED
         call_id = self.ctx.audit.log_call(
-            call_record(SERVICE, PRODUCT, company.id, operation, at, started, outcome, cstat=str(reply.cstat))
+            call_record(service, self.product, company.id, operation, at, started, outcome, cstat=str(reply.cstat))
         )
-        if reply.documents or reply.cstat not in (137, 138):
-            self.ctx.archive(SERVICE, company.id, call_id, reply.request_bytes, reply.response_bytes)
-        if reply.cstat == _CONSUMO_INDEVIDO:
-            state = self.ctx.cursors.get(company.id, PRODUCT)
+        if archive_exchange(self.product, reply.cstat, has_documents=bool(reply.documents)):
+            self.ctx.archive(service, company.id, call_id, reply.request_bytes, reply.response_bytes)
+        if reply.cstat == CONSUMO_INDEVIDO:
+            state = self.ctx.cursors.get(company.id, self.product)
             self.ctx.cursors.save(apply_point_query_block(state, self.rules, now, reply.dh_resp))
         if reply.documents:
-            items = [process_document(company.cnpj, doc) for doc in reply.documents]
-            self.ctx.documents.store_batch(company.id, items)
+            items = [self.adapter.process(company.cnpj, doc, settings) for doc in reply.documents]
+            with self.ctx.unit() as unit:  # the documents and the product's links, together
+                stored = unit.store_lot(company.id, items)
+                self.adapter.within_recovery(unit, company, items, stored)
         return reply, None

@@ -1,4 +1,5 @@
-"""NF-e Inbound as one product: distribution, manifestation, point queries and the daily check.
+"""One SOAP distribution product as the service schedules it: distribution, its dispatches, the
+daily check.
 
 ``run_due`` does everything that is due now and says when something is next due; the capture
 service calls it from its scheduler (real clock) or from a simulation loop (virtual clock), so the
@@ -8,33 +9,63 @@ same code runs both ways.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Protocol
 
 from app.capture.context import CaptureContext
-from app.capture.nfe_engine import PRODUCT, CompanyLocks, NfeDistributionEngine, RunResult
-from app.capture.nfe_manifestation import NfeManifestationService
-from app.capture.nfe_recovery import NfePointQueries
+from app.capture.engine.adapter import DistributionAdapter
+from app.capture.engine.distribution import DistributionEngine
+from app.capture.engine.locks import CompanyLocks
+from app.capture.engine.points import PointQueries
+from app.core.products import Product
 from app.core.recovery import DISPATCH_INTERVAL, next_daily_run
 
 
-class NfeCapture:
-    """NF-e Inbound: satisfies ``app.capture.service.ProductCapture``."""
+class Dispatcher(Protocol):
+    """Asynchronous requests sent when due (manifestations)."""
 
-    product = PRODUCT
+    def dispatch(self, limit: int = ..., *, company_id: int | None = None) -> int: ...
 
-    def __init__(self, ctx: CaptureContext, locks: CompanyLocks | None = None) -> None:
+    def next_due_at(self) -> datetime | None: ...
+
+
+class NoDispatch:
+    """A product without asynchronous requests (CT-e has no recipient manifestation)."""
+
+    def dispatch(self, limit: int = 100, *, company_id: int | None = None) -> int:
+        return 0
+
+    def next_due_at(self) -> datetime | None:
+        return None
+
+
+class DistributionCapture:
+    """A product's distribution, manifestation dispatcher and point queries over one context."""
+
+    def __init__(
+        self,
+        ctx: CaptureContext,
+        adapter: DistributionAdapter,
+        *,
+        manifestation: Dispatcher | None = None,
+        points: PointQueries | None = None,
+        locks: CompanyLocks | None = None,
+    ) -> None:
         self.ctx = ctx
-        self.distribution = NfeDistributionEngine(ctx, locks)
-        self.manifestation = NfeManifestationService(ctx)
-        self.points = NfePointQueries(ctx, self.distribution.locks)
+        self.distribution = DistributionEngine(ctx, adapter, locks)
+        self.manifestation: Dispatcher = manifestation if manifestation is not None else NoDispatch()
+        self.points = points if points is not None else PointQueries(ctx, adapter, self.distribution.locks)
         self._next_dispatch: datetime | None = None
         self._next_daily: datetime | None = None
+
+    @property
+    def product(self) -> Product:
+        return self.distribution.product
 
     def run_due(self) -> datetime | None:
         """Run what is due now (in order: distribution, manifestations, recoveries, daily check)."""
         now = self.ctx.clock.now()
-        results: list[RunResult] = []
         for company in self.distribution.due(now):
-            results.append(self.distribution.run_company(company.id))
+            self.distribution.run_company(company.id)
         self.manifestation.dispatch()
         now = self.ctx.clock.now()
         if self._next_daily is None:

@@ -80,6 +80,8 @@ def process_xml(
             situation=f"Documento não reconhecido (raiz <{meta.root}>)",
             xml_gzip=xml_gzip,
         )
+    if not isinstance(meta, NfeMeta):  # the NF-e reader gives no CT-e; typed for the union
+        return _quarantined(product, xml, nsu, schema, "Documento inesperado para NF-e.", xml_gzip)
     return _document_input(company, meta, xml, nsu, schema, product, xml_gzip)
 
 

@@ -1,0 +1,124 @@
+"""Per-document processing of the CT-e distribution: one docZip in, one store input out (§5.4).
+
+Nothing is dropped: a docZip that does not decode, or bytes that are not acceptable XML, become a
+quarantined document; a GTV-e or any unknown root is kept as ``unknown`` with a situation that
+says what it is. The NF-e keys a CT-e carries ride along (``carried_keys``) for the CT-e ↔ NF-e
+links the adapter writes with the lot.
+"""
+
+from __future__ import annotations
+
+from app.core.documents import DocumentKind
+from app.core.errors import CapturaError
+from app.core.ids import Cnpj
+from app.core.products import Product
+from app.documents.cte import MODAL_LABELS, read_cte_document
+from app.documents.model import CteMeta, EventMeta, UnknownMeta, direction_of
+from app.fiscal.distribution import DistributedDocument
+from app.store.records import DocumentInput, EventInput, Party
+
+StoreInput = DocumentInput | EventInput
+PRODUCT = Product.CTE
+_MODELS = {"57": "CT-e", "67": "CT-e OS"}
+_KNOWN_OTHERS = {"GTVeProc": "GTV-e (Guia de Transporte de Valores)", "GTVe": "GTV-e (Guia de Transporte de Valores)"}
+
+
+def process_document(company: Cnpj, doc: DistributedDocument) -> StoreInput:
+    """Classify and extract one distributed CT-e document; never raises for bad content."""
+    if doc.xml is None:
+        error = doc.error.message if doc.error is not None else "Conteúdo do docZip ilegível."
+        return _quarantined(doc.raw_b64.encode("ascii", "replace"), doc.nsu, doc.schema, error)
+    return process_xml(company, doc.xml, nsu=doc.nsu, schema=doc.schema, xml_gzip=doc.xml_gzip)
+
+
+def process_xml(
+    company: Cnpj, xml: bytes, *, nsu: int | None, schema: str | None, xml_gzip: bytes | None = None
+) -> StoreInput:
+    try:
+        meta = read_cte_document(xml, schema)
+    except CapturaError as error:
+        return _quarantined(xml, nsu, schema, error.message, xml_gzip)
+    if isinstance(meta, EventMeta):
+        return EventInput(
+            product=PRODUCT,
+            kind=meta.kind,
+            xml=xml,
+            access_key=meta.access_key,
+            tp_evento=meta.tp_evento,
+            n_seq_evento=meta.n_seq_evento,
+            nsu=nsu,
+            schema=schema,
+            description=meta.description,
+            protocol=meta.protocol,
+            event_at=meta.registered_at or meta.event_at,
+            cstat=meta.cstat,
+            author_id=meta.author_doc,
+            xml_gzip=xml_gzip,
+        )
+    if isinstance(meta, UnknownMeta):
+        what = _KNOWN_OTHERS.get(meta.root)
+        situation = f"{what}: guardada como recebida." if what else f"Documento não reconhecido (raiz <{meta.root}>)"
+        return DocumentInput(
+            product=PRODUCT,
+            kind=DocumentKind.UNKNOWN,
+            xml=xml,
+            access_key=None,
+            nsu=nsu,
+            schema=schema,
+            situation=situation,
+            xml_gzip=xml_gzip,
+        )
+    if not isinstance(meta, CteMeta):  # the CT-e reader gives no NF-e; typed for the union
+        return _quarantined(xml, nsu, schema, "Documento inesperado para CT-e.", xml_gzip)
+    return _document_input(company, meta, xml, nsu, schema, xml_gzip)
+
+
+def _document_input(
+    company: Cnpj, meta: CteMeta, xml: bytes, nsu: int | None, schema: str | None, xml_gzip: bytes | None
+) -> DocumentInput:
+    emitter, recipient = meta.emitter, meta.recipient
+    # The grid's "recipient" column: who receives the cargo, else who pays (CT-e OS has no dest).
+    shown = recipient or meta.taker
+    modal = MODAL_LABELS.get(meta.modal or "", meta.modal or "")
+    label = _MODELS.get(meta.model, "CT-e")
+    situation = meta.situation or None
+    if modal:
+        situation = f"{label} {modal}" + (f" · {situation}" if situation else "")
+    return DocumentInput(
+        product=PRODUCT,
+        kind=meta.kind,
+        xml=xml,
+        access_key=meta.access_key[:50],  # the store's key column; a CT-e key is 44
+        nsu=nsu,
+        schema=schema,
+        model=meta.model,
+        serie=meta.serie,
+        number=meta.number,
+        emitter_id=emitter.doc if emitter else None,
+        emitter_name=emitter.name if emitter else None,
+        recipient_id=shown.doc if shown else None,
+        recipient_name=shown.name if shown else None,
+        parties=tuple(Party(p.role, p.doc, p.name) for p in meta.parties),
+        total_cents=meta.total_cents,
+        issued_at=meta.issued_at,
+        direction=direction_of(company, meta),
+        status=meta.status,
+        situation=situation,
+        xml_gzip=xml_gzip,
+        carried_keys=meta.nfe_keys,
+    )
+
+
+def _quarantined(
+    data: bytes, nsu: int | None, schema: str | None, error: str, xml_gzip: bytes | None = None
+) -> DocumentInput:
+    return DocumentInput(
+        product=PRODUCT,
+        kind=DocumentKind.UNKNOWN,
+        xml=data,
+        access_key=None,
+        nsu=nsu,
+        schema=schema,
+        parse_error=error,
+        xml_gzip=xml_gzip,
+    )

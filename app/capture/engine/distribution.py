@@ -1,0 +1,486 @@
+"""The distribution loop of one company, for any SOAP distribution product (flows 001 §2-3).
+
+One run: check (certificate, global pause, block, wait: ``app.core.cadence.decide``), query
+``distNSU`` from the cursor, process every document of the lot, then store the lot and the new
+cursor in ONE transaction (the cursor never advances before the whole lot is persisted), and
+chain while ``ultNSU < maxNSU``. The rules are the adapter's pure answer policy
+(``app.core.cadence_an``); the product's own writes are the adapter's; this module does the I/O.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+import httpx
+
+from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
+from app.capture.engine.adapter import DistributionAdapter, StoreInput
+from app.capture.engine.lease import CallLease
+from app.capture.engine.locks import CompanyLocks
+from app.core.archive import archive_exchange
+from app.core.cadence import (
+    Action,
+    CaptureState,
+    CommunicationFailure,
+    Decision,
+    Transition,
+    decide,
+    rules_for,
+)
+from app.core.cadence_an import DistributionResult
+from app.core.cstat import ANSWERED
+from app.core.nsu import Nsu
+from app.core.products import Environment
+from app.fiscal.distribution import DistributionClient
+from app.fiscal.errors import (
+    CommunicationError,
+    ConnectionFailed,
+    RequestInvalid,
+    TlsRefused,
+)
+from app.store.records import (
+    CallOutcome,
+    CallRecord,
+    CaptureSettings,
+    Company,
+    RunStatus,
+)
+
+# A run never chains forever: a company with a huge backlog yields to the others after this many
+# lots and continues on the next scheduler cycle (its state says "query now").
+MAX_LOTS_PER_RUN = 40
+RECHECK_DISABLED = timedelta(hours=1)
+
+
+@dataclass(slots=True)
+class _Run:
+    """The run row of one company's run and its running totals."""
+
+    company_id: int
+    trigger: str
+    id: int | None = None  # the row is written with the run's first answer
+    started_at: datetime | None = None
+    queries: int = 0
+    documents: int = 0
+    quarantined: int = 0
+    notable: int = 0  # what the product's filters let notify
+    finished: bool = False
+
+    def summary(self, decision: Decision) -> str:
+        return f"{self.queries} consulta(s), {self.documents} documento(s). {decision.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What ``due`` read for a company it found due, for the run its pass starts."""
+
+    company: Company
+    settings: CaptureSettings
+    read_at: datetime
+    generation: int  # Database.companies_generation when read
+    state: CaptureState
+    pause_until: datetime | None
+    token: tuple[int, int]  # StateMarks.token taken before the state was read
+
+
+@dataclass(frozen=True, slots=True)
+class _LotResult:
+    decision: Decision  # what comes next, decided from the state the lot left
+    final: bool  # the run ends with this lot
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What one company's run did."""
+
+    company_id: int
+    queries: int
+    documents: int
+    quarantined: int
+    decision: Decision  # the decision that ended the run
+    skipped: bool = False  # another run of the same company was in progress
+
+
+class DistributionEngine:
+    """Runs one product's distribution (its ``adapter``) of the office's companies."""
+
+    def __init__(self, ctx: CaptureContext, adapter: DistributionAdapter, locks: CompanyLocks | None = None) -> None:
+        self.ctx = ctx
+        self.adapter = adapter
+        self.product = adapter.product
+        self.rules = rules_for(adapter.product)
+        self.locks = locks or CompanyLocks()
+        self._plan: dict[int, datetime] = {}
+        self._earliest: datetime | None = None  # min(self._plan.values()) while _earliest_known
+        self._earliest_known = False
+        # What ``due`` read for each company it found due, taken by that company's run.
+        self._pass_configs: dict[int, _Reading] = {}
+        self._plan_lock = threading.Lock()
+        self.lease = CallLease(ctx, adapter.product)
+        # Called after every lot with the company id (the service's heartbeat); returning False
+        # ends the run after that lot (graceful stop): the lot and its cursor are committed.
+        self.lot_done: Callable[[int], bool] | None = None
+
+    # ------------------------------------------------------------------ planning
+
+    def decision(self, company: Company, settings: CaptureSettings, now: datetime) -> tuple[CaptureState, Decision]:
+        reading = self._read(company, settings, now)
+        return reading.state, self._decide(company, settings, reading.state, reading.pause_until, now)
+
+    def _read(self, company: Company, settings: CaptureSettings, now: datetime) -> _Reading:
+        token = self.ctx.db.state_marks.token(company.id)  # before the read: see StateMarks
+        generation = self.ctx.db.companies_generation
+        state, pause = self.ctx.cursors.get_with_pause(company.id, self.product, settings.environment)
+        return _Reading(company, settings, now, generation, state, pause.paused_until if pause else None, token)
+
+    def _decide(
+        self,
+        company: Company,
+        settings: CaptureSettings,
+        state: CaptureState,
+        pause_until: datetime | None,
+        now: datetime,
+    ) -> Decision:
+        return decide(
+            state,
+            self.rules,
+            now,
+            global_pause_until=pause_until,
+            certificate_problem=self.ctx.certificates.problem(company, now),
+            enabled=settings.enabled and company.active,
+        )
+
+    def due(self, now: datetime) -> list[Company]:
+        """Companies whose distribution may be queried now.
+
+        A company is decided again only when its planned time comes, so a scheduler pass over
+        hundreds of waiting companies reads nothing but the list of companies.
+        """
+        due = []
+        enabled = self.ctx.companies.enabled_snapshot(self.product)
+        with self._plan_lock:  # one look at the plan for the whole list (most are still waiting)
+            plan = self._plan
+            looks = [(c, s) for c, s in enabled if (planned := plan.get(c.id)) is None or planned <= now]
+        for company, settings in looks:
+            reading = self._read(company, settings, now)
+            decision = self._decide(company, settings, reading.state, reading.pause_until, now)
+            if self._remember(company.id, decision, now) <= now:
+                due.append(company)
+                with self._plan_lock:  # the run this pass starts takes them (no second read)
+                    self._pass_configs[company.id] = reading
+        ids = {company.id for company, _settings in enabled}
+        with self._plan_lock:
+            # A company disabled or removed since its plan was made must not keep waking the loop.
+            for stale in [company_id for company_id in self._plan if company_id not in ids]:
+                del self._plan[stale]
+                self._earliest_known = False
+        return due
+
+    def planned_next(self, after: datetime | None = None) -> datetime | None:
+        """The earliest planned look (later than ``after`` when given), from the plan alone: no
+        query, valid right after ``due``. The service wakes its pass then, not a cycle later."""
+        with self._plan_lock:
+            if not self._earliest_known:  # the scheduler asks after every step, the plan changes less
+                self._earliest = min(self._plan.values(), default=None)
+                self._earliest_known = True
+            earliest = self._earliest
+            if after is None or earliest is None or earliest > after:
+                return earliest
+            return min((t for t in self._plan.values() if t > after), default=None)
+
+    def next_due_at(self, now: datetime) -> datetime | None:
+        """The earliest planned look at any company (a wait, block or pause ending)."""
+        times = []
+        for company, settings in self.ctx.companies.enabled_snapshot(self.product):
+            with self._plan_lock:
+                planned = self._plan.get(company.id)
+            times.append(planned if planned is not None else self._replan(company, settings, now))
+        return min(times, default=None)
+
+    def replan(self, company_id: int | None = None) -> None:
+        """Forget the plan of one company (or all): after its settings, certificate or pause changed."""
+        self.ctx.companies.forget_snapshots()
+        with self._plan_lock:
+            if company_id is None:
+                self._plan.clear()
+                self._pass_configs.clear()
+            else:
+                self._plan.pop(company_id, None)
+                self._pass_configs.pop(company_id, None)
+            self._earliest_known = False
+
+    def _replan(self, company: Company, settings: CaptureSettings, now: datetime) -> datetime:
+        _state, decision = self.decision(company, settings, now)
+        return self._remember(company.id, decision, now)
+
+    def _remember(self, company_id: int, decision: Decision, now: datetime) -> datetime:
+        # DISABLED has no end of its own (an expired certificate, a stop): look again hourly.
+        when = now if decision.query else (decision.until or now + RECHECK_DISABLED)
+        with self._plan_lock:
+            self._plan[company_id] = when
+            self._earliest_known = False
+        return when
+
+    # ------------------------------------------------------------------ one company
+
+    def _stale(self, passed: _Reading) -> bool:
+        """A pass's reading is good for its own runs only: same generation of company settings in
+        this process, and not older than a scheduler cycle (another process may have changed them)."""
+        too_old = self.ctx.clock.now() - passed.read_at > self.rules.scheduler_cycle
+        return too_old or passed.generation != self.ctx.db.companies_generation
+
+    def _configured(self, company_id: int) -> tuple[Company, CaptureSettings | None]:
+        """The company and its settings as they are now: from the list of enabled companies
+        (read again whenever anything changed), else from the database (disabled, inactive)."""
+        found = self.ctx.companies.enabled_configuration(self.product, company_id)
+        if found is not None:
+            return found
+        return self.ctx.companies.get(company_id), self.ctx.companies.get_settings(company_id, self.product)
+
+    def run_company(self, company_id: int, *, trigger: str = "scheduler") -> RunResult:
+        with self._plan_lock:
+            passed = self._pass_configs.pop(company_id, None)
+        settings: CaptureSettings | None
+        if passed is not None and not self._stale(passed):
+            company, settings = passed.company, passed.settings
+        else:
+            passed = None
+            company, settings = self._configured(company_id)
+        lock = self.locks.for_cnpj(company.cnpj.value)
+        if not lock.acquire(blocking=False):
+            return RunResult(company_id, 0, 0, 0, Decision(Action.WAIT, "Consulta já em andamento."), skipped=True)
+        try:
+            result = self._run_locked(company, settings, trigger, passed)
+        finally:
+            lock.release()
+        # The decision that ended the run is the company's next plan: no second look next pass.
+        self._remember(company_id, result.decision, self.ctx.clock.now())
+        return result
+
+    def _run_locked(
+        self, company: Company, settings: CaptureSettings | None, trigger: str, passed: _Reading | None = None
+    ) -> RunResult:
+        run = _Run(company.id, trigger)
+        decision = Decision(Action.WAIT, "")
+        try:
+            for lot in range(MAX_LOTS_PER_RUN):
+                if lot:  # settings may change between lots (the user disabled the company)
+                    company, settings = self._configured(company.id)
+                if settings is None:
+                    decision = Decision(Action.DISABLED, f"Captura de {self.product.label} não configurada.")
+                    break
+                now = self.ctx.clock.now()
+                if not lot and passed is not None and passed.token == self.ctx.db.state_marks.token(company.id):
+                    # what ``due`` read a moment ago, and nothing written since: no second read
+                    state, pause_until = passed.state, passed.pause_until
+                else:
+                    reading = self._read(company, settings, now)
+                    state, pause_until = reading.state, reading.pause_until
+                decision = self._decide(company, settings, state, pause_until, now)
+                if not decision.query:
+                    break
+                lot_result = self._query_once(company, settings, state, pause_until, run)
+                decision = lot_result.decision
+                carry_on = self.lot_done(company.id) if self.lot_done is not None else True
+                if lot_result.final or not carry_on:
+                    break
+        except Exception as error:
+            if run.id is not None and not run.finished:
+                self.ctx.runs.finish(run.id, RunStatus.FAILED, f"{type(error).__name__}: {error}")
+            raise
+        if run.id is not None and not run.finished:  # a graceful stop or the lot limit ended the chain
+            self.ctx.runs.finish(run.id, RunStatus.SUCCEEDED, run.summary(decision))
+        if run.notable:
+            self.ctx.notify(
+                CaptureNotice(
+                    "documents",
+                    company.id,
+                    self.product,
+                    f"{run.notable} documento(s) de {self.product.label} recebido(s).",
+                    run.notable,
+                )
+            )
+        return RunResult(company.id, run.queries, run.documents, run.quarantined, decision)
+
+    def _client(self, company: Company, environment: Environment) -> DistributionClient:
+        a1 = self.ctx.certificates.get(company, self.ctx.clock.now())
+        return DistributionClient.from_factory(self.ctx.http, a1, self.product, environment)
+
+    def _query_once(
+        self,
+        company: Company,
+        settings: CaptureSettings,
+        state: CaptureState,
+        pause_until: datetime | None,
+        run: _Run,
+    ) -> _LotResult:
+        """One distNSU and everything its answer changes, committed in ONE transaction: the lot,
+        the cursor, the call log, the archive, the Ciências and recoveries it causes and, when the
+        queue ends here, the run's closing row."""
+        client = self._client(company, settings.environment)
+        if run.started_at is None:
+            run.started_at = self.ctx.clock.now()
+        self.lease.cover()
+        started = time.monotonic()
+        at = self.ctx.clock.now()
+        try:
+            reply = client.dist_nsu(company.cnpj, Nsu(state.ult_nsu), settings.c_uf_autor)
+        except RequestInvalid as error:
+            # Our own request broke the schema: a program or settings fault, never sent. Stop this
+            # company with the reason rather than retrying the same invalid request forever.
+            stopped = Transition(replace(state, disabled_reason=error.message))
+            call = self._call(company, run, at, started, CallOutcome.REJECTED, error_text=error.message)
+            return self._commit(company, settings, stopped, pause_until, run, call)
+        except CommunicationError as error:
+            reached = may_have_reached_service(error)
+            transition = self.adapter.policy(
+                state, self.rules, self.ctx.clock.now(), CommunicationFailure(error.message, reached)
+            )
+            call = self._call(company, run, at, started, outcome_of(error), error_text=error.message)
+            return self._commit(company, settings, transition, pause_until, run, call)
+        now = self.ctx.clock.now()
+        items = [self.adapter.process(company.cnpj, doc, settings) for doc in reply.documents]
+        result = DistributionResult(
+            cstat=reply.cstat,
+            xmotivo=reply.xmotivo,
+            dh_resp=reply.dh_resp,
+            ult_nsu=reply.ult_nsu,
+            max_nsu=reply.max_nsu,
+            received_nsus=tuple(doc.nsu for doc in reply.documents),
+        )
+        transition = self.adapter.policy(state, self.rules, now, result)
+        outcome = CallOutcome.OK if reply.cstat in ANSWERED else CallOutcome.REJECTED
+        call = self._call(company, run, at, started, outcome, cstat=str(reply.cstat), http_status=reply.http_status)
+        # What the rule book archives for this product (app.core.archive); every call is logged.
+        keep = archive_exchange(self.product, reply.cstat, has_documents=bool(reply.documents))
+        exchange = (reply.request_bytes, reply.response_bytes) if keep else None
+        corrupt = tuple(doc.nsu for doc in reply.documents if doc.xml is None)
+        return self._commit(company, settings, transition, pause_until, run, call, items, exchange, corrupt)
+
+    def _commit(
+        self,
+        company: Company,
+        settings: CaptureSettings,
+        transition: Transition,
+        pause_until: datetime | None,
+        run: _Run,
+        call: CallRecord,
+        items: Sequence[StoreInput] = (),
+        exchange: tuple[bytes, bytes] | None = None,
+        corrupt: tuple[int, ...] = (),
+    ) -> _LotResult:
+        now = self.ctx.clock.now()
+        bad = sum(1 for item in items if getattr(item, "parse_error", None))
+        run.queries += 1
+        run.documents += len(items) - bad
+        run.quarantined += bad
+        run.notable += sum(1 for item in items if self.adapter.notable(company, settings, item))
+        if transition.global_pause is not None:
+            pause_until = transition.global_pause.until
+        # The next decision from the new state, in memory: when the queue ends here the run's
+        # closing row goes into the same transaction.
+        decision = self._decide(company, settings, transition.state, pause_until, now)
+        final = not (transition.chain_immediately and decision.query)
+        # The damaged payloads (bad base64/gzip, ``corrupt``) are fetched again by consNSU while
+        # the service still holds them; the quarantined copy is kept until then.
+        recover = tuple(sorted({*transition.gap_nsus, *corrupt}))
+        prepared = self.adapter.prepare_lot(company, items) if items else None
+        with self.ctx.unit() as unit:
+            run_id = run.id
+            if run_id is None:
+                # The run's row comes with its first answer: no write before the call. A crash
+                # during the first call leaves no row; the next start's wait reason (after the
+                # call lease) tells what happened.
+                run_id = unit.start_run(
+                    self.adapter.job_type,
+                    run.trigger,
+                    company_id=company.id,
+                    product=self.product,
+                    at=run.started_at,
+                    finished=(RunStatus.SUCCEEDED, run.summary(decision)) if final else None,
+                )
+                call = replace(call, run_id=run_id)
+                closed = final
+            else:
+                closed = False
+            stored = unit.store_lot(company.id, items)
+            unit.save_state(transition.state)
+            call_id = unit.log_call(call)
+            if exchange is not None:
+                unit.archive(self.adapter.service.value, company.id, call_id, *exchange)
+            if items:
+                self.adapter.within_lot(unit, company, settings, items, stored, prepared, now)
+            if recover:
+                unit.add_recoveries(company.id, self.product, next_attempt_at=now, nsus=recover)
+            if final and not closed:
+                unit.finish_run(run_id, RunStatus.SUCCEEDED, run.summary(decision))
+        run.id = run_id  # once committed: a failed commit leaves the run to the error path
+        run.finished = final
+        self._apply_effects(company, settings, transition)
+        return _LotResult(decision, final)
+
+    def _call(
+        self,
+        company: Company,
+        run: _Run,
+        at: datetime,
+        started: float,
+        outcome: CallOutcome,
+        *,
+        cstat: str | None = None,
+        http_status: int | None = None,
+        error_text: str | None = None,
+    ) -> CallRecord:
+        return call_record(
+            self.adapter.service,
+            self.product,
+            company.id,
+            "distNSU",
+            at,
+            started,
+            outcome,
+            cstat=cstat,
+            http_status=http_status,
+            error=error_text,
+            run_id=run.id,
+        )
+
+    # ------------------------------------------------------------------ crash safety
+
+    def recover_lost_answers(self) -> int:
+        """At start-up, with the data folder held: the hour's wait for every company a process
+        that died holding the call lease could have asked; returns how many."""
+        waits = self.lease.recover(self.rules)
+        self.replan()  # cheap at start-up, when nothing is planned yet
+        return waits
+
+    def release_lease(self) -> None:
+        """No call is in flight (the service stopped cleanly, a one-off pass ended)."""
+        self.lease.release()
+
+    def _apply_effects(self, company: Company, settings: CaptureSettings, transition: Transition) -> None:
+        if transition.global_pause is not None:
+            pause = transition.global_pause
+            self.ctx.cursors.set_pause(self.product, settings.environment, pause.until, pause.reason, str(pause.cstat))
+            self.ctx.notify(CaptureNotice("status", None, self.product, pause.reason))
+        if transition.alert:
+            self.ctx.notify(CaptureNotice("alert", company.id, self.product, transition.alert))
+
+
+def may_have_reached_service(error: CommunicationError) -> bool:
+    """Whether the service may have processed the request whose answer we lost.
+
+    A refused or unreachable connection and a failed handshake never sent it; a connection that
+    dropped after the request went out (server disconnected, reset while reading) may have carried
+    a 137 we never saw, so the retry must respect the one-hour wait like a timeout does.
+    """
+    if isinstance(error, TlsRefused):
+        return False
+    if isinstance(error, ConnectionFailed):
+        cause = error.__cause__
+        return isinstance(cause, httpx.TransportError) and not isinstance(cause, httpx.ConnectError)
+    return True

@@ -1,0 +1,147 @@
+"""Bookkeeping shared by the SOAP distribution answers (NF-e and CT-e, Ambiente Nacional).
+
+Rule book §4.3 (NF-e) and §5.3 (CT-e): 137/138 move the cursor forward and wait 1 h when the
+queue ends, chain while ultNSU < maxNSU, 108/109 pause the service, other rejections block the
+CNPJ 1 h, 589 is an alert. Where the products differ (a 656) each has its own policy:
+:mod:`app.core.cadence_nfe` and :mod:`app.core.cadence_cte`; :mod:`app.core.cadence_an` picks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from app.core.cadence import (
+    CadenceRules,
+    CaptureState,
+    CommunicationFailure,
+    GlobalPause,
+    Transition,
+    after_service_mark,
+    display_time,
+    skipped_nsus,
+    waiting,
+)
+from app.core.cstat import CONSUMO_INDEVIDO, DOCUMENTS_FOUND, NO_DOCUMENTS
+
+
+@dataclass(frozen=True, slots=True)
+class DistributionResult:
+    """The parts of a ``retDistDFeInt`` that drive the cadence; ``dh_resp`` aware, any offset."""
+
+    cstat: int
+    xmotivo: str
+    dh_resp: datetime | None = None
+    ult_nsu: int | None = None
+    max_nsu: int | None = None
+    received_nsus: tuple[int, ...] = ()
+
+
+def move_forward(state: CaptureState, result: DistributionResult) -> tuple[int, int]:
+    """Cursor and maxNSU moved only forward: never back, maxNSU never decreases."""
+    ult = max(state.ult_nsu, result.ult_nsu or 0)
+    return ult, max(state.max_nsu, result.max_nsu or 0)
+
+
+def lot_gaps(
+    old: CaptureState, new_ult: int, received: tuple[int, ...], *, nothing_sent: bool = False
+) -> tuple[tuple[int, ...], str | None]:
+    gaps, dropped = skipped_nsus(old.ult_nsu, new_ult, received, nothing_sent=nothing_sent)
+    alert = None
+    if dropped:
+        alert = (
+            f"{dropped} NSU(s) anteriores a {gaps[0]:015d} não entraram na recuperação de lacunas "
+            "(limite por salto do cursor); reprocesse-os se necessário."
+        )
+    return gaps, alert
+
+
+def after_documents(
+    base: CaptureState, old: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult
+) -> Transition:
+    ult, max_nsu = move_forward(old, result)
+    gaps, alert = lot_gaps(old, ult, result.received_nsus)
+    state = replace(base, ult_nsu=ult, max_nsu=max_nsu)
+    if result.cstat == DOCUMENTS_FOUND and ult < max_nsu:
+        # Continuation pending: empty the AN's queue lot by lot, as the NT asks.
+        state = replace(state, next_query_at=None, wait_reason=None)
+        return Transition(state, chain_immediately=True, gap_nsus=gaps, alert=alert)
+    until = after_service_mark(rules, now, result.dh_resp, rules.empty_queue_wait, fallback=rules.fallback_wait)
+    if result.cstat == NO_DOCUMENTS:
+        why = f"Aguardando 1 hora após 'nenhum documento localizado' (até {display_time(until, now)})."
+    else:
+        why = f"Aguardando 1 hora: todos os documentos disponíveis foram recebidos (até {display_time(until, now)})."
+    state = replace(state, next_query_at=until, wait_reason=why)
+    return Transition(state, gap_nsus=gaps, alert=alert)
+
+
+def after_outage(
+    base: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult, pause: timedelta
+) -> Transition:
+    until = after_service_mark(rules, now, result.dh_resp, pause)
+    reason = (
+        f"{rules.service_label} paralisada (cStat {result.cstat}: {result.xmotivo}); "
+        f"consultas pausadas até {display_time(until, now)}."
+    )
+    # Also held on the company, so it waits even if the engine lost the global pause.
+    state = waiting(base, until, reason)
+    return Transition(state, global_pause=GlobalPause(until, result.cstat, reason))
+
+
+def after_rejection(base: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult) -> Transition:
+    until = after_service_mark(rules, now, result.dh_resp, rules.block_duration)
+    reason = (
+        f"Consultas suspensas até {display_time(until, now)} após rejeição da {rules.service_label} "
+        f"(cStat {result.cstat}: {result.xmotivo})."
+    )
+    state = replace(base, blocked_until=until, block_reason=reason)
+    alert = None
+    if result.cstat in rules.alert_cstats:
+        alert = (
+            f"cStat {result.cstat} na consulta de {rules.product.label}: o NSU informado "
+            f"({base.ult_nsu:015d}) está além do maior NSU do Ambiente Nacional. {result.xmotivo}"
+        )
+    return Transition(state, alert=alert)
+
+
+def after_failure(state: CaptureState, rules: CadenceRules, now: datetime, failure: CommunicationFailure) -> Transition:
+    failures = state.consecutive_failures + 1
+    limit = rules.max_consecutive_failures
+    counted = f"{failures} de {limit}" if limit else f"{failures}"
+    base = replace(state, consecutive_failures=failures, last_cstat=None, last_message=failure.error)
+    if limit is not None and failures >= limit:
+        reason = (
+            f"Captura de {rules.product.label} interrompida após {failures} falhas de comunicação seguidas "
+            f"({failure.error}). Verifique a conexão e retome a captura."
+        )
+        return Transition(replace(base, disabled_reason=reason), alert=reason)
+    until = now + rules.failure_backoff(failures)
+    why = f"Falha de comunicação ({counted}): {failure.error}. Nova tentativa às {display_time(until, now)}."
+    if failure.may_have_reached_service and state.max_nsu - state.ult_nsu <= rules.lot_size:
+        # The lost answer may have been a 137 or the lot that reached maxNSU: asking again
+        # within the hour would be a 656. Only a known backlog larger than one lot rules it out.
+        until = max(until, now + rules.empty_queue_wait + rules.safety_margin)
+        why = (
+            f"Falha de comunicação ({counted}): {failure.error}. A resposta perdida pode ter encerrado a "
+            f"fila; nova tentativa às {display_time(until, now)}, para não provocar consumo indevido."
+        )
+    return Transition(waiting(base, until, why))
+
+
+def apply_point_query_block(
+    state: CaptureState, rules: CadenceRules, now: datetime, dh_resp: datetime | None
+) -> CaptureState:
+    """A 656 on consNSU/consChNFe: point queries suspended 1 h, distribution blocked too (§4.6)."""
+    until = after_service_mark(rules, now, dh_resp, rules.block_duration)
+    reason = (
+        f"{rules.service_label} bloqueou consultas até {display_time(until, now)}: consumo indevido (cStat 656) "
+        "em consulta pontual."
+    )
+    blocked = until if state.blocked_until is None else max(state.blocked_until, until)
+    return replace(
+        state,
+        point_queries_blocked_until=until,
+        blocked_until=blocked,
+        block_reason=reason if blocked == until else state.block_reason,
+        last_cstat=str(CONSUMO_INDEVIDO),
+    )
