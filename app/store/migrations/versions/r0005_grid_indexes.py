@@ -1,7 +1,7 @@
 """The grid of every company: an index on (product, issued_at, id) for documents with an issue date.
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 Create Date: 2026-12-01
 
 The window opens on every company's NF-e issued since the first day of last month, newest first.
@@ -30,7 +30,7 @@ import sqlalchemy as sa
 
 
 revision: str = '0005'
-down_revision: Union[str, Sequence[str], None] = '0003'
+down_revision: Union[str, Sequence[str], None] = '0004'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
