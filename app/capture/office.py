@@ -20,6 +20,7 @@ from app.config.settings import Settings, load_settings
 from app.core.clock import Clock, SystemClock
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
+from app.core.keys import CODE_BY_UF
 from app.core.products import Environment, Product
 from app.fiscal.http import HttpClientFactory, TransportFactory
 from app.store.companies import CompanyRepository
@@ -124,8 +125,13 @@ class Office:
         self.vault.store(pfx, password, now)
         assert cert.cnpj is not None
         company = self.companies.add(company_cnpj, name or cert.holder_name, certificate_ref=cert.cnpj.value)
+        # cUFAutor (required by the CT-e distribution, sent by NF-e's too): the holder's state as
+        # the certificate gives it; `company set --uf` corrects it.
+        uf_code = CODE_BY_UF.get(cert.uf or "")
         for product in products:
-            self.companies.save_settings(CaptureSettings(company.id, product, environment=environment))
+            self.companies.save_settings(
+                CaptureSettings(company.id, product, environment=environment, c_uf_autor=uf_code)
+            )
         return company
 
     @staticmethod

@@ -117,6 +117,12 @@ class A1Certificate:
     certificate: x509.Certificate = field(repr=False, compare=False)
     chain: tuple[x509.Certificate, ...] = field(repr=False, compare=False, default=())
 
+    @property
+    def uf(self) -> str | None:
+        """The holder's state (the subject's ST, as ICP-Brasil certificates carry it), e.g. "SP"."""
+        value = _first(self.certificate.subject, NameOID.STATE_OR_PROVINCE_NAME)
+        return value.strip().upper() if value and len(value.strip()) == 2 else None
+
     def __repr__(self) -> str:
         holder = self.cnpj or self.cpf
         return (

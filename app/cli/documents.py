@@ -304,6 +304,10 @@ def _details(detail: DocumentDetail) -> dict[str, Any]:
         }
         for m in detail.manifestations
     ]
+    # The CT-e that moved this NF-e, or the NF-e this CT-e carries.
+    data["related"] = [
+        {"product": r.product.value, "key": r.access_key, "stored": r.row is not None} for r in detail.related
+    ]
     return data
 
 
@@ -334,6 +338,10 @@ def _print_details(data: dict[str, Any]) -> None:
             f"  {e['tp_evento']} seq {e['n_seq_evento']}  {e['description'] or ''}  "
             f"protocolo {e['protocol'] or '-'}  cStat {e['cstat'] or '-'}  {e['event_at'] or ''}"
         )
+    if data["related"]:
+        print("NF-e transportadas:" if product is Product.CTE else "Transportada pelos CT-e:")
+        for r in data["related"]:
+            print(f"  {r['key']}" + ("" if r["stored"] else "  (não recebida por esta empresa)"))
     if product is Product.NFE and data["kind"] != EVENT_KIND:
         print("Manifestações:" if data["manifestations"] else "Manifestações: nenhuma")
         for m in data["manifestations"]:

@@ -30,7 +30,6 @@ from app.core.products import Product
 from app.desk.files import write_atomic
 from app.desk.grid import (
     GridCursor,
-    GridFilter,
     KeyEventIndex,
     allowed_manifestations,
     document_rows,
@@ -41,10 +40,12 @@ from app.desk.views import (
     Alerts,
     CompanyLine,
     DocumentDetail,
+    GridFilter,
     GridRow,
     ManifestationLine,
     ManifestationOutcome,
     ProductBadge,
+    RelatedDocument,
 )
 from app.store.grid import GridRepository
 from app.store.records import Direction, DocumentStatus, GridQuery, ManifestationStatus, RowKind
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from app.demo.environment import DemoEnvironment, DemoOptions
 
 log = logging.getLogger(__name__)
+RELATED_SHOWN = 200  # a CT-e may carry hundreds of NF-e: the detail looks up this many
 Listener = Callable[[CaptureNotice], None]
 OWNER_FILE = "captura.lock.owner"
 
@@ -335,7 +337,19 @@ class Desk:
             events,
             tuple(lines),
             allowed,
+            self._related(row),
         )
+
+    def _related(self, row: GridRow) -> tuple[RelatedDocument, ...]:
+        """The CT-e that moved an NF-e, or the NF-e a CT-e carries (this company's, when stored)."""
+        other = {Product.NFE: Product.CTE, Product.CTE: Product.NFE}.get(row.product)
+        if other is None:
+            return ()
+        found: list[RelatedDocument] = []
+        for key in row.carried_keys[:RELATED_SHOWN]:
+            rows = self.cursor(GridFilter(other, company_ids=(row.company_id,), search=key)).next_page(1)
+            found.append(RelatedDocument(other, key, rows[0] if rows else None))
+        return tuple(found)
 
     def xml(self, row: GridRow) -> bytes:
         """The stored XML, byte for byte as received (a key-event row: its latest event's)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 
 from app.core.clock import BRASILIA
@@ -38,6 +39,7 @@ from app.store.records import (
     GridSort,
     KeyEventFacts,
     KeyEvents,
+    PartyRole,
     RowKind,
 )
 
@@ -267,7 +269,33 @@ def document_rows(
     facts = grid.event_facts(product, pairs) if pairs else {}
     manifested = product is Product.NFE
     requested = grid.requested_keys(product, pairs) if pairs and manifested else set()
-    return [_row(d, facts.get((d.company_id, d.access_key or ""), []), requested, manifested, now) for d in summaries]
+    rows = [_row(d, facts.get((d.company_id, d.access_key or ""), []), requested, manifested, now) for d in summaries]
+    if product is Product.CTE and rows:
+        carried = grid.carried(pairs)
+        payers = grid.parties_of_role(PartyRole.TAKER, [r.row_id for r in rows])
+        rows = [
+            replace(
+                r,
+                modal=modal_of(r.situation),
+                payer_id=payers.get(r.row_id, (None, None))[0],
+                payer_name=payers.get(r.row_id, (None, None))[1],
+                carried_keys=tuple(carried.get((r.company_id, r.access_key or ""), ())),
+            )
+            for r in rows
+        ]
+    elif product is Product.NFE and pairs:
+        moved_by = grid.carried(pairs, by_nfe=True)
+        rows = [replace(r, carried_keys=tuple(moved_by.get((r.company_id, r.access_key or ""), ()))) for r in rows]
+    return rows
+
+
+MODALS = ("Rodoviário", "Aéreo", "Aquaviário", "Ferroviário", "Dutoviário", "Multimodal")
+
+
+def modal_of(situation: str | None) -> str | None:
+    """The CT-e's modal, as its processing writes it at the head of the situation ("CT-e Aéreo")."""
+    head = (situation or "").split(" · ", 1)[0]
+    return next((modal for modal in MODALS if head.endswith(modal)), None)
 
 
 def _row(

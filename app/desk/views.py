@@ -110,6 +110,10 @@ class GridRow:
     last_event: str | None = None  # a key-event row: its latest event's description
     version_count: int = 0
     situation: str | None = None  # as the document states it (cSitNFe, xMotivo...)
+    modal: str | None = None  # CT-e: Rodoviário, Aéreo...
+    payer_id: str | None = None  # CT-e: the taker (tomador), who pays for the service
+    payer_name: str | None = None
+    carried_keys: tuple[str, ...] = ()  # CT-e: the NF-e it carries; NF-e: the CT-e that moved it
 
     @property
     def counterpart_id(self) -> str | None:
@@ -134,6 +138,16 @@ class ManifestationLine:
 
 
 @dataclass(frozen=True, slots=True)
+class RelatedDocument:
+    """A document linked to the one shown (a CT-e and the NF-e it carries); ``row`` None when
+    this company never received it."""
+
+    product: Product
+    access_key: str
+    row: GridRow | None
+
+
+@dataclass(frozen=True, slots=True)
 class DocumentDetail:
     row: GridRow
     company_name: str
@@ -143,7 +157,7 @@ class DocumentDetail:
     events: tuple[EventRecord, ...]
     manifestations: tuple[ManifestationLine, ...]
     allowed_manifestations: tuple[str, ...]  # tpEvento the office may send now
-    related: tuple[GridRow, ...] = ()  # the CT-e that moved an NF-e, the NF-e a CT-e carries
+    related: tuple[RelatedDocument, ...] = ()  # the CT-e that moved an NF-e, the NF-e a CT-e carries
 
 
 @dataclass(frozen=True, slots=True)

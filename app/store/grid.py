@@ -43,6 +43,7 @@ from app.store.records import (
     KeyEvents,
     ManifestationState,
     ManifestationStatus,
+    PartyRole,
     Product,
     RowKind,
 )
@@ -205,11 +206,16 @@ _ORPHAN_KEYS = (
     "AND d.product = e.product AND d.access_key = e.access_key)"
 )
 _EVENTS_BY_ID = "SELECT id, tp_evento, description FROM events WHERE id IN ({ids})"
+_CARRIED = "SELECT company_id, {key}, {other} FROM cte_carried_nfe WHERE company_id = ? AND {key} IN ({{keys}})"
+_CARRIED_BY_CTE = _CARRIED.format(key="cte_key", other="nfe_key")
+_CARRIED_BY_NFE = _CARRIED.format(key="nfe_key", other="cte_key")
+_PARTY_OF_ROLE = "SELECT document_id, tax_id, name FROM document_parties WHERE role = ? AND document_id IN ({ids})"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _per_key(driver: Any, sql: str, product: Product, pairs: Iterable[tuple[int, str]]) -> list[Any]:
-    """``sql`` for the (company id, key) ``pairs``: one statement per company and 500 keys."""
+def _per_key(driver: Any, sql: str, product: Product | None, pairs: Iterable[tuple[int, str]]) -> list[Any]:
+    """``sql`` for the (company id, key) ``pairs``: one statement per company and 500 keys
+    (``product`` None: a table of one product, whose SQL binds no product)."""
     by_company: dict[int, list[str]] = {}
     for company_id, key in sorted(set(pairs)):
         by_company.setdefault(company_id, []).append(key)
@@ -217,7 +223,8 @@ def _per_key(driver: Any, sql: str, product: Product, pairs: Iterable[tuple[int,
     for company_id, keys in by_company.items():
         for chunk in _chunks(keys):
             statement = sql.format(keys=placeholders(len(chunk)))
-            rows += driver.execute(statement, (company_id, product.value, *chunk)).fetchall()
+            head = (company_id,) if product is None else (company_id, product.value)
+            rows += driver.execute(statement, (*head, *chunk)).fetchall()
     return rows
 
 
@@ -313,6 +320,26 @@ class GridRepository:
         """The keys with a manifestation queued or sent and not yet answered."""
         with self._db.driver_connection() as driver:
             return {(cid, key) for cid, key in _per_key(driver, _REQUESTED_KEYS, product, pairs)}
+
+    def carried(self, pairs: Iterable[tuple[int, str]], *, by_nfe: bool = False) -> dict[tuple[int, str], list[str]]:
+        """The NF-e keys each (company, CT-e key) carries, or with ``by_nfe`` the CT-e keys that
+        carried each (company, NF-e key); one seek per key in ``cte_carried_nfe``."""
+        wanted = sorted(set(pairs))
+        found: dict[tuple[int, str], list[str]] = {pair: [] for pair in wanted}
+        with self._db.driver_connection() as driver:
+            for cid, key, other in _per_key(driver, _CARRIED_BY_NFE if by_nfe else _CARRIED_BY_CTE, None, wanted):
+                found[(cid, key)].append(other)
+        return found
+
+    def parties_of_role(self, role: PartyRole, document_ids: Sequence[int]) -> dict[int, tuple[str | None, str | None]]:
+        """(tax id, name) of the party holding ``role`` in each document (the CT-e's payer)."""
+        found: dict[int, tuple[str | None, str | None]] = {}
+        with self._db.driver_connection() as driver:
+            for chunk in _chunks(list(document_ids)):
+                sql = _PARTY_OF_ROLE.format(ids=placeholders(len(chunk)))
+                for document_id, tax_id, name in driver.execute(sql, (role.value, *chunk)):
+                    found.setdefault(document_id, (tax_id, name))
+        return found
 
     def count_quarantined(self, product: Product, company_ids: Sequence[int] = ()) -> int:
         clauses = [DocumentRow.product == product.value, DocumentRow.quarantined.is_(True)]

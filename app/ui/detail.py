@@ -73,6 +73,10 @@ def summary_html(detail: DocumentDetail, now: datetime) -> str:
         ),
         ("Direção", labels.DIRECTION[row.direction]),
     ]
+    if row.modal is not None:
+        facts.append(("Modal", e(row.modal)))
+    if row.payer_id or row.payer_name:
+        facts.append(("Tomador", f"{labels.tax_id(row.payer_id)} {e(row.payer_name or '')}"))
     if row.manifestation is not None:
         facts.append(("Manifestação", labels.MANIFESTATION_STATE[row.manifestation]))
     if row.deadline is not None:
@@ -104,6 +108,18 @@ def summary_html(detail: DocumentDetail, now: datetime) -> str:
             motive = f" · {e(m.request.x_motivo)}" if m.request.x_motivo else ""
             attempts = f" · {e(m.attempts)}" if m.attempts else ""
             lines.append(f"{e(m.label)} ({origin}): {status}{extra}{motive}{attempts}<br>")
+        lines.append("</p>")
+    if detail.related:
+        title = "NF-e transportadas por este CT-e" if row.product is Product.CTE else "CT-e que transportaram esta NF-e"
+        lines.append(f"<p><b>{title}</b><br>")
+        for related in detail.related:
+            link = f"<a href='related:{related.product.value}:{e(related.access_key)}'>{e(related.access_key)}</a>"
+            other = related.row
+            if other is None:
+                lines.append(f"{link} · não recebida por esta empresa<br>")
+            else:
+                who = e(other.counterpart_name or "-")
+                lines.append(f"{link} · nº {other.number or '-'} · {who} · {labels.money_br(other.total_cents)}<br>")
         lines.append("</p>")
     if detail.versions:
         lines.append("<p><b>Versões recebidas</b><br>")
@@ -138,6 +154,7 @@ class DetailPane(QWidget):
     manifest = Signal(str)
     save_xml = Signal()
     retry = Signal()
+    open_related = Signal(object, str)  # (product, key): a linked CT-e or NF-e clicked
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -174,6 +191,8 @@ class DetailPane(QWidget):
         self.tabs = QTabWidget(self)
         self.summary = QTextBrowser(self)
         self.summary.setObjectName("detail-summary")
+        self.summary.setOpenLinks(False)
+        self.summary.anchorClicked.connect(self._anchor)
         self.timeline = QTextBrowser(self)
         self.timeline.setObjectName("detail-timeline")
         xml_page = QWidget(self)
@@ -220,11 +239,19 @@ class DetailPane(QWidget):
             f"A visualização do {name} chega numa próxima versão do aplicativo. Até lá, veja o XML na aba ao lado "
             "ou salve-o para abrir em outro programa."
         )
-        allowed = set(detail.allowed_manifestations) if writable and detail.row.product is Product.NFE else set()
+        nfe = detail.row.product is Product.NFE
+        allowed = set(detail.allowed_manifestations) if writable and nfe else set()
         for tp, button in self.buttons.items():
             button.setEnabled(tp in allowed)
+            button.setVisible(nfe)  # the recipient's events are NF-e's
         self.save_button.setEnabled(xml is not None)
         self.retry_button.setVisible(detail.row.quarantined and detail.row.nsu is not None and writable)
+
+    def _anchor(self, url: QUrl) -> None:
+        kind, _sep, rest = url.toString().partition(":")
+        product, _sep, key = rest.partition(":")
+        if kind == "related" and key:
+            self.open_related.emit(Product(product), key)
 
     def saved(self, path: Path) -> None:
         """A file was written: offer to open its folder."""

@@ -9,7 +9,7 @@ so the first rows show before the database has counted the rest.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -31,22 +31,42 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2
 Index = QModelIndex | QPersistentModelIndex
 
-# (header, sort column or None, a sample of the widest usual content: the initial width)
-COLUMNS: list[tuple[str, GridSort | None, str]] = [
-    ("Emissão", GridSort.ISSUED_AT, "00/00/0000 00:00 ++"),
-    ("Número", GridSort.NUMBER, "000000000/00"),
-    ("Contraparte", GridSort.COUNTERPART, "DISTRIBUIDORA DE PRODUTOS LTDA"),
-    ("CNPJ/CPF", None, "00.000.000/0000-00"),
-    ("Valor", GridSort.VALUE, "R$ 000.000,00"),
-    ("Situação", GridSort.STATUS, "cancelada após captura"),
-    ("Manifestação", None, "sem manifestação"),
-    ("Prazo", None, "Conclusiva: 00 dias"),
-    ("Tipo", GridSort.KIND, "completa"),
-    ("Direção", None, "recebida"),
-    ("Chave de acesso", None, "0000 0000 0000 0000 0000 0000 0000 0000 0000 000"),
-]
-COL_ISSUED, COL_NUMBER, COL_COUNTERPART, COL_ID, COL_VALUE, COL_STATUS = range(6)
-COL_MANIFESTATION, COL_DEADLINE, COL_KIND, COL_DIRECTION, COL_KEY = range(6, 11)
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One grid column: ``sample`` is its widest usual content (the initial width)."""
+
+    name: str
+    header: str
+    sort: GridSort | None
+    sample: str
+
+
+_ALL = {
+    c.name: c
+    for c in (
+        Column("issued", "Emissão", GridSort.ISSUED_AT, "00/00/0000 00:00 ++"),
+        Column("number", "Número", GridSort.NUMBER, "000000000/00"),
+        Column("counterpart", "Contraparte", GridSort.COUNTERPART, "DISTRIBUIDORA DE PRODUTOS LTDA"),
+        Column("tax_id", "CNPJ/CPF", None, "00.000.000/0000-00"),
+        Column("value", "Valor", GridSort.VALUE, "R$ 000.000,00"),
+        Column("status", "Situação", GridSort.STATUS, "cancelada após captura"),
+        Column("manifestation", "Manifestação", None, "sem manifestação"),
+        Column("deadline", "Prazo", None, "Conclusiva: 00 dias"),
+        Column("modal", "Modal", None, "Aquaviário"),
+        Column("payer", "Tomador", None, "TRANSPORTES EXEMPLO LTDA"),
+        Column("carried", "NF-e transportadas", None, "0000 0000 0000 0000… +00"),
+        Column("kind", "Tipo", GridSort.KIND, "completa"),
+        Column("direction", "Direção", None, "recebida"),
+        Column("key", "Chave de acesso", None, "0000 0000 0000 0000 0000 0000 0000 0000 0000 000"),
+    )
+}
+_BASE = ("issued", "number", "counterpart", "tax_id", "value", "status")
+_TAIL = ("kind", "direction", "key")
+COLUMNS: dict[Product, tuple[Column, ...]] = {
+    Product.NFE: tuple(_ALL[n] for n in (*_BASE, "manifestation", "deadline", *_TAIL)),
+    Product.CTE: tuple(_ALL[n] for n in (*_BASE, "modal", "payer", "carried", *_TAIL)),
+    Product.NFSE: tuple(_ALL[n] for n in (*_BASE, *_TAIL)),
+}
 
 ALERT = QColor("#b3261e")
 WARNING = QColor("#8a5300")
@@ -69,52 +89,61 @@ def number_text(row: GridRow) -> str:
     return f"{row.number}" + (f"/{row.serie}" if row.serie is not None else "")
 
 
-def display(row: GridRow, column: int, now: datetime) -> str:
-    if column == COL_ISSUED:
+def _carried_text(row: GridRow) -> str:
+    if not row.carried_keys:
+        return "-"
+    first = row.carried_keys[0]
+    more = len(row.carried_keys) - 1
+    return first + (f" +{more}" if more else "")
+
+
+def display(row: GridRow, column: str, now: datetime) -> str:
+    if column == "issued":
         local = labels.local_instant(row.issued_at, row.issued_offset_minutes)
         return local.strftime("%d/%m/%Y %H:%M") if local else "-"
-    if column == COL_NUMBER:
-        return number_text(row)
-    if column == COL_COUNTERPART:
+    if column == "counterpart":
         if row.is_event_row:
             return row.last_event or "Evento"
         return row.counterpart_name or ("Documento ilegível" if row.quarantined else "-")
-    if column == COL_ID:
-        return labels.tax_id(row.counterpart_id)
-    if column == COL_VALUE:
-        return labels.money_br(row.total_cents)
-    if column == COL_KIND:
-        return labels.ROW_KIND[row.row_kind]
-    if column == COL_DIRECTION:
-        return labels.DIRECTION[row.direction]
-    if column == COL_MANIFESTATION:
-        return labels.MANIFESTATION_STATE[row.manifestation] if row.manifestation else ""
-    if column == COL_DEADLINE:
-        return labels.deadline_text(row.deadline, now)
-    if column == COL_STATUS:
+    if column == "status":
         if row.is_event_row:
             return f"{row.event_count} evento{'s' if row.event_count != 1 else ''}"
         text = labels.STATUS[row.status]
         return text + " após captura" if row.cancelled_after_capture else text
-    if column == COL_KEY:
-        return row.access_key or "-"
-    return ""
+    texts: dict[str, Callable[[], str]] = {
+        "number": lambda: number_text(row),
+        "tax_id": lambda: labels.tax_id(row.counterpart_id),
+        "value": lambda: labels.money_br(row.total_cents),
+        "manifestation": lambda: labels.MANIFESTATION_STATE[row.manifestation] if row.manifestation else "",
+        "deadline": lambda: labels.deadline_text(row.deadline, now),
+        "modal": lambda: row.modal or "-",
+        "payer": lambda: row.payer_name or labels.tax_id(row.payer_id),
+        "carried": lambda: _carried_text(row),
+        "kind": lambda: labels.ROW_KIND[row.row_kind],
+        "direction": lambda: labels.DIRECTION[row.direction],
+        "key": lambda: row.access_key or "-",
+    }
+    make = texts.get(column)
+    return make() if make is not None else ""
 
 
-def sort_value(row: GridRow, column: int) -> Any:
+def sort_value(row: GridRow, column: str) -> Any:
     """The raw value a column sorts on (what SQL sorts on, for the columns it sorts)."""
-    values: dict[int, Any] = {
-        COL_ISSUED: row.issued_at,
-        COL_NUMBER: row.number,
-        COL_COUNTERPART: row.counterpart_name,
-        COL_ID: row.counterpart_id,
-        COL_VALUE: row.total_cents,
-        COL_KIND: row.row_kind.value,
-        COL_DIRECTION: row.direction.value,
-        COL_MANIFESTATION: row.manifestation.value if row.manifestation else None,
-        COL_DEADLINE: row.deadline.due if row.deadline else None,
-        COL_STATUS: row.status.value,
-        COL_KEY: row.access_key,
+    values: dict[str, Any] = {
+        "issued": row.issued_at,
+        "number": row.number,
+        "counterpart": row.counterpart_name,
+        "tax_id": row.counterpart_id,
+        "value": row.total_cents,
+        "status": row.status.value,
+        "manifestation": row.manifestation.value if row.manifestation else None,
+        "deadline": row.deadline.due if row.deadline else None,
+        "modal": row.modal,
+        "payer": row.payer_name,
+        "carried": len(row.carried_keys),
+        "kind": row.row_kind.value,
+        "direction": row.direction.value,
+        "key": row.access_key,
     }
     return values.get(column)
 
@@ -131,6 +160,7 @@ class DocumentTableModel(QAbstractTableModel):
         self.tasks = tasks
         self.desk = desk
         self.product = product
+        self.columns = COLUMNS[product]
         self._now = now
         self.grid_filter = GridFilter(product)
         self.rows: list[GridRow] = []
@@ -215,7 +245,7 @@ class DocumentTableModel(QAbstractTableModel):
         for position, row in enumerate(self.rows):
             if row.row_id == fresh.row_id and row.company_id == fresh.company_id:
                 self.rows[position] = fresh
-                self.dataChanged.emit(self.index(position, 0), self.index(position, len(COLUMNS) - 1))
+                self.dataChanged.emit(self.index(position, 0), self.index(position, len(self.columns) - 1))
                 return
 
     # ------------------------------------------------------------------ Qt's model
@@ -224,29 +254,29 @@ class DocumentTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.rows)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
+        return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation is Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+        if orientation is Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
             if role == Qt.ItemDataRole.DisplayRole:
-                return COLUMNS[section][0]
-            if role == Qt.ItemDataRole.ToolTipRole and COLUMNS[section][1] is None:
+                return self.columns[section].header
+            if role == Qt.ItemDataRole.ToolTipRole and self.columns[section].sort is None:
                 return "Esta coluna não é ordenável."
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows):
             return None
-        row, column = self.rows[index.row()], index.column()
+        row, column = self.rows[index.row()], self.columns[index.column()].name
         if role == Qt.ItemDataRole.DisplayRole:
             return display(row, column, self._now())
         if role == SORT_ROLE:
             return sort_value(row, column)
         if role == ROW_ROLE:
             return row
-        if role == Qt.ItemDataRole.DecorationRole and column == COL_ISSUED:
+        if role == Qt.ItemDataRole.DecorationRole and column == "issued":
             return self._icons[row.row_kind]
-        if role == Qt.ItemDataRole.TextAlignmentRole and column == COL_VALUE:
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == "value":
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
             return self._colour(row, column)
@@ -254,10 +284,10 @@ class DocumentTableModel(QAbstractTableModel):
             return self._tooltip(row)
         return None
 
-    def _colour(self, row: GridRow, column: int) -> QBrush | None:
-        if row.cancelled_after_capture or (row.quarantined and column in (COL_COUNTERPART, COL_KIND)):
+    def _colour(self, row: GridRow, column: str) -> QBrush | None:
+        if row.cancelled_after_capture or (row.quarantined and column in ("counterpart", "kind")):
             return QBrush(ALERT)
-        if column == COL_DEADLINE and row.deadline is not None and row.deadline.days_left(self._now()) <= 5:
+        if column == "deadline" and row.deadline is not None and row.deadline.days_left(self._now()) <= 5:
             return QBrush(ALERT if row.deadline.due < self._now() else WARNING)
         if row.status is DocumentStatus.CANCELLED or row.is_event_row:
             return QBrush(MUTED)
@@ -275,9 +305,9 @@ class DocumentTableModel(QAbstractTableModel):
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        if not 0 <= column < len(COLUMNS):
+        if not 0 <= column < len(self.columns):
             return
-        by = COLUMNS[column][1]
+        by = self.columns[column].sort
         if by is None:
             return
         descending = order is Qt.SortOrder.DescendingOrder

@@ -45,7 +45,7 @@ from app.desk import labels
 from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow, ManifestationOutcome
 from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
 from app.ui.detail import DetailPane
-from app.ui.grid_model import COLUMNS, ROW_ROLE, DocumentTableModel
+from app.ui.grid_model import ROW_ROLE, DocumentTableModel
 from app.ui.manifest_dialog import ManifestDialog
 from app.ui.tasks import Tasks
 
@@ -194,8 +194,8 @@ class MainWindow(QMainWindow):
             header.setSectionsMovable(True)
             header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
             metrics = view.fontMetrics()
-            for index, (_name, _sort, sample) in enumerate(COLUMNS):
-                header.resizeSection(index, metrics.horizontalAdvance(sample) + 16)
+            for index, shown in enumerate(model.columns):
+                header.resizeSection(index, metrics.horizontalAdvance(shown.sample) + 16)
             view.selectionModel().selectionChanged.connect(lambda *_a, p=product: self._selection_changed(p))
             view.doubleClicked.connect(lambda index, p=product: self._double_clicked(p, index))
             self.models[product] = model
@@ -215,6 +215,7 @@ class MainWindow(QMainWindow):
         self.detail.manifest.connect(self.manifest_selected)
         self.detail.save_xml.connect(self.save_xml)
         self.detail.retry.connect(self.retry_selected)
+        self.detail.open_related.connect(self.open_key)
         self.vsplit.setStretchFactor(0, 3)
         self.vsplit.setStretchFactor(1, 2)
         column.addWidget(self.vsplit)
@@ -601,6 +602,7 @@ class MainWindow(QMainWindow):
     def _enable_batch(self, rows: list[GridRow]) -> None:
         eligible = [r for r in rows if self._manifestable(r)]
         for tp, button in self.detail.buttons.items():
+            button.setVisible(self.current_product() is Product.NFE)
             button.setEnabled(
                 bool(eligible)
                 and self.writable
@@ -651,6 +653,12 @@ class MainWindow(QMainWindow):
             self.manifest_selected("210210")
         else:
             self._open_detail()
+
+    def open_key(self, product: Product, key: str) -> None:
+        """Show one document by key in its product's tab (a CT-e's NF-e, an NF-e's CT-e)."""
+        self.tabs.setCurrentIndex(list(Product).index(product))
+        self.search.setText(key)
+        self.apply_filters()
 
     def copy_keys(self) -> None:
         keys = [r.access_key for r in self.selected_rows() if r.access_key]

@@ -51,6 +51,8 @@ def test_add_then_list_shows_company_products_and_certificate(
     assert listed["certificate_problem"] is None
     assert {p["product"] for p in listed["products"]} == {"nfe", "cte", "nfse"}
     assert all(p["environment"] == "producao" and p["enabled"] for p in listed["products"])
+    # cUFAutor from the certificate's state (ST=SP): CT-e capture needs it from the first query.
+    assert {p["c_uf_autor"] for p in listed["products"]} == {"35"}
 
 
 def test_no_secret_reaches_the_database_or_the_data_folder_in_clear(

@@ -147,3 +147,30 @@ def test_an_event_only_key_is_listed_and_shown(harness: Harness, cli: Cli) -> No
     assert "só os eventos da chave" in cli.out and "210210" in cli.out
     assert cli("documents", "xml", key, "-o", "-") == 0
     assert "210210" in cli.out
+
+
+def test_show_lists_the_cte_that_moved_an_nfe_and_the_nfe_a_cte_carries(harness: Harness, cli: Cli) -> None:
+    from app.capture.cte import CteCapture
+    from app.core.products import Environment
+    from app.store.records import CaptureSettings
+    from tests.support.nfe_harness import CARRIER
+
+    nfe_key = _publish(harness)
+    _capture(harness)
+    harness.sandbox.party(CARRIER)
+    harness.office.companies.save_settings(
+        CaptureSettings(harness.company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
+    )
+    missing = "35261199888777000100550010000000011000000010"  # an NF-e this company never received
+    cte = harness.sandbox.publish_cte(CARRIER, SUPPLIER, RECIPIENT, nfe_keys=(nfe_key, missing))
+    CteCapture(harness.ctx).run_due()
+    shown = cli.json("documents", "show", str(cte.key))
+    assert isinstance(shown, dict) and shown["product"] == "cte"
+    assert sorted(shown["related"], key=lambda r: r["key"]) == sorted(
+        [{"product": "nfe", "key": nfe_key, "stored": True}, {"product": "nfe", "key": missing, "stored": False}],
+        key=lambda r: r["key"],
+    )
+    nfe = cli.json("documents", "show", nfe_key)
+    assert isinstance(nfe, dict) and nfe["related"] == [{"product": "cte", "key": str(cte.key), "stored": True}]
+    assert cli("documents", "show", nfe_key) == 0
+    assert "Transportada pelos CT-e:" in cli.out and str(cte.key) in cli.out

@@ -127,3 +127,29 @@ def test_alerts_count_cancellations_after_capture_and_deadlines_within_5_days(de
     [row] = desk.find_key(office.received[1])
     assert row.deadline is not None and row.deadline.tp_evento == "210200"
     assert desk.alerts(Product.NFE).deadlines_within_5_days == 0
+
+
+def test_a_cte_row_shows_modal_payer_and_the_nfe_it_carries_linked_both_ways(desk: Desk, office: Office) -> None:
+    from app.capture.cte import CteCapture
+    from app.core.products import Environment
+    from app.store.records import CaptureSettings
+    from tests.support.nfe_harness import CARRIER, RECIPIENT, SUPPLIER
+
+    h = office.harness
+    nfe_key = office.received[1]
+    h.sandbox.party(CARRIER)
+    h.office.companies.save_settings(
+        CaptureSettings(h.company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
+    )
+    cte = h.sandbox.publish_cte(CARRIER, SUPPLIER, RECIPIENT, nfe_keys=(nfe_key,), taker_role=3)
+    CteCapture(h.ctx).run_due()
+    [row] = desk.find_key(str(cte.key))
+    assert row.product is Product.CTE and row.modal == "Rodoviário"
+    assert row.payer_id == RECIPIENT and row.carried_keys == (nfe_key,)
+    [related] = desk.detail(row).related
+    assert related.product is Product.NFE and related.access_key == nfe_key and related.row is not None
+    [nfe_row] = desk.find_key(nfe_key)
+    assert nfe_row.carried_keys == (str(cte.key),)
+    [back] = desk.detail(nfe_row).related
+    assert back.product is Product.CTE and back.row is not None and back.row.row_id == row.row_id
+    assert h.sandbox.referee.report()["violations"] == []

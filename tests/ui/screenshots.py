@@ -22,13 +22,15 @@ if str(ROOT) not in sys.path:
 from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
+from app.capture.cte import CteCapture  # noqa: E402
 from app.core.ids import Cnpj  # noqa: E402
-from app.core.products import Product  # noqa: E402
+from app.core.products import Environment, Product  # noqa: E402
 from app.desk import Desk  # noqa: E402
 from app.sandbox.docgen.common import Party  # noqa: E402
+from app.store.records import CaptureSettings  # noqa: E402
 from app.ui.main_window import MainWindow  # noqa: E402
 from app.ui.manifest_dialog import ManifestDialog  # noqa: E402
-from tests.support.nfe_harness import RECIPIENT, nfe_harness  # noqa: E402
+from tests.support.nfe_harness import CARRIER, RECIPIENT, nfe_harness  # noqa: E402
 
 SUPPLIERS = [
     (Cnpj.from_body(body).value, name)
@@ -85,6 +87,15 @@ def main() -> int:
         harness.clock.advance(timedelta(hours=1, minutes=5))
         sandbox.publish_nfe_event(keys[3], "110111", justification="Cancelamento por erro na emissao")
         harness.capture.run_due()
+        sandbox.party(Party(doc=CARRIER, name="TRANSPORTADORA RÁPIDO SUL LTDA"))
+        harness.office.companies.save_settings(
+            CaptureSettings(harness.company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
+        )
+        for index, key in enumerate(keys[:6]):
+            sandbox.publish_cte(
+                CARRIER, SUPPLIERS[index % 5][0], RECIPIENT, nfe_keys=(key,), taker_role=(0, 3)[index % 2]
+            )
+        CteCapture(harness.ctx).run_due()
         desk = Desk(harness.office.data_dir, clock=harness.clock, capture=False)
         desk.open()
         for key in keys[:4]:
@@ -113,6 +124,10 @@ def main() -> int:
             window.tabs.setCurrentIndex(index)
             wait(lambda p=product: window.models[p].total is not None)  # type: ignore[misc]
             grab(window, out, f"06-janela-{product.value}")
+            if product is Product.CTE:
+                window.views[product].selectRow(0)
+                wait(lambda: window.detail.detail is not None)
+                grab(window, out, "06-janela-cte-detalhe")
         window.tabs.setCurrentIndex(0)
         rows = [r for r in model.rows if r.access_key in keys[5:7]]
         for tp in ("210200", "210240"):

@@ -11,7 +11,7 @@ from app.core.manifestation import ManifestationState
 from app.core.products import Product
 from app.desk import Desk
 from app.store.records import RowKind
-from app.ui.grid_model import COL_STATUS, ROW_ROLE
+from app.ui.grid_model import ROW_ROLE
 from app.ui.main_window import MainWindow, default_period, parse_cents
 from app.ui.manifest_dialog import ManifestDialog
 from tests.desk.conftest import Office
@@ -60,7 +60,8 @@ def test_the_window_lists_the_captured_documents_at_once(
     assert "cancelada" in window.banner.text()
     model = window.models[Product.NFE]
     position = next(i for i, r in enumerate(rows) if r.access_key == office.cancelled)
-    assert model.data(model.index(position, COL_STATUS)) == "cancelada após captura"
+    status = [c.name for c in model.columns].index("status")
+    assert model.data(model.index(position, status)) == "cancelada após captura"
 
 
 def test_search_by_key_then_detail_shows_the_xml(qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path) -> None:
@@ -210,3 +211,38 @@ def test_a_folder_whose_database_is_not_one_says_so_and_the_window_stays_up(qtbo
     assert "não é um banco de dados do Captura DF-e" in window.detail.summary.toPlainText()
     assert window.isVisible() and window.opened is None
     assert (folder / "captura.sqlite3").read_bytes().startswith(b"isto nao e")  # nothing overwritten
+
+
+def test_the_cte_tab_shows_modal_payer_and_carried_nfe_and_links_to_the_nfe(
+    qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path
+) -> None:
+    from app.capture.cte import CteCapture
+    from app.core.products import Environment
+    from app.store.records import CaptureSettings
+    from tests.support.nfe_harness import CARRIER, RECIPIENT, SUPPLIER
+
+    h = office.harness
+    nfe_key = office.received[2]
+    h.sandbox.party(CARRIER)
+    h.office.companies.save_settings(
+        CaptureSettings(h.company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
+    )
+    cte = h.sandbox.publish_cte(CARRIER, SUPPLIER, RECIPIENT, nfe_keys=(nfe_key,), taker_role=3)
+    CteCapture(h.ctx).run_due()
+    window = _window(qtbot, desk, tmp_path)
+    window.tabs.setCurrentIndex(list(Product).index(Product.CTE))
+    model = window.models[Product.CTE]
+    qtbot.waitUntil(lambda: model.total == 1)
+    names = [c.name for c in model.columns]
+    assert {"modal", "payer", "carried"} <= set(names) and "manifestation" not in names
+    assert model.data(model.index(0, names.index("modal"))) == "Rodoviário"
+    assert model.data(model.index(0, names.index("carried"))) == nfe_key
+    window.views[Product.CTE].selectRow(0)
+    qtbot.waitUntil(lambda: window.detail.detail is not None and window.detail.detail.row.product is Product.CTE)
+    assert "NF-e transportadas por este CT-e" in window.detail.summary.toPlainText()
+    from PySide6.QtCore import QUrl
+
+    window.detail.summary.anchorClicked.emit(QUrl(f"related:nfe:{nfe_key}"))
+    nfe = window.models[Product.NFE]
+    qtbot.waitUntil(lambda: window.current_product() is Product.NFE and [r.access_key for r in nfe.rows] == [nfe_key])
+    assert nfe.rows[0].carried_keys == (str(cte.key),)
