@@ -8,7 +8,7 @@ links the adapter writes with the lot.
 
 from __future__ import annotations
 
-from app.core.documents import DocumentKind
+from app.capture.engine import inputs
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Product
@@ -26,8 +26,7 @@ _KNOWN_OTHERS = {"GTVeProc": "GTV-e (Guia de Transporte de Valores)", "GTVe": "G
 def process_document(company: Cnpj, doc: DistributedDocument) -> StoreInput:
     """Classify and extract one distributed CT-e document; never raises for bad content."""
     if doc.xml is None:
-        error = doc.error.message if doc.error is not None else "Conteúdo do docZip ilegível."
-        return _quarantined(doc.raw_b64.encode("ascii", "replace"), doc.nsu, doc.schema, error)
+        return inputs.undecoded(PRODUCT, doc)
     return process_xml(company, doc.xml, nsu=doc.nsu, schema=doc.schema, xml_gzip=doc.xml_gzip)
 
 
@@ -37,39 +36,15 @@ def process_xml(
     try:
         meta = read_cte_document(xml, schema)
     except CapturaError as error:
-        return _quarantined(xml, nsu, schema, error.message, xml_gzip)
+        return inputs.quarantined(PRODUCT, xml, nsu, schema, error.message, xml_gzip)
     if isinstance(meta, EventMeta):
-        return EventInput(
-            product=PRODUCT,
-            kind=meta.kind,
-            xml=xml,
-            access_key=meta.access_key,
-            tp_evento=meta.tp_evento,
-            n_seq_evento=meta.n_seq_evento,
-            nsu=nsu,
-            schema=schema,
-            description=meta.description,
-            protocol=meta.protocol,
-            event_at=meta.registered_at or meta.event_at,
-            cstat=meta.cstat,
-            author_id=meta.author_doc,
-            xml_gzip=xml_gzip,
-        )
+        return inputs.event(PRODUCT, meta, xml, nsu, schema, xml_gzip, event_at=meta.registered_at or meta.event_at)
     if isinstance(meta, UnknownMeta):
         what = _KNOWN_OTHERS.get(meta.root)
         situation = f"{what}: guardada como recebida." if what else f"Documento não reconhecido (raiz <{meta.root}>)"
-        return DocumentInput(
-            product=PRODUCT,
-            kind=DocumentKind.UNKNOWN,
-            xml=xml,
-            access_key=None,
-            nsu=nsu,
-            schema=schema,
-            situation=situation,
-            xml_gzip=xml_gzip,
-        )
+        return inputs.unknown(PRODUCT, xml, nsu, schema, situation, xml_gzip)
     if not isinstance(meta, CteMeta):  # the CT-e reader gives no NF-e; typed for the union
-        return _quarantined(xml, nsu, schema, "Documento inesperado para CT-e.", xml_gzip)
+        return inputs.quarantined(PRODUCT, xml, nsu, schema, "Documento inesperado para CT-e.", xml_gzip)
     return _document_input(company, meta, xml, nsu, schema, xml_gzip)
 
 
@@ -106,19 +81,4 @@ def _document_input(
         situation=situation,
         xml_gzip=xml_gzip,
         carried_keys=meta.nfe_keys,
-    )
-
-
-def _quarantined(
-    data: bytes, nsu: int | None, schema: str | None, error: str, xml_gzip: bytes | None = None
-) -> DocumentInput:
-    return DocumentInput(
-        product=PRODUCT,
-        kind=DocumentKind.UNKNOWN,
-        xml=data,
-        access_key=None,
-        nsu=nsu,
-        schema=schema,
-        parse_error=error,
-        xml_gzip=xml_gzip,
     )

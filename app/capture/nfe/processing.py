@@ -9,6 +9,7 @@ roles, status and direction are app.core.documents' enums on both sides, passed 
 
 from __future__ import annotations
 
+from app.capture.engine import inputs
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Product
@@ -17,7 +18,6 @@ from app.documents.nfe import read_nfe_document
 from app.fiscal.distribution import DistributedDocument
 from app.store.records import (
     DocumentInput,
-    DocumentKind,
     EventInput,
     Party,
 )
@@ -32,8 +32,7 @@ def process_document(company: Cnpj, doc: DistributedDocument, product: Product =
     """Classify and extract one distributed document; never raises for bad content."""
     if doc.xml is None:
         # Corrupt base64/gzip: keep what arrived so nothing is lost and it can be decoded again.
-        error = doc.error.message if doc.error is not None else "Conteúdo do docZip ilegível."
-        return _quarantined(product, doc.raw_b64.encode("ascii", "replace"), doc.nsu, doc.schema, error)
+        return inputs.undecoded(product, doc)
     return process_xml(company, doc.xml, nsu=doc.nsu, schema=doc.schema, product=product, xml_gzip=doc.xml_gzip)
 
 
@@ -51,37 +50,13 @@ def process_xml(
     try:
         meta = read_nfe_document(xml, schema)
     except CapturaError as error:
-        return _quarantined(product, xml, nsu, schema, error.message, xml_gzip)
+        return inputs.quarantined(product, xml, nsu, schema, error.message, xml_gzip)
     if isinstance(meta, EventMeta):
-        return EventInput(
-            product=product,
-            kind=meta.kind,
-            xml=xml,
-            access_key=meta.access_key,
-            tp_evento=meta.tp_evento,
-            n_seq_evento=meta.n_seq_evento,
-            nsu=nsu,
-            schema=schema,
-            description=meta.description,
-            protocol=meta.protocol,
-            event_at=meta.event_at,
-            cstat=meta.cstat,
-            author_id=meta.author_doc,
-            xml_gzip=xml_gzip,
-        )
+        return inputs.event(product, meta, xml, nsu, schema, xml_gzip, event_at=meta.event_at)
     if isinstance(meta, UnknownMeta):
-        return DocumentInput(
-            product=product,
-            kind=DocumentKind.UNKNOWN,
-            xml=xml,
-            access_key=None,
-            nsu=nsu,
-            schema=schema,
-            situation=f"Documento não reconhecido (raiz <{meta.root}>)",
-            xml_gzip=xml_gzip,
-        )
+        return inputs.unknown(product, xml, nsu, schema, f"Documento não reconhecido (raiz <{meta.root}>)", xml_gzip)
     if not isinstance(meta, NfeMeta):  # the NF-e reader gives no CT-e; typed for the union
-        return _quarantined(product, xml, nsu, schema, "Documento inesperado para NF-e.", xml_gzip)
+        return inputs.quarantined(product, xml, nsu, schema, "Documento inesperado para NF-e.", xml_gzip)
     return _document_input(company, meta, xml, nsu, schema, product, xml_gzip)
 
 
@@ -115,21 +90,6 @@ def _document_input(
         direction=direction_of(company, meta),
         status=meta.status,
         situation=meta.situation,
-        xml_gzip=xml_gzip,
-    )
-
-
-def _quarantined(
-    product: Product, data: bytes, nsu: int | None, schema: str | None, error: str, xml_gzip: bytes | None = None
-) -> DocumentInput:
-    return DocumentInput(
-        product=product,
-        kind=DocumentKind.UNKNOWN,
-        xml=data,
-        access_key=None,
-        nsu=nsu,
-        schema=schema,
-        parse_error=error,
         xml_gzip=xml_gzip,
     )
 
