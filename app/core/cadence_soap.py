@@ -109,15 +109,10 @@ def after_failure(state: CaptureState, rules: CadenceRules, now: datetime, failu
     limit = rules.max_consecutive_failures
     counted = f"{failures} de {limit}" if limit else f"{failures}"
     base = replace(state, consecutive_failures=failures, last_cstat=None, last_message=failure.error)
-    if limit is not None and failures >= limit:
-        reason = (
-            f"Captura de {rules.product.label} interrompida após {failures} falhas de comunicação seguidas "
-            f"({failure.error}). Verifique a conexão e retome a captura."
-        )
-        return Transition(replace(base, disabled_reason=reason), alert=reason)
     until = now + rules.failure_backoff(failures)
     why = f"Falha de comunicação ({counted}): {failure.error}. Nova tentativa às {display_time(until, now)}."
-    if failure.may_have_reached_service and state.max_nsu - state.ult_nsu <= rules.lot_size:
+    lost_end = failure.may_have_reached_service and state.max_nsu - state.ult_nsu <= rules.lot_size
+    if lost_end:
         # The lost answer may have been a 137 or the lot that reached maxNSU: asking again
         # within the hour would be a 656. Only a known backlog larger than one lot rules it out.
         until = max(until, now + rules.empty_queue_wait + rules.safety_margin)
@@ -125,6 +120,15 @@ def after_failure(state: CaptureState, rules: CadenceRules, now: datetime, failu
             f"Falha de comunicação ({counted}): {failure.error}. A resposta perdida pode ter encerrado a "
             f"fila; nova tentativa às {display_time(until, now)}, para não provocar consumo indevido."
         )
+    if limit is not None and failures >= limit:
+        reason = (
+            f"Captura de {rules.product.label} interrompida após {failures} falhas de comunicação seguidas "
+            f"({failure.error}). Verifique a conexão e retome a captura."
+        )
+        # Stopped, but the lost answer's hour still holds: a user who resumes at once must not
+        # cause the 656 it guards against (bench_month found exactly that, 36 min after a timeout).
+        stopped = waiting(base, until, why) if lost_end else base
+        return Transition(replace(stopped, disabled_reason=reason), alert=reason)
     return Transition(waiting(base, until, why))
 
 

@@ -197,6 +197,20 @@ def test_failures_back_off_then_stop_after_five() -> None:
     assert _decide(resume(t.state), now + timedelta(days=1)).action is Action.QUERY
 
 
+def test_a_stop_after_lost_answers_keeps_the_hour_a_resume_would_break() -> None:
+    """bench_month: five hourly timeouts whose answers the service did send (the queue's end),
+    the company stopped, a person resumed it 36 minutes after the last one: a 656. The stop
+    keeps the lost answer's hour, and resuming keeps it too."""
+    state = _state(ult_nsu=62, max_nsu=62, consecutive_failures=4)
+    t = _apply(state, T0, CommunicationFailure("tempo esgotado"))
+    assert t.state.disabled_reason is not None and t.alert
+    resumed = resume(t.state)
+    soon = _decide(resumed, T0 + timedelta(minutes=36))
+    assert soon.action is Action.WAIT and soon.until == T0 + HOUR + SAFETY_MARGIN
+    assert "resposta perdida" in soon.reason
+    assert _decide(resumed, T0 + HOUR + SAFETY_MARGIN).action is Action.QUERY
+
+
 def test_a_valid_answer_resets_the_failure_count() -> None:
     t = _apply(
         _state(ult_nsu=1, max_nsu=500, consecutive_failures=3),
