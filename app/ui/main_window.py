@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QDate, QEvent, QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QCloseEvent, QColor, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
+from app.core.cadence import Action
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.desk import labels
@@ -393,29 +394,30 @@ class MainWindow(QMainWindow):
     def _companies(self, lines: list[CompanyLine], first: bool) -> None:
         self.companies = lines
         now = self.desk.now()
-        current = self._selected_company()
-        if first:
-            remembered = self.settings.value("last_company", "")
-            current = next((c.company_id for c in lines if c.cnpj == remembered), ALL)
-        self.company_list.blockSignals(True)
-        self.company_list.clear()
-        every = QListWidgetItem(f"Todas as empresas\n{len(lines)} empresa{'s' if len(lines) != 1 else ''}")
-        every.setData(Qt.ItemDataRole.UserRole, ALL)
-        self.company_list.addItem(every)
-        selected = every
-        for line in lines:
-            item = QListWidgetItem(self._company_text(line, now))
-            item.setData(Qt.ItemDataRole.UserRole, line.company_id)
+        ids = [ALL] + [line.company_id for line in lines]
+        shown = [self.company_list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.company_list.count())]
+        if shown != ids:  # companies added or removed: the list is built again
+            current = self._selected_company()
+            if first:
+                remembered = self.settings.value("last_company", "")
+                current = next((c.company_id for c in lines if c.cnpj == remembered), ALL)
+            self.company_list.blockSignals(True)
+            self.company_list.clear()
+            for company_id in ids:
+                item = QListWidgetItem()
+                item.setData(Qt.ItemDataRole.UserRole, company_id)
+                self.company_list.addItem(item)
+            self.company_list.setCurrentRow(ids.index(current) if current in ids else 0)
+            self.company_list.blockSignals(False)
+        # Every refresh (5 s) only rewrites the texts: the selection and the scroll stay put.
+        self.company_list.item(0).setText(f"Todas as empresas\n{len(lines)} empresa{'s' if len(lines) != 1 else ''}")
+        for row, line in enumerate(lines, start=1):
+            item = self.company_list.item(row)
+            item.setText(self._company_text(line, now))
             item.setToolTip(self._company_tooltip(line, now))
             warning = labels.certificate_text(line.certificate_not_after, line.certificate_problem, now)
-            blocked = any(b.action.value == "blocked" or b.stalled for b in line.badges)
-            if warning or blocked:
-                item.setForeground(Qt.GlobalColor.darkRed)
-            self.company_list.addItem(item)
-            if line.company_id == current:
-                selected = item
-        self.company_list.setCurrentItem(selected)
-        self.company_list.blockSignals(False)
+            attention = warning or any(b.action is Action.BLOCKED or b.stalled for b in line.badges)
+            item.setData(Qt.ItemDataRole.ForegroundRole, QBrush(QColor("#8b0000")) if attention else None)
         if first:
             self.apply_filters()
 

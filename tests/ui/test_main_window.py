@@ -158,6 +158,10 @@ def test_selecting_a_company_filters_its_documents(qtbot: QtBot, desk: Desk, off
     model = window.models[Product.NFE]
     qtbot.waitUntil(lambda: model.grid_filter.company_ids == (office.harness.company.id,) and model.total == 4)
     assert window.settings.value("last_company") == office.harness.company.cnpj.value
+    before = window.company_list.item(1)
+    window.refresh_companies()  # what the 5-second timer does
+    qtbot.waitUntil(lambda: window.tasks.pending == 0)
+    assert window.company_list.item(1) is before and window.company_list.currentRow() == 1  # updated in place
     window.kind.setCurrentIndex(window.kind.findData(RowKind.EVENT))
     qtbot.waitUntil(lambda: model.total == 1 and [r.access_key for r in model.rows] == [office.event_only])
 
