@@ -55,7 +55,8 @@ def register(sub: Any) -> None:
 
 def _capture(args: argparse.Namespace) -> int:
     data_dir = data_dir_of(args)
-    with DataFolderLock(data_dir):
+    owner = "capture --once" if args.once else "capture --daemon"
+    with DataFolderLock(data_dir, owner=f"linha de comando ({owner})"):
         return _once(args) if args.once else _daemon(args)
 
 

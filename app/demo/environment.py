@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from app.capture.context import CaptureContext, CaptureNotice
-from app.capture.instance import DataFolderLock
+from app.capture.instance import LOCK_NAME, OWNER_NAME, DataFolderLock
 from app.capture.office import Office
 from app.capture.service import CaptureService
 from app.config.logs import setup_logging, shutdown_logging
@@ -46,7 +46,7 @@ RESET_ENTRIES = (
     "settings.json",
     "sandbox-pki",
 )
-APP_ENTRIES = frozenset({MARKER, "logs", "captura.lock", *RESET_ENTRIES})
+APP_ENTRIES = frozenset({MARKER, "logs", LOCK_NAME, OWNER_NAME, *RESET_ENTRIES})
 DEMO_CNPJS = tuple(Cnpj.from_body(body).value for body in ("112223330001", "223334440001", "334445550001"))
 PUBLISHER_TICK = 0.2  # real seconds between two looks at the scenario's timetable
 
@@ -118,7 +118,7 @@ class DemoEnvironment:
         self.clock = ScaledClock(self.options.speed)
         self._listeners = list(listeners)
         self._keyring = KeyringSwap()
-        self._folder_lock = DataFolderLock(data_dir)
+        self._folder_lock = DataFolderLock(data_dir, owner="demonstração do Captura DF-e")
         self._stop = threading.Event()
         self._publisher: threading.Thread | None = None
         self._lock = threading.Lock()

@@ -9,8 +9,6 @@ results) reach ``subscribe``'s listeners on the thread that produced them.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -56,7 +54,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 RELATED_SHOWN = 200  # a CT-e may carry hundreds of NF-e: the detail looks up this many
 Listener = Callable[[CaptureNotice], None]
-OWNER_FILE = "captura.lock.owner"
 
 
 class DeskError(CapturaError):
@@ -72,22 +69,6 @@ class Opened:
     read_only: bool
     holder: str | None  # who captures here when read-only ("PID 123 em host, desde 14:05")
     message: str | None
-
-
-def write_owner(data_dir: Path, what: str, now: datetime) -> None:
-    """Beside the lock file, who holds it: the lock itself says only that someone does."""
-    text = f"{what}, PID {os.getpid()} em {socket.gethostname()}, desde {now.astimezone():%d/%m/%Y %H:%M}"
-    try:
-        (data_dir / OWNER_FILE).write_text(text, encoding="utf-8")
-    except OSError:  # a note for the other instance, never a reason to stop
-        log.warning("Não foi possível registrar o dono da pasta de dados", exc_info=True)
-
-
-def read_owner(data_dir: Path) -> str | None:
-    try:
-        return (data_dir / OWNER_FILE).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
 
 
 class Desk:
@@ -147,18 +128,16 @@ class Desk:
             office = self._office = Office(self.data_dir, clock=self._clock)
             ctx = self._ctx = office.capture_context()
             ctx.listeners.append(self._notify)
-            lock = DataFolderLock(office.data_dir) if self._capture else None
+            lock = DataFolderLock(office.data_dir, owner=self._owner) if self._capture else None
             self._service = CaptureService(ctx, data_lock=lock)
             self.opened = Opened(False, None, None)  # not capturing by choice: requests send themselves
             if lock is not None:
                 try:
                     self._service.start()
                 except AlreadyRunning as error:
-                    holder = read_owner(office.data_dir)
-                    self.opened = Opened(True, holder, error.message)
+                    self.opened = Opened(True, error.holder, error.message)
                 else:
                     self._running = True
-                    write_owner(office.data_dir, self._owner, ctx.clock.now())
         self._grid = GridRepository(self.ctx.db)
         self._keys = KeyEventIndex(self._grid)
         self._keys.current(Product.NFE)  # built here, on the opening worker, not on the first page
@@ -171,10 +150,6 @@ class Desk:
             self._demo = None
         else:
             if self._service is not None and self._running:
-                try:
-                    (self.data_dir / OWNER_FILE).unlink(missing_ok=True)
-                except OSError:
-                    pass
                 self._service.stop(timeout)
             if self._office is not None:
                 self._office.close()
@@ -441,7 +416,7 @@ class Desk:
             self._service.dispatch_manifestations(Product.NFE, company_id=company_id)
             return True
         try:  # no service here: send it ourselves unless another instance captures (two senders could send twice)
-            with DataFolderLock(self.office.data_dir):
+            with DataFolderLock(self.office.data_dir, owner=f"{self._owner} (enviando uma manifestação)"):
                 service.dispatch(company_id=company_id)
         except AlreadyRunning:
             return False

@@ -102,3 +102,21 @@ def test_the_service_takes_the_folder_on_start_and_gives_it_back_on_stop(tmp_pat
             assert service.stop(timeout=5)
         with DataFolderLock(data_dir) as lock:
             assert lock.held
+
+
+def test_the_refusal_says_who_holds_the_folder_and_a_release_forgets_it(tmp_path: Path) -> None:
+    from app.capture.instance import OWNER_NAME
+
+    first = DataFolderLock(tmp_path, owner="linha de comando (capture --daemon)")
+    first.acquire()
+    try:
+        with pytest.raises(AlreadyRunning) as refused:
+            DataFolderLock(tmp_path).acquire()
+        assert refused.value.holder is not None and "capture --daemon" in refused.value.holder
+        assert "capture --daemon" in refused.value.message and "PID" in refused.value.message
+    finally:
+        first.release()
+    assert not (tmp_path / OWNER_NAME).exists()
+    second = DataFolderLock(tmp_path)
+    second.acquire()  # free again
+    second.release()
