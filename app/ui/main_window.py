@@ -78,6 +78,11 @@ def parse_cents(text: str) -> int | None:
         return None
 
 
+def _none(product: Product) -> str:
+    """"Nenhuma NF-e", "Nenhum CT-e" (a nota, o conhecimento)."""
+    return f"{'Nenhum' if product is Product.CTE else 'Nenhuma'} {product.label}"
+
+
 def _narrowed(grid: GridFilter) -> bool:
     """Filters beyond the company and the period are set."""
     return bool(
@@ -515,9 +520,9 @@ class MainWindow(QMainWindow):
         if product not in self.desk.products():
             text = f"A captura de {product.label} ainda não está disponível nesta versão."
         elif _narrowed(model.grid_filter):
-            text = f"Nenhum {product.label} com estes filtros no período escolhido."
+            text = f"{_none(product)} com estes filtros no período escolhido."
         else:
-            text = f"Nenhum {product.label} no período escolhido."
+            text = f"{_none(product)} no período escolhido."
         label.setText(text)
         label.setGeometry(self.views[product].viewport().rect())
         label.setVisible(True)
