@@ -13,9 +13,9 @@ from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Product
 from app.documents.cte import MODAL_LABELS, read_cte_document
-from app.documents.model import CteMeta, EventMeta, UnknownMeta, direction_of
+from app.documents.model import CteMeta, EventMeta, UnknownMeta
 from app.fiscal.distribution import DistributedDocument
-from app.store.records import DocumentInput, EventInput, Party
+from app.store.records import DocumentInput, EventInput
 
 StoreInput = DocumentInput | EventInput
 PRODUCT = Product.CTE
@@ -51,34 +51,14 @@ def process_xml(
 def _document_input(
     company: Cnpj, meta: CteMeta, xml: bytes, nsu: int | None, schema: str | None, xml_gzip: bytes | None
 ) -> DocumentInput:
-    emitter, recipient = meta.emitter, meta.recipient
     # The grid's "recipient" column: who receives the cargo, else who pays (CT-e OS has no dest).
-    shown = recipient or meta.taker
+    shown = meta.recipient or meta.taker
     modal = MODAL_LABELS.get(meta.modal or "", meta.modal or "")
     label = _MODELS.get(meta.model, "CT-e")
     situation = meta.situation or None
     if modal:
         situation = f"{label} {modal}" + (f" · {situation}" if situation else "")
-    return DocumentInput(
-        product=PRODUCT,
-        kind=meta.kind,
-        xml=xml,
-        access_key=meta.access_key[:50],  # the store's key column; a CT-e key is 44
-        nsu=nsu,
-        schema=schema,
-        model=meta.model,
-        serie=meta.serie,
-        number=meta.number,
-        emitter_id=emitter.doc if emitter else None,
-        emitter_name=emitter.name if emitter else None,
-        recipient_id=shown.doc if shown else None,
-        recipient_name=shown.name if shown else None,
-        parties=tuple(Party(p.role, p.doc, p.name) for p in meta.parties),
-        total_cents=meta.total_cents,
-        issued_at=meta.issued_at,
-        direction=direction_of(company, meta),
-        status=meta.status,
-        situation=situation,
-        xml_gzip=xml_gzip,
+    return inputs.document(
+        PRODUCT, company, meta, xml, nsu, schema, xml_gzip, shown=shown, situation=situation,
         carried_keys=meta.nfe_keys,
-    )
+    )  # fmt: skip

@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from app.core.documents import DocumentKind
+from app.core.ids import Cnpj
 from app.core.products import Product
-from app.documents.model import EventMeta
+from app.documents.model import CteMeta, EventMeta, NfeMeta, PartyInfo, direction_of
 from app.fiscal.distribution import DistributedDocument
-from app.store.records import DocumentInput, EventInput
+from app.store.records import DocumentInput, EventInput, Party
 
 
 def undecoded(product: Product, doc: DistributedDocument) -> DocumentInput:
@@ -80,4 +81,45 @@ def event(
         cstat=meta.cstat,
         author_id=meta.author_doc,
         xml_gzip=xml_gzip,
+    )
+
+
+def document(
+    product: Product,
+    company: Cnpj,
+    meta: NfeMeta | CteMeta,
+    xml: bytes,
+    nsu: int | None,
+    schema: str | None,
+    xml_gzip: bytes | None,
+    *,
+    shown: PartyInfo | None,
+    situation: str | None,
+    carried_keys: tuple[str, ...] = (),
+) -> DocumentInput:
+    """A document its reader read: ``shown`` is the party of the grid's recipient column."""
+    emitter = meta.emitter
+    return DocumentInput(
+        product=product,
+        kind=meta.kind,
+        xml=xml,
+        # A key out of its layout is kept (the reader warned) within the store's 50 characters.
+        access_key=meta.access_key[:50],
+        nsu=nsu,
+        schema=schema,
+        model=meta.model,
+        serie=meta.serie,
+        number=meta.number,
+        emitter_id=emitter.doc if emitter else None,
+        emitter_name=emitter.name if emitter else None,
+        recipient_id=shown.doc if shown else None,
+        recipient_name=shown.name if shown else None,
+        parties=tuple(Party(p.role, p.doc, p.name) for p in meta.parties),
+        total_cents=meta.total_cents,
+        issued_at=meta.issued_at,
+        direction=direction_of(company, meta),
+        status=meta.status,
+        situation=situation,
+        xml_gzip=xml_gzip,
+        carried_keys=carried_keys,
     )

@@ -13,13 +13,12 @@ from app.capture.engine import inputs
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Product
-from app.documents.model import EventMeta, NfeMeta, UnknownMeta, direction_of
+from app.documents.model import EventMeta, NfeMeta, UnknownMeta
 from app.documents.nfe import read_nfe_document
 from app.fiscal.distribution import DistributedDocument
 from app.store.records import (
     DocumentInput,
     EventInput,
-    Party,
 )
 
 StoreInput = DocumentInput | EventInput
@@ -69,28 +68,8 @@ def _document_input(
     product: Product,
     xml_gzip: bytes | None,
 ) -> DocumentInput:
-    emitter, recipient = meta.emitter, meta.recipient
-    return DocumentInput(
-        product=product,
-        kind=meta.kind,
-        xml=xml,
-        access_key=meta.access_key,
-        nsu=nsu,
-        schema=schema,
-        model=meta.model,
-        serie=meta.serie,
-        number=meta.number,
-        emitter_id=emitter.doc if emitter else None,
-        emitter_name=emitter.name if emitter else None,
-        recipient_id=recipient.doc if recipient else None,
-        recipient_name=recipient.name if recipient else None,
-        parties=tuple(Party(p.role, p.doc, p.name) for p in meta.parties),
-        total_cents=meta.total_cents,
-        issued_at=meta.issued_at,
-        direction=direction_of(company, meta),
-        status=meta.status,
-        situation=meta.situation,
-        xml_gzip=xml_gzip,
+    return inputs.document(
+        product, company, meta, xml, nsu, schema, xml_gzip, shown=meta.recipient, situation=meta.situation
     )
 
 
