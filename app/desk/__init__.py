@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.desk.desk import Desk, DeskError, ReadOnly
+    from app.desk.desk import Desk, DeskError
 
-__all__ = ["Desk", "DeskError", "ReadOnly"]
+__all__ = ["Desk", "DeskError"]
 
 
 def __getattr__(name: str) -> Any:

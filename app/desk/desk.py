@@ -60,10 +60,6 @@ class DeskError(CapturaError):
     """The desk cannot do that now (not open, read-only...)."""
 
 
-class ReadOnly(DeskError):
-    """Another instance captures in this data folder: this one shows the data, read-only."""
-
-
 @dataclass(frozen=True, slots=True)
 class Opened:
     read_only: bool
@@ -338,9 +334,6 @@ class Desk:
         write_atomic(target, content)
         return len(content)
 
-    def event_xml(self, event_id: int) -> bytes:
-        return self.ctx.events.get_xml(event_id)
-
     def alerts(self, product: Product, company_ids: tuple[int, ...] = ()) -> Alerts:
         """Counts for the banner: cancelled after capture, deadlines within 5 days, quarantined."""
         now = self.now()
@@ -428,10 +421,6 @@ class Desk:
             raise DeskError("Só documentos em quarentena com NSU podem ser pedidos de novo.")
         self.ctx.recoveries.add(row.company_id, row.product, next_attempt_at=self.now(), nsus=(row.nsu,))
         return "Nova consulta deste NSU agendada: o documento será pedido de novo ao Ambiente Nacional."
-
-    def resume(self, company_id: int) -> list[Product]:
-        assert self._service is not None
-        return self._service.resume(company_id)
 
 
 def demo_options_for(speed: float | None = None) -> DemoOptions:

@@ -127,12 +127,6 @@ class KeyEventIndex:
                 self._refresh(high)
             return list(self._rows[product].values())
 
-    def invalidate(self) -> None:
-        """After something other than a capture changed documents (a company removed)."""
-        with self._lock:
-            self._seen = None
-            self._rows = {p: {} for p in Product}
-
     def _refresh(self, high: tuple[int, int]) -> None:
         seen_docs, seen_events = self._seen or (0, 0)
         for product in Product:
@@ -155,6 +149,9 @@ def _before(key_row: GridRow, doc_row: GridRow, descending: bool) -> bool:
     return k > d if descending else k < d
 
 
+UNDATED_SHOWN = 1_000  # undated documents a period shows beside its own
+
+
 class GridCursor:
     """One grid, read forwards a page at a time; thread-confined (the UI's worker)."""
 
@@ -171,10 +168,15 @@ class GridCursor:
         self._grid = grid
         self._now = now
         keyed = [key_event_row(k) for k in key_rows if _key_row_matches(k, query)] if key_rows_wanted(query) else []
+        self._documents_wanted = not (query.row_kinds and set(query.row_kinds) == {RowKind.EVENT})
+        if self._documents_wanted and (query.issued_from or query.issued_to):
+            # Undated documents (unreadable ones, kept in quarantine) match no period, yet must be
+            # seen: they join whatever period is on screen, where a missing date sorts.
+            undated = replace(query, issued_from=None, issued_to=None, undated=True)
+            keyed += document_rows(documents, grid, query.product, grid.page_ids(undated, 0, UNDATED_SHOWN), now())
         keyed.sort(key=lambda r: (r.issued_at is not None, r.issued_at or datetime.min.replace(tzinfo=UTC), r.row_id))
         if query.descending:
             keyed.reverse()
-        self._documents_wanted = not (query.row_kinds and set(query.row_kinds) == {RowKind.EVENT})
         self._keys: deque[GridRow] = deque(keyed)
         self._key_count = len(keyed)
         self._buffer: deque[GridRow] = deque()

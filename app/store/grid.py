@@ -29,7 +29,7 @@ from sqlalchemy import (
     select,
 )
 
-from app.core.manifestation import CIENCIA, CONCLUSIVE_TYPES, MANIFESTATION_TYPES
+from app.core.manifestation import CIENCIA, CONCLUSIVE_TYPES, MANIFESTATION_TYPES, state_of_type
 from app.store.db import Database
 from app.store.items import IN_CHUNK
 from app.store.models import CompanyRow, DocumentRow, EventRow, ManifestationRow
@@ -102,15 +102,8 @@ def _manifestation_clause(state: ManifestationState) -> ColumnElement[bool]:
         .limit(1)
         .scalar_subquery()
     )
-    tp = next(t for t in conclusive if _STATE_TYPES[t] is state)
+    tp = next(t for t in conclusive if state_of_type(t) is state)
     return latest == tp
-
-
-_STATE_TYPES = {
-    "210200": ManifestationState.CONFIRMED,
-    "210220": ManifestationState.UNKNOWN_OPERATION,
-    "210240": ManifestationState.NOT_PERFORMED,
-}
 
 
 def _row_kind_clause(kinds: Sequence[RowKind]) -> ColumnElement[bool] | None:
@@ -136,11 +129,13 @@ def grid_where(query: GridQuery, *, like_ignores_case: bool = False) -> list[Col
     clauses: list[ColumnElement[bool]] = [DocumentRow.product == query.product.value]
     if query.company_ids:
         clauses.append(DocumentRow.company_id.in_(query.company_ids))
-    elif query.access_key is not None:
+    elif query.access_key is not None or query.undated:
         # Every company: still one look-up per company in the (company, product, key) index.
         clauses.append(DocumentRow.company_id.in_(select(CompanyRow.id).scalar_subquery()))
     if query.access_key is not None:
         clauses.append(DocumentRow.access_key == query.access_key)
+    if query.undated:
+        clauses.append(DocumentRow.issued_at.is_(None))
     if query.issued_from is not None:
         clauses.append(DocumentRow.issued_at >= query.issued_from)
     if query.issued_to is not None:

@@ -270,6 +270,7 @@ class GridQuery:
     min_cents: int | None = None
     max_cents: int | None = None
     quarantined: bool | None = None
+    undated: bool = False  # only documents without an issue date (unreadable ones)
     sort: GridSort = GridSort.ISSUED_AT
     descending: bool = True
 

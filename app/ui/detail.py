@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from app.core.products import Product
 from app.desk import labels
 from app.desk.views import DocumentDetail
-from app.store.records import PartyRole
+from app.store.records import DocumentKind, PartyRole
 
 ROLE_LABELS = {
     PartyRole.EMITTER: "Emitente",
@@ -42,6 +42,11 @@ MANIFEST_BUTTONS = [
     ("210220", "Desconhecimento", "Ctrl+3"),
     ("210240", "Não realizada", "Ctrl+4"),
 ]
+
+
+def layout_name(kind: DocumentKind) -> str:
+    """The layout's own name (resNFe, nfeProc...), which offices know; an unreadable one says so."""
+    return "ilegível" if kind is DocumentKind.UNKNOWN else kind.value
 
 
 def pretty_xml(content: bytes) -> str:
@@ -124,7 +129,7 @@ def summary_html(detail: DocumentDetail, now: datetime) -> str:
     if detail.versions:
         lines.append("<p><b>Versões recebidas</b><br>")
         lines += [
-            f"{'● ' if v.is_current else '○ '}{e(v.kind.value)} · NSU {v.nsu or '-'} · {v.size} bytes · "
+            f"{'● ' if v.is_current else '○ '}{e(layout_name(v.kind))} · NSU {v.nsu or '-'} · {v.size} bytes · "
             f"recebida em {labels.brasilia_text(v.received_at)}<br>"
             for v in detail.versions
         ]

@@ -153,3 +153,26 @@ def test_a_cte_row_shows_modal_payer_and_the_nfe_it_carries_linked_both_ways(des
     [back] = desk.detail(nfe_row).related
     assert back.product is Product.CTE and back.row is not None and back.row.row_id == row.row_id
     assert h.sandbox.referee.report()["violations"] == []
+
+
+def test_a_quarantined_document_is_shown_with_its_error_and_can_be_asked_again(desk: Desk, office: Office) -> None:
+    from app.store.records import DocumentInput, DocumentKind
+
+    # Kept as it came when even the recovery's copy was unreadable (the engine heals most at once).
+    h = office.harness
+    bad = DocumentInput(
+        Product.NFE, DocumentKind.UNKNOWN, b"<resNFe><chNFe>35", None, nsu=90, parse_error="XML mal formado (linha 1)."
+    )
+    h.ctx.documents.store(h.company.id, bad)
+    [row] = _all(desk, GridFilter(Product.NFE, row_kinds=(RowKind.UNREADABLE,)))
+    assert row.quarantined and row.parse_error == "XML mal formado (linha 1)." and row.nsu == 90
+    assert desk.xml(row) == bad.xml  # kept byte for byte
+    # Undated, it still shows in the window's period grid (last, where a missing date sorts).
+    from datetime import date
+
+    period = GridFilter(Product.NFE, issued_from=date(2026, 10, 1), issued_to=date(2026, 11, 30))
+    shown = _all(desk, period)
+    assert shown[-1].row_id == row.row_id and len(shown) == 5 == desk.cursor(period).count()
+    assert desk.alerts(Product.NFE).quarantined == 1
+    assert "pedido de novo" in desk.retry_quarantined(row)
+    assert [g.nsu for g in desk.ctx.recoveries.pending(row.company_id, Product.NFE)] == [90]

@@ -27,7 +27,7 @@ from app.core.ids import Cnpj  # noqa: E402
 from app.core.products import Environment, Product  # noqa: E402
 from app.desk import Desk  # noqa: E402
 from app.sandbox.docgen.common import Party  # noqa: E402
-from app.store.records import CaptureSettings  # noqa: E402
+from app.store.records import CaptureSettings, DocumentInput, DocumentKind, RowKind  # noqa: E402
 from app.ui.main_window import MainWindow  # noqa: E402
 from app.ui.manifest_dialog import ManifestDialog  # noqa: E402
 from tests.support.nfe_harness import CARRIER, RECIPIENT, nfe_harness  # noqa: E402
@@ -96,6 +96,13 @@ def main() -> int:
                 CARRIER, SUPPLIERS[index % 5][0], RECIPIENT, nfe_keys=(key,), taker_role=(0, 3)[index % 2]
             )
         CteCapture(harness.ctx).run_due()
+        harness.ctx.documents.store(  # a document even the recovery could not read: kept and shown
+            harness.company.id,
+            DocumentInput(
+                Product.NFE, DocumentKind.UNKNOWN, b"<resNFe><chNFe>3526", None, nsu=999,
+                parse_error="XML mal formado: elemento <chNFe> sem fechamento (linha 1).",
+            ),
+        )  # fmt: skip
         desk = Desk(harness.office.data_dir, clock=harness.clock, capture=False)
         desk.open()
         for key in keys[:4]:
@@ -137,6 +144,12 @@ def main() -> int:
                 dialog.text.setPlainText("Mercadoria devolvida ao fornecedor por avaria")
             grab(dialog, out, f"07-manifestacao-{tp}")
             dialog.close()
+        window.kind.setCurrentIndex(window.kind.findData(RowKind.UNREADABLE))
+        wait(lambda: model.total == 1)
+        view.selectRow(0)
+        wait(lambda: window.detail.detail is not None and window.detail.detail.row.quarantined)
+        grab(window, out, "09-quarentena")
+        window.kind.setCurrentIndex(0)
         window.search.setText(keys[2])
         window.apply_filters()
         wait(lambda: model.total == 1)
