@@ -31,6 +31,7 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2
 Index = QModelIndex | QPersistentModelIndex
 
+
 @dataclass(frozen=True, slots=True)
 class Column:
     """One grid column: ``sample`` is its widest usual content (the initial width)."""

@@ -9,27 +9,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QDate, QEvent, QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QCloseEvent, QColor, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
-    QDateEdit,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QMainWindow,
     QMessageBox,
     QProgressDialog,
-    QPushButton,
     QSplitter,
     QStatusBar,
     QTableView,
@@ -39,13 +32,13 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
-from app.core.cadence import Action
 from app.core.clock import BRASILIA
 from app.core.products import Product
-from app.desk import labels
 from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow, ManifestationOutcome
 from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
+from app.ui.company_list import CompanyList
 from app.ui.detail import DetailPane
+from app.ui.filters import FilterBar, default_period, narrowed
 from app.ui.grid_model import ROW_ROLE, DocumentTableModel
 from app.ui.manifest_dialog import ManifestDialog
 from app.ui.tasks import Tasks
@@ -59,41 +52,9 @@ STATUS_REFRESH_MS = 5_000
 NOTICE_DEBOUNCE_MS = 1_500
 
 
-def default_period(today: date) -> tuple[date, date]:
-    """The first day of last month to today (an office closes last month while this one runs)."""
-    first_this = today.replace(day=1)
-    return (first_this - timedelta(days=1)).replace(day=1), today
-
-
-def parse_cents(text: str) -> int | None:
-    """``1.234,56`` / ``1234.56`` / ``1234`` in reais to centavos; None when empty or unreadable."""
-    value = text.strip().replace("R$", "").replace(" ", "")
-    if not value:
-        return None
-    if "," in value:
-        value = value.replace(".", "").replace(",", ".")
-    try:
-        return round(float(value) * 100)
-    except ValueError:
-        return None
-
-
 def _none(product: Product) -> str:
-    """"Nenhuma NF-e", "Nenhum CT-e" (a nota, o conhecimento)."""
+    """ "Nenhuma NF-e", "Nenhum CT-e" (a nota, o conhecimento)."""
     return f"{'Nenhum' if product is Product.CTE else 'Nenhuma'} {product.label}"
-
-
-def _narrowed(grid: GridFilter) -> bool:
-    """Filters beyond the company and the period are set."""
-    return bool(
-        grid.search
-        or grid.statuses
-        or grid.row_kinds
-        or grid.direction
-        or grid.manifestation
-        or grid.min_cents is not None
-        or grid.max_cents is not None
-    )
 
 
 class MainWindow(QMainWindow):
@@ -157,16 +118,16 @@ class MainWindow(QMainWindow):
         outer = QHBoxLayout(central)
         outer.setContentsMargins(6, 6, 6, 6)
         self.split = QSplitter(Qt.Orientation.Horizontal, central)
-        self.company_list = QListWidget(self.split)
-        self.company_list.setObjectName("companies")
-        self.company_list.setMinimumWidth(250)
-        self.company_list.setWordWrap(True)
-        self.company_list.setSpacing(3)
-        self.company_list.currentItemChanged.connect(self._company_changed)
+        self.company_list = CompanyList(self.settings, self.split)
+        self.company_list.selected.connect(lambda _company: self.apply_filters())
         right = QWidget(self.split)
         column = QVBoxLayout(right)
         column.setContentsMargins(0, 0, 0, 0)
-        column.addLayout(self._filter_bar(right))
+        self.filters = FilterBar(self.settings, right)
+        self.filters.changed.connect(self.apply_filters)
+        self.search = self.filters.search
+        self.kind = self.filters.kind
+        column.addWidget(self.filters)
         self.banner = QLabel(right)
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
@@ -242,98 +203,9 @@ class MainWindow(QMainWindow):
         self._shortcuts()
         self._restore()
 
-    def _filter_bar(self, parent: QWidget) -> QVBoxLayout:
-        bar = QVBoxLayout()
-        first = QHBoxLayout()
-        self.search = QLineEdit(parent)
-        self.search.setObjectName("search")
-        self.search.setPlaceholderText("Chave de acesso, número, CNPJ/CPF ou nome  (Ctrl+F)")
-        self.search.setClearButtonEnabled(True)
-        self.search.returnPressed.connect(self.apply_filters)
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(350)
-        self._search_timer.timeout.connect(self.apply_filters)
-        self.search.textChanged.connect(lambda _t: self._search_timer.start())
-        first.addWidget(self.search, 3)
-        first.addWidget(QLabel("Emissão de", parent))
-        start, end = default_period(date.today())
-        self.date_from = self._date_edit(parent, start)
-        first.addWidget(self.date_from)
-        first.addWidget(QLabel("até", parent))
-        self.date_to = self._date_edit(parent, end)
-        first.addWidget(self.date_to)
-        bar.addLayout(first)
-        second = QHBoxLayout()
-        self.direction = self._combo(
-            parent,
-            "direction",
-            [("Recebidas e emitidas", None), ("Recebidas", Direction.RECEIVED), ("Emitidas", Direction.EMITTED)],
-        )
-        self.kind = self._combo(
-            parent,
-            "kind",
-            [("Todos os tipos", None)] + [(labels.ROW_KIND[k].capitalize(), k) for k in RowKind],
-        )
-        self.status = self._combo(
-            parent,
-            "status",
-            [("Todas as situações", None)]
-            + [
-                (labels.STATUS[s].capitalize(), s)
-                for s in (
-                    DocumentStatus.AUTHORISED,
-                    DocumentStatus.CANCELLED,
-                    DocumentStatus.DENIED,
-                    DocumentStatus.SUMMARY,
-                )
-            ],
-        )
-        self.manifestation = self._combo(
-            parent,
-            "manifestation",
-            [("Qualquer manifestação", None)]
-            + [(labels.MANIFESTATION_STATE[m].capitalize(), m) for m in ManifestationState],
-        )
-        for combo in (self.direction, self.kind, self.status, self.manifestation):
-            second.addWidget(combo)
-        second.addWidget(QLabel("Valor de", parent))
-        self.min_value = QLineEdit(parent)
-        self.min_value.setPlaceholderText("R$")
-        self.min_value.setMaximumWidth(110)
-        self.min_value.editingFinished.connect(self.apply_filters)
-        second.addWidget(self.min_value)
-        second.addWidget(QLabel("até", parent))
-        self.max_value = QLineEdit(parent)
-        self.max_value.setPlaceholderText("R$")
-        self.max_value.setMaximumWidth(110)
-        self.max_value.editingFinished.connect(self.apply_filters)
-        second.addWidget(self.max_value)
-        clear = QPushButton("Limpar filtros", parent)
-        clear.clicked.connect(self.clear_filters)
-        second.addWidget(clear)
-        second.addStretch(1)
-        bar.addLayout(second)
-        return bar
-
-    def _date_edit(self, parent: QWidget, day: date) -> QDateEdit:
-        edit = QDateEdit(QDate(day.year, day.month, day.day), parent)
-        edit.setCalendarPopup(True)
-        edit.setDisplayFormat("dd/MM/yyyy")
-        edit.dateChanged.connect(lambda _d: self.apply_filters())
-        return edit
-
-    def _combo(self, parent: QWidget, name: str, items: list[tuple[str, Any]]) -> QComboBox:
-        combo = QComboBox(parent)
-        combo.setObjectName(name)
-        for text, value in items:
-            combo.addItem(text, value)
-        combo.currentIndexChanged.connect(lambda _i: self.apply_filters())
-        return combo
-
     def _shortcuts(self) -> None:
         bindings = [
-            (QKeySequence(QKeySequence.StandardKey.Find), self, self._focus_search),
+            (QKeySequence(QKeySequence.StandardKey.Find), self, self.filters.focus_search),
             (QKeySequence(Qt.Key.Key_F5), self, self.refresh),
             (QKeySequence(QKeySequence.StandardKey.Copy), self.tabs, self.copy_keys),
             (QKeySequence(Qt.Key.Key_Return), self.tabs, self._open_detail),
@@ -361,11 +233,7 @@ class MainWindow(QMainWindow):
         if self._closing:
             return
         self.opened = opened
-        start, end = default_period(self.desk.now().astimezone(BRASILIA).date())
-        for edit, day in ((self.date_from, start), (self.date_to, end)):
-            edit.blockSignals(True)
-            edit.setDate(QDate(day.year, day.month, day.day))
-            edit.blockSignals(False)
+        self.filters.set_period(*default_period(self.desk.now().astimezone(BRASILIA).date()))
         if opened.read_only:
             holder = f" ({opened.holder})" if opened.holder else ""
             self.capture_label.setText(f"Somente leitura: outra instância captura nesta pasta{holder}")
@@ -398,84 +266,16 @@ class MainWindow(QMainWindow):
 
     def _companies(self, lines: list[CompanyLine], first: bool) -> None:
         self.companies = lines
-        now = self.desk.now()
-        ids = [ALL] + [line.company_id for line in lines]
-        shown = [self.company_list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.company_list.count())]
-        if shown != ids:  # companies added or removed: the list is built again
-            current = self._selected_company()
-            if first:
-                remembered = self.settings.value("last_company", "")
-                current = next((c.company_id for c in lines if c.cnpj == remembered), ALL)
-            self.company_list.blockSignals(True)
-            self.company_list.clear()
-            for company_id in ids:
-                item = QListWidgetItem()
-                item.setData(Qt.ItemDataRole.UserRole, company_id)
-                self.company_list.addItem(item)
-            self.company_list.setCurrentRow(ids.index(current) if current in ids else 0)
-            self.company_list.blockSignals(False)
-        # Every refresh (5 s) only rewrites the texts: the selection and the scroll stay put.
-        self.company_list.item(0).setText(f"Todas as empresas\n{len(lines)} empresa{'s' if len(lines) != 1 else ''}")
-        for row, line in enumerate(lines, start=1):
-            item = self.company_list.item(row)
-            item.setText(self._company_text(line, now))
-            item.setToolTip(self._company_tooltip(line, now))
-            warning = labels.certificate_text(line.certificate_not_after, line.certificate_problem, now)
-            attention = warning or any(b.action is Action.BLOCKED or b.stalled for b in line.badges)
-            item.setData(Qt.ItemDataRole.ForegroundRole, QBrush(QColor("#8b0000")) if attention else None)
+        self.company_list.show_lines(lines, self.desk.now(), first=first)
         if first:
             self.apply_filters()
-
-    @staticmethod
-    def _company_text(line: CompanyLine, now: Any) -> str:
-        badges = "  ·  ".join(
-            f"{b.product.label}: {labels.badge_text(b.action, b.capturing, b.until, now)}" for b in line.badges
-        )
-        text = f"{line.name}\n{labels.tax_id(line.cnpj)}"
-        if badges:
-            text += f"\n{badges}"
-        warning = labels.certificate_text(line.certificate_not_after, line.certificate_problem, now)
-        if warning:
-            text += f"\n⚠ {warning}"
-        return text
-
-    @staticmethod
-    def _company_tooltip(line: CompanyLine, now: Any) -> str:
-        parts = [f"{b.product.label}: {b.reason}" for b in line.badges]
-        if line.certificate_not_after is not None:
-            parts.append(f"Certificado válido até {labels.brasilia_text(line.certificate_not_after)}")
-        return "\n".join(parts)
-
-    def _selected_company(self) -> int:
-        item = self.company_list.currentItem()
-        return int(item.data(Qt.ItemDataRole.UserRole)) if item is not None else ALL
-
-    def _company_changed(self, *_args: object) -> None:
-        company = self._selected_company()
-        cnpj = next((c.cnpj for c in self.companies if c.company_id == company), "")
-        self.settings.setValue("last_company", cnpj)
-        self.apply_filters()
 
     # ------------------------------------------------------------------ grids
 
     def current_filter(self, product: Product) -> GridFilter:
-        company = self._selected_company()
-        qfrom, qto = self.date_from.date(), self.date_to.date()
         model = self.models[product]
-        return GridFilter(
-            product=product,
-            company_ids=() if company == ALL else (company,),
-            issued_from=date(qfrom.year(), qfrom.month(), qfrom.day()),
-            issued_to=date(qto.year(), qto.month(), qto.day()),
-            direction=self.direction.currentData(),
-            row_kinds=(self.kind.currentData(),) if self.kind.currentData() else (),
-            statuses=(self.status.currentData(),) if self.status.currentData() else (),
-            manifestation=self.manifestation.currentData(),
-            min_cents=parse_cents(self.min_value.text()),
-            max_cents=parse_cents(self.max_value.text()),
-            search=self.search.text(),
-            sort=model.grid_filter.sort,
-            descending=model.grid_filter.descending,
+        return self.filters.grid_filter(
+            product, self.company_list.company_ids(), model.grid_filter.sort, model.grid_filter.descending
         )
 
     def current_product(self) -> Product:
@@ -489,10 +289,10 @@ class MainWindow(QMainWindow):
         """
         if self.opened is None:
             return
-        self._search_timer.stop()
+        self.filters.search_timer.stop()
         self._dirty = {p for p in Product if force or self.current_filter(p) != self.models[p].grid_filter}
         self._load_current()
-        self._save_filters()
+        self.filters.save()
 
     def _load_current(self) -> None:
         product = self.current_product()
@@ -519,7 +319,7 @@ class MainWindow(QMainWindow):
             return
         if product not in self.desk.products():
             text = f"A captura de {product.label} ainda não está disponível nesta versão."
-        elif _narrowed(model.grid_filter):
+        elif narrowed(model.grid_filter):
             text = f"{_none(product)} com estes filtros no período escolhido."
         else:
             text = f"{_none(product)} no período escolhido."
@@ -548,26 +348,6 @@ class MainWindow(QMainWindow):
             parts.append(f"{alerts.quarantined} documento(s) ilegível(is) em quarentena")
         self.banner.setText("Atenção: " + "; ".join(parts) + "." if parts else "")
         self.banner.setVisible(bool(parts))
-
-    def clear_filters(self) -> None:
-        widgets = (
-            self.direction,
-            self.kind,
-            self.status,
-            self.manifestation,
-            self.search,
-            self.min_value,
-            self.max_value,
-        )
-        for widget in widgets:
-            widget.blockSignals(True)
-        for combo in (self.direction, self.kind, self.status, self.manifestation):
-            combo.setCurrentIndex(0)
-        for edit in (self.search, self.min_value, self.max_value):
-            edit.clear()
-        for widget in widgets:
-            widget.blockSignals(False)
-        self.apply_filters()
 
     def refresh(self) -> None:
         self.refresh_companies()
@@ -673,10 +453,6 @@ class MainWindow(QMainWindow):
             QGuiApplication.clipboard().setText("\n".join(keys))
             self.statusBar().showMessage(f"{len(keys)} chave(s) copiada(s).", 5_000)
 
-    def _focus_search(self) -> None:
-        self.search.setFocus()
-        self.search.selectAll()
-
     # ------------------------------------------------------------------ manifestation
 
     def manifest_selected(self, tp_evento: str) -> None:
@@ -780,15 +556,6 @@ class MainWindow(QMainWindow):
     def _background_error(self, error: BaseException) -> None:
         self._show_error(getattr(error, "message", None) or str(error))
 
-    def _save_filters(self) -> None:
-        for name, combo in (
-            ("direction", self.direction),
-            ("kind", self.kind),
-            ("status", self.status),
-            ("manifestation", self.manifestation),
-        ):
-            self.settings.setValue(f"filters/{name}", combo.currentIndex())
-
     def _restore(self) -> None:
         geometry = self.settings.value("window/geometry")
         if isinstance(geometry, QByteArray):
@@ -797,17 +564,6 @@ class MainWindow(QMainWindow):
             state = self.settings.value(f"grid/{product.value}/header")
             if isinstance(state, QByteArray):
                 view.horizontalHeader().restoreState(state)
-        for name, combo in (
-            ("direction", self.direction),
-            ("kind", self.kind),
-            ("status", self.status),
-            ("manifestation", self.manifestation),
-        ):
-            value = self.settings.value(f"filters/{name}")
-            if value is not None and 0 <= int(value) < combo.count():
-                combo.blockSignals(True)
-                combo.setCurrentIndex(int(value))
-                combo.blockSignals(False)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._closing = True
