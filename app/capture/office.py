@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +27,10 @@ from app.store.companies import CompanyRepository
 from app.store.cursors import CaptureStateRepository
 from app.store.db import Database, open_database
 from app.store.records import CaptureSettings, Company
+
+
+# The automatic Ciência waits at least five minutes after the resumo arrived.
+MIN_CIENCIA_WAIT_MINUTES = 5
 
 
 class RegistrationRefused(CapturaError):
@@ -120,11 +124,17 @@ class Office:
         # Validate before touching the vault: a refused certificate leaves nothing behind.
         cert = load_a1(pfx, password, now=now)
         company_cnpj = self._company_cnpj(cert, cnpj)
-        if self.companies.find(company_cnpj) is not None:
+        existing = self.companies.find(company_cnpj)
+        if existing is not None and existing.active:
             raise RegistrationRefused(f"A empresa {company_cnpj.formatted()} já está cadastrada.")
         self.vault.store(pfx, password, now)
         assert cert.cnpj is not None
-        company = self.companies.add(company_cnpj, name or cert.holder_name, certificate_ref=cert.cnpj.value)
+        if existing is not None:  # removed with its documents kept: it comes back with them
+            company = self.companies.update(
+                existing.id, name=name or existing.name, certificate_ref=cert.cnpj.value, active=True
+            )
+        else:
+            company = self.companies.add(company_cnpj, name or cert.holder_name, certificate_ref=cert.cnpj.value)
         # cUFAutor (required by the CT-e distribution, sent by NF-e's too): the holder's state as
         # the certificate gives it; `company set --uf` corrects it.
         uf_code = CODE_BY_UF.get(cert.uf or "")
@@ -133,6 +143,53 @@ class Office:
                 CaptureSettings(company.id, product, environment=environment, c_uf_autor=uf_code)
             )
         return company
+
+    def save_settings(self, settings: CaptureSettings) -> CaptureSettings:
+        """One company's settings for one product, checked against the rule book first."""
+        if settings.ciencia_wait_minutes < MIN_CIENCIA_WAIT_MINUTES:
+            raise RegistrationRefused(
+                f"A espera antes da Ciência automática é de no mínimo {MIN_CIENCIA_WAIT_MINUTES} minutos."
+            )
+        if settings.auto_ciencia and settings.product is not Product.NFE:
+            raise RegistrationRefused("A Ciência da Operação automática só existe para NF-e.")
+        if (settings.cte_event_types or settings.cte_party_roles) and settings.product is not Product.CTE:
+            raise RegistrationRefused("Os filtros de tipo de evento e de papel só existem para CT-e.")
+        return self.companies.save_settings(settings)
+
+    def replace_certificate(self, company_id: int, pfx: bytes, password: str) -> A1Certificate:
+        """A new A1 for a registered company (the old one expiring): the cursor, the documents
+        and the settings stay; only the vault entry and the company's reference change."""
+        cert = load_a1(pfx, password, now=self.clock.now())
+        company = self.companies.get(company_id)
+        self._company_cnpj(cert, company.cnpj)  # the same root, or a clear refusal
+        self.vault.store(pfx, password, self.clock.now())
+        assert cert.cnpj is not None
+        previous = company.certificate_ref
+        self.companies.update(company_id, certificate_ref=cert.cnpj.value)
+        if previous and previous != cert.cnpj.value and not self._certificate_in_use(previous):
+            self.vault.remove(previous)
+        return cert
+
+    def remove_company(self, company_id: int, *, delete_documents: bool) -> int:
+        """Stop capturing for a company. Its documents stay (and come back if it is added again)
+        unless ``delete_documents``; its certificate leaves the vault unless a branch uses it.
+        Returns how many documents and events were deleted."""
+        company = self.companies.get(company_id)
+        deleted = 0
+        if delete_documents:
+            deleted = self.companies.document_count(company_id)
+            self.companies.delete(company_id)
+        else:
+            for settings in self.companies.list_settings(company_id):
+                self.companies.save_settings(replace(settings, enabled=False))
+            self.companies.update(company_id, active=False)
+        ref = company.certificate_ref
+        if ref and not self._certificate_in_use(ref):
+            self.vault.remove(ref)
+        return deleted
+
+    def _certificate_in_use(self, ref: str) -> bool:
+        return any(c.certificate_ref == ref for c in self.companies.list_companies(active_only=True))
 
     @staticmethod
     def _company_cnpj(cert: A1Certificate, requested: Cnpj | None) -> Cnpj:

@@ -174,6 +174,11 @@ class Desk:
         return self._ctx
 
     @property
+    def service(self) -> CaptureService | None:
+        """The capture service (running only when :attr:`capturing`)."""
+        return self._service
+
+    @property
     def office(self) -> Office:
         if self._office is None:
             raise DeskError("A pasta de dados não está aberta.")

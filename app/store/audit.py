@@ -34,7 +34,7 @@ class UnknownArchive(InvalidRecord, LookupError):
     """No archived exchange with that id."""
 
 
-def _call(row: GovernmentCallRow) -> CallRecord:
+def call_from_row(row: GovernmentCallRow) -> CallRecord:
     return CallRecord(
         id=row.id,
         service=row.service,
@@ -109,7 +109,7 @@ class AuditRepository:
         if company_id is not None:
             query = query.where(GovernmentCallRow.company_id == company_id)
         with self._db.reader() as s:
-            return [_call(r) for r in s.scalars(query.limit(limit))]
+            return [call_from_row(r) for r in s.scalars(query.limit(limit))]
 
     def calls_for(self, service: str, operation: str, since: datetime) -> list[CallRecord]:
         """The calls of one operation (e.g. one event Id) since ``since``, oldest first."""
@@ -123,7 +123,7 @@ class AuditRepository:
             .order_by(GovernmentCallRow.at, GovernmentCallRow.id)
         )
         with self._db.reader() as s:
-            return [_call(r) for r in s.scalars(query)]
+            return [call_from_row(r) for r in s.scalars(query)]
 
     def archive_exchange(
         self,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.dialects.sqlite import insert
 
 from app.core.ids import Cnpj
 from app.store.db import Database
 from app.store.errors import InvalidRecord
-from app.store.models import CaptureSettingsRow, CompanyRow
+from app.store.models import CaptureSettingsRow, CompanyRow, DocumentRow, EventRow
 from app.store.records import CaptureSettings, Company, Environment, PartyRole, Product
 
 MIN_CIENCIA_WAIT_MINUTES = 5  # rule book §4.1: MinutesToWaitAwarenessOperation, minimum 5
@@ -135,6 +135,22 @@ class CompanyRepository:
             company = _company(row)
         self._changed()
         return company
+
+    def document_count(self, company_id: int) -> int:
+        """Documents and events stored for the company (what removing it with its data deletes)."""
+        with self._db.reader() as s:
+            documents = s.scalar(select(func.count()).where(DocumentRow.company_id == company_id)) or 0
+            events = s.scalar(select(func.count()).where(EventRow.company_id == company_id)) or 0
+        return int(documents) + int(events)
+
+    def delete(self, company_id: int) -> None:
+        """The company and everything stored for it (the foreign keys cascade)."""
+        with self._db.session() as s:
+            row = s.get(CompanyRow, company_id)
+            if row is None:
+                raise UnknownCompany(f"Empresa não encontrada (id {company_id}).")
+            s.delete(row)
+        self._changed()
 
     # ------------------------------------------------------------------ settings
 

@@ -1,0 +1,239 @@
+"""The capture dashboard's data: every company × product, the global pauses, the gap ledger,
+the government calls and documents per month. Reads only, from any worker thread."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import TYPE_CHECKING
+
+from app.core.cadence import Action
+from app.core.clock import BRASILIA
+from app.core.products import Environment, Product
+from app.desk import labels
+from app.store.dashboard import DashboardRepository, GapLedgerLine
+from app.store.records import CallOutcome
+
+if TYPE_CHECKING:
+    from app.desk.desk import Desk
+
+MONTHS_SHOWN = 12
+CALLS_SHOWN = 300
+OUTCOME_LABELS = {
+    CallOutcome.OK: "Respondida",
+    CallOutcome.REJECTED: "Rejeitada",
+    CallOutcome.HTTP_ERROR: "Erro HTTP",
+    CallOutcome.NETWORK_ERROR: "Falha de rede",
+    CallOutcome.TIMEOUT: "Tempo esgotado",
+}
+MONTH_NAMES = ("jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez")
+
+
+@dataclass(frozen=True, slots=True)
+class DashboardLine:
+    """One company and product on the dashboard."""
+
+    company_id: int
+    cnpj: str
+    name: str
+    product: Product
+    action: Action
+    state: str  # "Consultando", "Em espera até 14:05", "Bloqueada até 15:00"...
+    reason: str
+    until: datetime | None
+    next_query_at: datetime | None
+    last_answer: str  # "138 — Documento localizado" or "-"
+    documents_today: int
+    pending_recoveries: int
+    ult_nsu: int
+    max_nsu: int
+    stalled: bool
+
+    @property
+    def loading(self) -> bool:
+        """Still catching up with the queue (the initial load): NSUs received of maxNSU."""
+        return self.max_nsu > 0 and self.ult_nsu < self.max_nsu
+
+    @property
+    def progress_text(self) -> str:
+        if self.max_nsu <= 0:
+            return "-"
+        share = min(100, self.ult_nsu * 100 // self.max_nsu)
+        return f"{share}% ({self.ult_nsu:,} de {self.max_nsu:,})".replace(",", ".")
+
+
+@dataclass(frozen=True, slots=True)
+class PauseLine:
+    product: Product
+    environment: Environment
+    until: datetime
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallLine:
+    at: datetime
+    company: str
+    product: Product | None
+    service: str
+    operation: str
+    outcome: CallOutcome
+    outcome_text: str
+    cstat: str
+    duration_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class MonthCount:
+    month: date  # the first day
+    label: str  # "nov/26"
+    counts: dict[Product, int]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryNow:
+    """What "Consultar agora" did: ``ran`` with its result, or why not and when it may."""
+
+    ran: bool
+    message: str
+    allowed_at: datetime | None = None
+
+
+def lines(desk: Desk, company_id: int | None = None) -> list[DashboardLine]:
+    service = desk.service
+    if service is None:
+        return []
+    now = desk.now()
+    cursors = {p: {s.company_id: s for s in desk.ctx.cursors.list_states(p)} for p in service.captures}
+    result = []
+    for status in service.status(company_id=company_id):
+        state = cursors[status.product].get(status.company_id)
+        answer = "-"
+        if status.last_cstat:
+            answer = f"{status.last_cstat} — {status.last_message}" if status.last_message else status.last_cstat
+        result.append(
+            DashboardLine(
+                company_id=status.company_id,
+                cnpj=status.cnpj,
+                name=status.name,
+                product=status.product,
+                action=status.action,
+                state=labels.badge_text(status.action, status.capturing, status.until, now),
+                reason=status.reason,
+                until=status.until,
+                next_query_at=status.next_query_at,
+                last_answer=answer,
+                documents_today=status.documents_today,
+                pending_recoveries=status.pending_recoveries,
+                ult_nsu=state.ult_nsu if state else 0,
+                max_nsu=state.max_nsu if state else 0,
+                stalled=status.stalled,
+            )
+        )
+    return result
+
+
+def pauses(desk: Desk) -> list[PauseLine]:
+    """The global pauses in force (cStat 108/109 stop every company of a service)."""
+    now = desk.now()
+    found = []
+    for product in desk.products():
+        for environment in Environment:
+            pause = desk.ctx.cursors.get_pause(product, environment)
+            if pause is not None and pause.paused_until > now:
+                found.append(PauseLine(product, environment, pause.paused_until, pause.reason))
+    return found
+
+
+def gap_ledger(desk: Desk, company_id: int | None = None) -> list[GapLedgerLine]:
+    return DashboardRepository(desk.ctx.db).gap_ledger(company_id)
+
+
+def calls(
+    desk: Desk,
+    *,
+    company_id: int | None = None,
+    product: Product | None = None,
+    failures_only: bool = False,
+    limit: int = CALLS_SHOWN,
+) -> list[CallLine]:
+    names = {c.id: c.name for c in desk.ctx.companies.list_companies()}
+    outcomes = tuple(o for o in CallOutcome if o is not CallOutcome.OK) if failures_only else ()
+    records = DashboardRepository(desk.ctx.db).calls(
+        limit=limit, company_id=company_id, product=product, outcomes=outcomes
+    )
+    return [
+        CallLine(
+            at=r.at,
+            company=names.get(r.company_id, "-") if r.company_id is not None else "-",
+            product=r.product,
+            service=r.service,
+            operation=r.operation or "",
+            outcome=r.outcome,
+            outcome_text=OUTCOME_LABELS[r.outcome],
+            cstat=r.cstat or (str(r.http_status) if r.http_status else "-"),
+            duration_ms=r.duration_ms,
+        )
+        for r in records
+    ]
+
+
+def month_starts(today: date, months: int = MONTHS_SHOWN) -> list[date]:
+    """The first days of the last ``months`` months up to this one, and of the next (the end)."""
+    year, month = today.year, today.month
+    starts = []
+    for back in range(months - 1, -1, -1):
+        y, m = divmod(month - 1 - back, 12)
+        starts.append(date(year + y, m + 1, 1))
+    y, m = divmod(month, 12)
+    starts.append(date(year + y, m + 1, 1))
+    return starts
+
+
+def documents_per_month(desk: Desk, company_ids: Sequence[int] = (), months: int = MONTHS_SHOWN) -> list[MonthCount]:
+    """Documents issued per month (Brasília) and product, for the chart."""
+    starts = month_starts(desk.now().astimezone(BRASILIA).date(), months)
+    bounds = [datetime(d.year, d.month, 1, tzinfo=BRASILIA) for d in starts]
+    repo = DashboardRepository(desk.ctx.db)
+    per_product = {p: repo.documents_between(company_ids, p, bounds) for p in desk.products()}
+    return [
+        MonthCount(
+            month=start,
+            label=f"{MONTH_NAMES[start.month - 1]}/{start.year % 100:02d}",
+            counts={p: counts[i] for p, counts in per_product.items()},
+        )
+        for i, start in enumerate(starts[:-1])
+    ]
+
+
+def query_now(desk: Desk, company_id: int, product: Product) -> QueryNow:
+    """Run the company's distribution now if every wait allows it; otherwise say when it may."""
+    service = desk.service
+    if service is None or not desk.capturing:
+        return QueryNow(False, "Esta janela não está capturando (outra instância usa a pasta de dados).")
+    now = desk.now()
+    status = next(iter(service.status(company_id=company_id, product=product)), None)
+    if status is None:
+        return QueryNow(False, f"A captura de {product.label} não está configurada para esta empresa.")
+    if status.capturing:
+        return QueryNow(False, "Uma consulta desta empresa já está em andamento.")
+    if status.action is Action.DISABLED:
+        return QueryNow(False, f"Captura desativada: {status.reason}")
+    if status.action is not Action.QUERY:
+        when = status.until
+        at = f" Próxima consulta permitida às {labels.hour_text(when, now)}." if when else ""
+        return QueryNow(False, f"Ainda não é permitido consultar: {status.reason}{at}", when)
+    results = service.run_distribution(product, company_id=company_id, trigger="manual")
+    result = results.get(company_id)
+    if result is None:
+        return QueryNow(False, "A consulta não pôde começar agora; tente de novo em instantes.")
+    if isinstance(result, Exception):
+        return QueryNow(False, f"A consulta falhou: {result}")
+    decision = result.decision
+    after = f" {decision.reason}" if decision.reason else ""
+    return QueryNow(
+        True,
+        f"Consulta feita: {result.documents} documento(s) recebido(s) em {result.queries} consulta(s).{after}",
+        decision.until,
+    )
