@@ -28,7 +28,6 @@ from app.store.cursors import CaptureStateRepository
 from app.store.db import Database, open_database
 from app.store.records import CaptureSettings, Company
 
-
 # The automatic Ciência waits at least five minutes after the resumo arrived.
 MIN_CIENCIA_WAIT_MINUTES = 5
 
@@ -73,9 +72,7 @@ class Office:
         Its HTTP clients are closed with the office. ``transport_for`` replaces the network
         (the sandbox's in-process transport in simulations).
         """
-        http = HttpClientFactory(
-            self.settings, icp_bundle=self.settings.icp_brasil_bundle, transport_for=transport_for
-        )
+        http = HttpClientFactory(self.settings, icp_bundle=self.settings.icp_brasil_bundle, transport_for=transport_for)
         self._http.append(http)
         return CaptureContext(
             db=self.db,

@@ -25,9 +25,7 @@ class TrustBundleError(CapturaError):
     """The configured CA bundle is missing or holds no certificate."""
 
 
-def client_ssl_context(
-    a1: A1Certificate, *, cafile: Path | None = None, cadata: bytes | None = None
-) -> ssl.SSLContext:
+def client_ssl_context(a1: A1Certificate, *, cafile: Path | None = None, cadata: bytes | None = None) -> ssl.SSLContext:
     """A TLS >= 1.2 client context presenting ``a1`` and verifying the server (hostname included).
 
     ``cafile``/``cadata`` (PEM) pin the trusted CAs; with neither, the OS trust store is used.
@@ -104,9 +102,7 @@ class Trust:
         return client_ssl_context(a1, cafile=self.cafile)
 
 
-def trust_from_settings(
-    *, icp_brasil_bundle: Path | None = None, sandbox_ca_file: Path | None = None
-) -> Trust:
+def trust_from_settings(*, icp_brasil_bundle: Path | None = None, sandbox_ca_file: Path | None = None) -> Trust:
     """The server trust for the configured environment.
 
     - Sandbox: ``sandbox_ca_file`` is the sandbox's own test CA (any PEM bundle); it wins.

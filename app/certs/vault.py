@@ -196,9 +196,7 @@ class CertificateVault:
         except NoKeyringError:
             raise NoSecureStorage() from None
         except KeyringError as exc:
-            raise SecureStorageFailed(
-                f"O cofre de senhas do sistema recusou guardar o certificado: {exc}"
-            ) from None
+            raise SecureStorageFailed(f"O cofre de senhas do sistema recusou guardar o certificado: {exc}") from None
         if stored != secret:  # e.g. the null backend accepts and forgets
             raise NoSecureStorage()
 

@@ -47,7 +47,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--json", action="store_true", help="saída em JSON (com --once)")
     parser.add_argument("--verbose", action="store_true", help="também mostra o log no terminal")
     parser.add_argument(
-        "--stop-timeout", type=float, default=60.0, metavar="SEGUNDOS",
+        "--stop-timeout",
+        type=float,
+        default=60.0,
+        metavar="SEGUNDOS",
         help="espera pelo trabalho em andamento ao parar (padrão 60)",
     )
     parser.set_defaults(handler=_capture)
@@ -134,9 +137,7 @@ def _daemon(args: argparse.Namespace) -> int:
 
 def _log_notice(notice: CaptureNotice) -> None:
     product = notice.product.label if notice.product else "-"
-    log.info(
-        "[%s] empresa %s %s: %s", notice.kind, notice.company_id, product, notice.message
-    )
+    log.info("[%s] empresa %s %s: %s", notice.kind, notice.company_id, product, notice.message)
 
 
 @contextmanager

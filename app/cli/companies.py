@@ -60,8 +60,13 @@ def register(sub: Any) -> None:
     state.add_argument("--disable", dest="enabled", action="store_false")
     settings.add_argument("--environment", choices=sorted(_ENVIRONMENTS))
     ciencia = settings.add_mutually_exclusive_group()
-    ciencia.add_argument("--auto-ciencia", dest="auto_ciencia", action="store_true", default=None,
-                         help="envia a Ciência da Operação automaticamente (só NF-e)")
+    ciencia.add_argument(
+        "--auto-ciencia",
+        dest="auto_ciencia",
+        action="store_true",
+        default=None,
+        help="envia a Ciência da Operação automaticamente (só NF-e)",
+    )
     ciencia.add_argument("--no-auto-ciencia", dest="auto_ciencia", action="store_false")
     settings.add_argument("--ciencia-wait", type=int, metavar="MINUTOS", help="espera antes da Ciência (mínimo 5)")
     settings.add_argument(

@@ -28,6 +28,7 @@ from app.store.records import Direction, DocumentKind, DocumentStatus, RowKind
 
 EVENT_KIND = "event"  # --kind event: keys known only by their events
 
+
 def register(sub: Any) -> None:
     group = sub.add_parser("documents", help="documentos capturados: lista, detalhes, XML e PDF")
     group.set_defaults(group_parser=group)

@@ -50,23 +50,34 @@ _SERVICE_LABELS = {
 
 
 OFFICIAL_URLS: dict[tuple[Service, Environment], str] = {
-    (Service.NFE_DISTRIBUICAO, Environment.PRODUCAO):
-        "https://www1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx",
+    (
+        Service.NFE_DISTRIBUICAO,
+        Environment.PRODUCAO,
+    ): "https://www1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx",
     # ⚠ some third-party code uses hom.nfe…; hom1 is what sped-nfe and nfelib use.
-    (Service.NFE_DISTRIBUICAO, Environment.HOMOLOGACAO):
-        "https://hom1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx",
-    (Service.CTE_DISTRIBUICAO, Environment.PRODUCAO):
-        "https://www1.cte.fazenda.gov.br/CTeDistribuicaoDFe/CTeDistribuicaoDFe.asmx",
-    (Service.CTE_DISTRIBUICAO, Environment.HOMOLOGACAO):
-        "https://hom1.cte.fazenda.gov.br/CTeDistribuicaoDFe/CTeDistribuicaoDFe.asmx",
+    (
+        Service.NFE_DISTRIBUICAO,
+        Environment.HOMOLOGACAO,
+    ): "https://hom1.nfe.fazenda.gov.br/NFeDistribuicaoDFe/NFeDistribuicaoDFe.asmx",
+    (
+        Service.CTE_DISTRIBUICAO,
+        Environment.PRODUCAO,
+    ): "https://www1.cte.fazenda.gov.br/CTeDistribuicaoDFe/CTeDistribuicaoDFe.asmx",
+    (
+        Service.CTE_DISTRIBUICAO,
+        Environment.HOMOLOGACAO,
+    ): "https://hom1.cte.fazenda.gov.br/CTeDistribuicaoDFe/CTeDistribuicaoDFe.asmx",
     # ⚠ the AN's event service is on www. (not www1.) in production; the recorded real WSDL agrees.
-    (Service.NFE_RECEPCAO_EVENTO, Environment.PRODUCAO):
-        "https://www.nfe.fazenda.gov.br/NFeRecepcaoEvento4/NFeRecepcaoEvento4.asmx",
-    (Service.NFE_RECEPCAO_EVENTO, Environment.HOMOLOGACAO):
-        "https://hom1.nfe.fazenda.gov.br/NFeRecepcaoEvento4/NFeRecepcaoEvento4.asmx",
+    (
+        Service.NFE_RECEPCAO_EVENTO,
+        Environment.PRODUCAO,
+    ): "https://www.nfe.fazenda.gov.br/NFeRecepcaoEvento4/NFeRecepcaoEvento4.asmx",
+    (
+        Service.NFE_RECEPCAO_EVENTO,
+        Environment.HOMOLOGACAO,
+    ): "https://hom1.nfe.fazenda.gov.br/NFeRecepcaoEvento4/NFeRecepcaoEvento4.asmx",
     (Service.NFSE_ADN_CONTRIBUINTES, Environment.PRODUCAO): "https://adn.nfse.gov.br/contribuintes",
-    (Service.NFSE_ADN_CONTRIBUINTES, Environment.HOMOLOGACAO):
-        "https://adn.producaorestrita.nfse.gov.br/contribuintes",
+    (Service.NFSE_ADN_CONTRIBUINTES, Environment.HOMOLOGACAO): "https://adn.producaorestrita.nfse.gov.br/contribuintes",
     (Service.NFSE_SEFIN, Environment.PRODUCAO): "https://sefin.nfse.gov.br/SefinNacional",
     (Service.NFSE_SEFIN, Environment.HOMOLOGACAO): "https://sefin.producaorestrita.nfse.gov.br/SefinNacional",
 }

@@ -24,9 +24,7 @@ QUIET_LOGGERS = ("apscheduler", "httpx", "httpcore", "urllib3")
 _MARK = "_captura_handler"
 _previous_level: list[int] = []  # the root level before setup_logging, restored by shutdown_logging
 
-_PEM_KEY = re.compile(
-    r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)", re.DOTALL
-)
+_PEM_KEY = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)", re.DOTALL)
 _SECRET_PAIR = re.compile(
     r"""(?ix)
     \b(password|passwd|pwd|senha|secret|segredo|token|pin)

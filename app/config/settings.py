@@ -294,9 +294,7 @@ class _Reader:
         unknown = sorted(set(obj) - allowed)
         if unknown:
             place = f" em '{where}'" if where else ""
-            raise self.fail(
-                f"chave desconhecida{place}: '{unknown[0]}'. Chaves aceitas: {', '.join(sorted(allowed))}."
-            )
+            raise self.fail(f"chave desconhecida{place}: '{unknown[0]}'. Chaves aceitas: {', '.join(sorted(allowed))}.")
 
     def integer(self, value: Any, where: str, low: int, high: int) -> int:
         if type(value) is not int or not low <= value <= high:
@@ -310,8 +308,7 @@ class _Reader:
         for key, value in obj.items():
             if type(value) not in (int, float) or not 1 <= value <= 3600:
                 raise self.fail(
-                    f"'call_timeout_seconds.{key}' deve ser um número de 1 a 3600 segundos "
-                    f"(encontrado {value!r})."
+                    f"'call_timeout_seconds.{key}' deve ser um número de 1 a 3600 segundos (encontrado {value!r})."
                 )
             values[key] = float(value)
         return CallTimeouts(**values)

@@ -23,10 +23,33 @@ _KEY50_ALNUM = re.compile(r"[0-9]{9}[0-9A-Z]{14}[0-9]{27}")
 
 # IBGE codes of the 27 federative units (the cUF of a key).
 UF_BY_CODE: dict[str, str] = {
-    "11": "RO", "12": "AC", "13": "AM", "14": "RR", "15": "PA", "16": "AP", "17": "TO",
-    "21": "MA", "22": "PI", "23": "CE", "24": "RN", "25": "PB", "26": "PE", "27": "AL", "28": "SE",
-    "29": "BA", "31": "MG", "32": "ES", "33": "RJ", "35": "SP", "41": "PR", "42": "SC", "43": "RS",
-    "50": "MS", "51": "MT", "52": "GO", "53": "DF",
+    "11": "RO",
+    "12": "AC",
+    "13": "AM",
+    "14": "RR",
+    "15": "PA",
+    "16": "AP",
+    "17": "TO",
+    "21": "MA",
+    "22": "PI",
+    "23": "CE",
+    "24": "RN",
+    "25": "PB",
+    "26": "PE",
+    "27": "AL",
+    "28": "SE",
+    "29": "BA",
+    "31": "MG",
+    "32": "ES",
+    "33": "RJ",
+    "35": "SP",
+    "41": "PR",
+    "42": "SC",
+    "43": "RS",
+    "50": "MS",
+    "51": "MT",
+    "52": "GO",
+    "53": "DF",
 }
 CODE_BY_UF: dict[str, str] = {uf: code for code, uf in UF_BY_CODE.items()}
 
@@ -70,7 +93,7 @@ class AccessKey:
         plain = re.sub(r"\s", "", text).upper()
         for prefix in ("NFE", "CTE", "MDFE"):
             if plain.startswith(prefix) and len(plain) == 44 + len(prefix):
-                plain = plain[len(prefix):]
+                plain = plain[len(prefix) :]
         return cls(plain)
 
     @classmethod
@@ -173,9 +196,7 @@ class NfseKey:
         return cls(plain)
 
     @classmethod
-    def build(
-        cls, *, c_mun: str, amb_ger: int, insc_fed: str, number: int, year_month: str, code: int
-    ) -> Self:
+    def build(cls, *, c_mun: str, amb_ger: int, insc_fed: str, number: int, year_month: str, code: int) -> Self:
         """Compose a key; ``insc_fed`` is a CNPJ (14) or a CPF (11, padded to 14)."""
         tp_insc = 1 if len(insc_fed) == 11 else 2
         body = f"{c_mun}{amb_ger}{tp_insc}{insc_fed.upper():0>14}{number:013d}{year_month}{code:09d}"

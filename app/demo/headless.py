@@ -149,9 +149,7 @@ def _print_status(env: DemoEnvironment, printer: _Printer) -> None:
         state = status.label
         if status.reason:
             state = f"{state}: {status.reason}"
-        printer.line(
-            f"  {names.get(company_id, company_id)}: {state} | resumos {summaries}, NF-e completas {complete}"
-        )
+        printer.line(f"  {names.get(company_id, company_id)}: {state} | resumos {summaries}, NF-e completas {complete}")
 
 
 def _print_verdict(out: TextIO, verdict: DemoVerdict) -> None:

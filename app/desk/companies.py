@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from app.certs.a1 import load_a1
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
 from app.store.records import CaptureSettings, Company
@@ -38,6 +37,8 @@ class CertificatePreview:
 def preview_certificate(pfx: bytes, password: str, now: datetime) -> CertificatePreview:
     """Open and check a ``.pfx``; raises the certificate's own typed errors (wrong password,
     expired, not yet valid, not ICP-Brasil, legacy RC2...), each with its Portuguese message."""
+    from app.certs.a1 import load_a1  # cryptography: loaded on the worker, not at window start
+
     cert = load_a1(pfx, password, now=now)
     return CertificatePreview(
         holder_name=cert.holder_name,

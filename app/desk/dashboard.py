@@ -12,11 +12,11 @@ from app.core.cadence import Action
 from app.core.clock import BRASILIA
 from app.core.products import Environment, Product
 from app.desk import labels
-from app.store.dashboard import DashboardRepository, GapLedgerLine
-from app.store.records import CallOutcome
+from app.store.records import CallOutcome, GapLedgerLine
 
 if TYPE_CHECKING:
     from app.desk.desk import Desk
+    from app.store.dashboard import DashboardRepository
 
 MONTHS_SHOWN = 12
 CALLS_SHOWN = 300
@@ -76,8 +76,9 @@ class CallLine:
     at: datetime
     company: str
     product: Product | None
-    service: str
-    operation: str
+    service: str  # the service's name as the user knows it
+    operation: str  # what was asked, in words ("distNSU", "Evento 210210: Ciência da Operação")
+    detail: str  # the raw operation (an event Id with its key), for a tooltip
     outcome: CallOutcome
     outcome_text: str
     cstat: str
@@ -98,6 +99,12 @@ class QueryNow:
     ran: bool
     message: str
     allowed_at: datetime | None = None
+
+
+def _repository(desk: Desk) -> DashboardRepository:
+    from app.store.dashboard import DashboardRepository  # SQLAlchemy: loaded on the worker
+
+    return DashboardRepository(desk.ctx.db)
 
 
 def lines(desk: Desk, company_id: int | None = None) -> list[DashboardLine]:
@@ -147,7 +154,7 @@ def pauses(desk: Desk) -> list[PauseLine]:
 
 
 def gap_ledger(desk: Desk, company_id: int | None = None) -> list[GapLedgerLine]:
-    return DashboardRepository(desk.ctx.db).gap_ledger(company_id)
+    return _repository(desk).gap_ledger(company_id)
 
 
 def calls(
@@ -160,16 +167,15 @@ def calls(
 ) -> list[CallLine]:
     names = {c.id: c.name for c in desk.ctx.companies.list_companies()}
     outcomes = tuple(o for o in CallOutcome if o is not CallOutcome.OK) if failures_only else ()
-    records = DashboardRepository(desk.ctx.db).calls(
-        limit=limit, company_id=company_id, product=product, outcomes=outcomes
-    )
+    records = _repository(desk).calls(limit=limit, company_id=company_id, product=product, outcomes=outcomes)
     return [
         CallLine(
             at=r.at,
             company=names.get(r.company_id, "-") if r.company_id is not None else "-",
             product=r.product,
-            service=r.service,
-            operation=r.operation or "",
+            service=service_text(r.service),
+            operation=operation_text(r.operation or ""),
+            detail=r.operation or "",
             outcome=r.outcome,
             outcome_text=OUTCOME_LABELS[r.outcome],
             cstat=r.cstat or (str(r.http_status) if r.http_status else "-"),
@@ -177,6 +183,22 @@ def calls(
         )
         for r in records
     ]
+
+
+def service_text(service: str) -> str:
+    from app.config.endpoints import Service
+
+    try:
+        return Service(service).label
+    except ValueError:
+        return service
+
+
+def operation_text(operation: str) -> str:
+    """An event's Id (``ID`` + tpEvento + key + sequence) as the event's name; others as sent."""
+    if operation.startswith("ID") and operation[2:8].isdigit() and len(operation) > 8:
+        return f"Evento {operation[2:8]}: {labels.manifestation_label(operation[2:8])}"
+    return operation
 
 
 def month_starts(today: date, months: int = MONTHS_SHOWN) -> list[date]:
@@ -195,7 +217,7 @@ def documents_per_month(desk: Desk, company_ids: Sequence[int] = (), months: int
     """Documents issued per month (Brasília) and product, for the chart."""
     starts = month_starts(desk.now().astimezone(BRASILIA).date(), months)
     bounds = [datetime(d.year, d.month, 1, tzinfo=BRASILIA) for d in starts]
-    repo = DashboardRepository(desk.ctx.db)
+    repo = _repository(desk)
     per_product = {p: repo.documents_between(company_ids, p, bounds) for p in desk.products()}
     return [
         MonthCount(

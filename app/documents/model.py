@@ -241,7 +241,7 @@ def roles_of(company: str | Cnpj | Cpf, meta: DocumentMeta) -> frozenset[PartyRo
 
 
 def direction_of(company: str | Cnpj | Cpf, meta: DocumentMeta) -> Direction:
-    """"emitted" only when the company is the emitter and holds no other role; else "received"."""
+    """ "emitted" only when the company is the emitter and holds no other role; else "received"."""
     return Direction.EMITTED if roles_of(company, meta) == {PartyRole.EMITTER} else Direction.RECEIVED
 
 

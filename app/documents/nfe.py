@@ -151,9 +151,7 @@ _ROLE_LABEL = {
 }
 
 
-def read_nfe_document(
-    data: bytes, schema: str | None = None, *, allow_unknown: bool = True
-) -> DocumentMeta:
+def read_nfe_document(data: bytes, schema: str | None = None, *, allow_unknown: bool = True) -> DocumentMeta:
     """Parse ``data`` (the inflated bytes of one docZip) safely and read its metadata.
 
     ``schema`` (the docZip attribute) is only a hint: the root element decides. Raises the
@@ -164,9 +162,7 @@ def read_nfe_document(
     return read_nfe_root(parse_xml(data), schema, allow_unknown=allow_unknown)
 
 
-def read_nfe_root(
-    root: etree._Element, schema: str | None = None, *, allow_unknown: bool = True
-) -> DocumentMeta:
+def read_nfe_root(root: etree._Element, schema: str | None = None, *, allow_unknown: bool = True) -> DocumentMeta:
     """:func:`read_nfe_document` for a root element already parsed by ``app.safexml.parse_xml``."""
     kind = classify(root)
     warnings: list[str] = []

@@ -172,9 +172,7 @@ def sign_enveloped(
     root = _parse(xml)
     targets = root.xpath("//*[@Id=$id]", id=reference_id)
     if len(targets) != 1:
-        raise SignatureInvalid(
-            f"Elemento com Id {reference_id!r} não encontrado (ou repetido) no XML a assinar."
-        )
+        raise SignatureInvalid(f"Elemento com Id {reference_id!r} não encontrado (ou repetido) no XML a assinar.")
     parent = targets[0].getparent()
     if parent is None:
         raise SignatureInvalid("O elemento assinado não pode ser a raiz do documento (envelopada).")
@@ -258,9 +256,7 @@ def _pick_signature(root: Any) -> tuple[Any, str]:
         return anywhere[0], ".//"
     if not anywhere:
         raise SignatureInvalid("Documento sem assinatura digital (elemento Signature ausente).")
-    raise SignatureInvalid(
-        "Documento com várias assinaturas: extraia o elemento assinado antes de verificar."
-    )
+    raise SignatureInvalid("Documento com várias assinaturas: extraia o elemento assinado antes de verificar.")
 
 
 def _leaf_cert(signature: Any) -> x509.Certificate:
@@ -482,9 +478,7 @@ def _prefix_for(element: Any, attribute: str) -> str | None:
 def _element_at_offset(root: Any, document: bytes, offset: int) -> Any:
     """The parsed element whose start tag begins at byte ``offset`` (counted by start tags)."""
     ordinal = sum(
-        1
-        for m in _TOKEN.finditer(document, 0, offset)
-        if m.group("name") is not None and not m.group("close")
+        1 for m in _TOKEN.finditer(document, 0, offset) if m.group("name") is not None and not m.group("close")
     )
     elements = [e for e in root.iter() if isinstance(e.tag, str)]
     return elements[ordinal]

@@ -141,9 +141,7 @@ def _check_declaration(body: bytes) -> None:
         if encoding:
             name = encoding.group(2).decode("ascii", "replace")
             if name.strip().lower() not in _UTF8_NAMES:
-                raise NotUtf8(
-                    f"O documento declara a codificação '{name}'; os serviços fiscais exigem UTF-8."
-                )
+                raise NotUtf8(f"O documento declara a codificação '{name}'; os serviços fiscais exigem UTF-8.")
 
 
 def _check_utf8_bytes(data: bytes) -> None:

@@ -31,9 +31,7 @@ def inflate(data: bytes, *, max_output: int) -> bytes:
     if max_output <= 0:
         raise ValueError("max_output deve ser positivo")
     if not data.startswith(_GZIP_MAGIC):
-        raise CorruptPayload(
-            "Conteúdo compactado corrompido: não começa com a assinatura gzip.", reason="corrupt_gzip"
-        )
+        raise CorruptPayload("Conteúdo compactado corrompido: não começa com a assinatura gzip.", reason="corrupt_gzip")
     out = bytearray()
     rest = memoryview(data)
     while True:  # one pass per gzip member (concatenated members are legal gzip)
@@ -72,9 +70,7 @@ def _inflate_member(data: memoryview, out: bytearray, max_output: int) -> bytes:
                 if decompressor.eof or (not pending and len(piece) < step):
                     break
     except zlib.error as exc:
-        raise CorruptPayload(
-            f"Conteúdo compactado corrompido (gzip inválido): {exc}.", reason="corrupt_gzip"
-        ) from None
+        raise CorruptPayload(f"Conteúdo compactado corrompido (gzip inválido): {exc}.", reason="corrupt_gzip") from None
     if not decompressor.eof:
         raise CorruptPayload(
             "Conteúdo compactado truncado: o gzip termina antes do fim dos dados.", reason="truncated_gzip"

@@ -249,9 +249,7 @@ class TestPki:
                 x509.NameAttribute(NameOID.STATE_OR_PROVINCE_NAME, "SP"),
                 x509.NameAttribute(NameOID.LOCALITY_NAME, "SAO PAULO"),
                 x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, CA_NAME),
-                x509.NameAttribute(
-                    NameOID.ORGANIZATIONAL_UNIT_NAME, "Secretaria da Receita Federal do Brasil - RFB"
-                ),
+                x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "Secretaria da Receita Federal do Brasil - RFB"),
                 x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, kind),
                 x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "Certificado de teste"),
                 x509.NameAttribute(NameOID.COMMON_NAME, common_name),
@@ -307,9 +305,7 @@ class TestPki:
             .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
             .add_extension(x509.SubjectAlternativeName(names), critical=False)
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-            .add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False
-            )
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False)
             .sign(self._ca_key, hashes.SHA256())
         )
         common_name = str(subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value)

@@ -192,9 +192,7 @@ class AuditRepository:
         cutoff = self._db.clock.now() - retention
         archives = self._delete_older(ArchivedExchangeRow, ArchivedExchangeRow.created_at, cutoff)
         calls = self._delete_older(GovernmentCallRow, GovernmentCallRow.at, cutoff)
-        runs = self._delete_older(
-            RunRow, RunRow.started_at, cutoff, RunRow.status != RunStatus.RUNNING.value
-        )
+        runs = self._delete_older(RunRow, RunRow.started_at, cutoff, RunRow.status != RunStatus.RUNNING.value)
         return PruneResult(archives=archives, calls=calls, runs=runs)
 
     def _delete_older(

@@ -161,9 +161,7 @@ class CompanyRepository:
                 f"O tempo de espera da Ciência da Operação deve ser de pelo menos "
                 f"{MIN_CIENCIA_WAIT_MINUTES} minutos (informado: {settings.ciencia_wait_minutes})."
             )
-        if settings.c_uf_autor is not None and not (
-            len(settings.c_uf_autor) == 2 and settings.c_uf_autor.isdigit()
-        ):
+        if settings.c_uf_autor is not None and not (len(settings.c_uf_autor) == 2 and settings.c_uf_autor.isdigit()):
             raise InvalidRecord(f"cUFAutor inválido: {settings.c_uf_autor!r} (código IBGE de 2 dígitos).")
         values = {
             "company_id": settings.company_id,

@@ -7,28 +7,15 @@ every few seconds stays cheap with hundreds of companies.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 
 from sqlalchemy import func, select
 
 from app.store.audit import call_from_row
 from app.store.db import Database
 from app.store.models import DocumentRow, GapRecoveryRow, GovernmentCallRow
-from app.store.records import CallOutcome, CallRecord, GapStatus, Product
-
-
-@dataclass(frozen=True, slots=True)
-class GapLedgerLine:
-    """The NSU holes of one company and product: found, recovered, still pending, given up."""
-
-    company_id: int
-    product: Product
-    found: int
-    recovered: int
-    pending: int
-    not_found: int  # the service says the NSU never existed (cStat 137 for it)
-    abandoned: int  # attempts exhausted
+from app.store.records import CallOutcome, CallRecord, GapLedgerLine, GapStatus, Product
 
 
 class DashboardRepository:
@@ -36,9 +23,9 @@ class DashboardRepository:
         self._db = db
 
     def gap_ledger(self, company_id: int | None = None) -> list[GapLedgerLine]:
-        query = select(
-            GapRecoveryRow.company_id, GapRecoveryRow.product, GapRecoveryRow.status, func.count()
-        ).group_by(GapRecoveryRow.company_id, GapRecoveryRow.product, GapRecoveryRow.status)
+        query = select(GapRecoveryRow.company_id, GapRecoveryRow.product, GapRecoveryRow.status, func.count()).group_by(
+            GapRecoveryRow.company_id, GapRecoveryRow.product, GapRecoveryRow.status
+        )
         if company_id is not None:
             query = query.where(GapRecoveryRow.company_id == company_id)
         counts: dict[tuple[int, str], dict[str, int]] = {}
@@ -58,14 +45,12 @@ class DashboardRepository:
             for (cid, product), by_status in sorted(counts.items())
         ]
 
-    def documents_between(
-        self, company_ids: Sequence[int], product: Product, bounds: Sequence[datetime]
-    ) -> list[int]:
+    def documents_between(self, company_ids: Sequence[int], product: Product, bounds: Sequence[datetime]) -> list[int]:
         """How many documents were issued in each [bounds[i], bounds[i+1]) (months, in the
         office's zone): one range count per interval on the grid index, portable SQL."""
         counts = []
         with self._db.reader() as s:
-            for start, end in zip(bounds, bounds[1:], strict=False):
+            for start, end in pairwise(bounds):
                 query = select(func.count()).where(
                     DocumentRow.product == product.value,
                     DocumentRow.issued_at >= start,

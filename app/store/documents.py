@@ -159,9 +159,7 @@ def store_document_in(session: Session, company_id: int, doc: DocumentInput, now
         session.flush()
     nsu_new = False
     if doc.nsu is not None:
-        nsu_new = record_item_in(
-            session, company_id, doc.product, doc.nsu, doc.schema, document_id=row.id, now=now
-        )
+        nsu_new = record_item_in(session, company_id, doc.product, doc.nsu, doc.schema, document_id=row.id, now=now)
     return StoredDocument(
         document_id=row.id,
         version_id=version.id,
@@ -240,9 +238,7 @@ class DocumentRepository:
             self._db.state_marks.mark((company_id,))
         return results
 
-    def set_status(
-        self, document_id: int, status: DocumentStatus, situation: str | None = None
-    ) -> DocumentSummary:
+    def set_status(self, document_id: int, status: DocumentStatus, situation: str | None = None) -> DocumentSummary:
         """Change the status (e.g. cancelled by an event) and optionally the situation."""
         with self._db.session() as s:
             row = s.get(DocumentRow, document_id)
@@ -319,8 +315,15 @@ class DocumentRepository:
             )
             return [
                 DocumentVersionInfo(
-                    id=vid, document_id=document_id, kind=DocumentKind(kind), nsu=nsu, schema=schema,
-                    sha256=sha, size=size, is_current=current, received_at=received,
+                    id=vid,
+                    document_id=document_id,
+                    kind=DocumentKind(kind),
+                    nsu=nsu,
+                    schema=schema,
+                    sha256=sha,
+                    size=size,
+                    is_current=current,
+                    received_at=received,
                 )
                 for vid, kind, nsu, schema, sha, size, current, received in rows
             ]

@@ -113,6 +113,4 @@ def translate_errors(path: Path | None = None) -> Iterator[None]:
             raise unavailable(path, code) from error
         raise StorageBug(f"database error: {error}") from error
     except OSError as error:
-        raise StorageUnavailable(
-            f"Banco de dados indisponível ({path}): {error.strerror or error}.", None
-        ) from error
+        raise StorageUnavailable(f"Banco de dados indisponível ({path}): {error.strerror or error}.", None) from error

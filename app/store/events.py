@@ -90,9 +90,7 @@ def store_event_in(session: Session, company_id: int, event: EventInput, now: da
         session.add(row)
     else:
         # Same bytes again, or a poorer form (resEvento after procEvento): keep what we have.
-        replaced = row.xml_sha256 != packed.sha256 and (
-            KIND_RANK[event.kind] >= KIND_RANK[DocumentKind(row.kind)]
-        )
+        replaced = row.xml_sha256 != packed.sha256 and (KIND_RANK[event.kind] >= KIND_RANK[DocumentKind(row.kind)])
     if created or replaced:
         row.kind = event.kind.value
         row.access_key = event.access_key
@@ -112,9 +110,7 @@ def store_event_in(session: Session, company_id: int, event: EventInput, now: da
     session.flush()
     nsu_new = False
     if event.nsu is not None:
-        nsu_new = record_item_in(
-            session, company_id, event.product, event.nsu, event.schema, event_id=row.id, now=now
-        )
+        nsu_new = record_item_in(session, company_id, event.product, event.nsu, event.schema, event_id=row.id, now=now)
     return StoredEvent(event_id=row.id, created=created, replaced=replaced, nsu_was_new=nsu_new)
 
 
@@ -184,9 +180,7 @@ class EventRepository:
 
     def get_xml(self, event_id: int) -> bytes:
         with self._db.reader() as s:
-            found = s.execute(
-                select(EventRow.xml_zlib, EventRow.xml_sha256).where(EventRow.id == event_id)
-            ).first()
+            found = s.execute(select(EventRow.xml_zlib, EventRow.xml_sha256).where(EventRow.id == event_id)).first()
         if found is None:
             raise UnknownEvent(f"Evento não encontrado (id {event_id}).")
         return unpack_xml(found[0], found[1])

@@ -93,9 +93,7 @@ _REQUEST_COLUMNS = (
     "status", "not_before", "attempts", "created_at", "updated_at",
 )  # fmt: skip
 _REQUEST = Prepared(
-    insert(ManifestationRow)
-    .values({name: bindparam(name) for name in _REQUEST_COLUMNS})
-    .on_conflict_do_nothing()
+    insert(ManifestationRow).values({name: bindparam(name) for name in _REQUEST_COLUMNS}).on_conflict_do_nothing()
 )
 # The claim before a send: only a request still pending is sent (two passes never send one twice).
 _CLAIM = Prepared(

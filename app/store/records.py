@@ -380,6 +380,19 @@ class GapRecovery:
 
 
 @dataclass(frozen=True, slots=True)
+class GapLedgerLine:
+    """The NSU holes of one company and product: found, recovered, still pending, given up."""
+
+    company_id: int
+    product: Product
+    found: int
+    recovered: int
+    pending: int
+    not_found: int  # the service says the NSU never existed (cStat 137 for it)
+    abandoned: int  # attempts exhausted
+
+
+@dataclass(frozen=True, slots=True)
 class Manifestation:
     """A recipient (NF-e) or taker (NFS-e) manifestation request and its result."""
 

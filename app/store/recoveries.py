@@ -95,7 +95,12 @@ class GapRecoveryRepository:
         """Queue NSUs (and/or one key); ones already queued are left alone. Returns how many were new."""
         with self._db.session() as s:
             return add_recoveries_in(
-                s, company_id, product, self._db.clock.now(), next_attempt_at=next_attempt_at, nsus=nsus,
+                s,
+                company_id,
+                product,
+                self._db.clock.now(),
+                next_attempt_at=next_attempt_at,
+                nsus=nsus,
                 access_key=access_key,
             )
 

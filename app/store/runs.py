@@ -168,8 +168,6 @@ class RunRepository:
             result = s.execute(
                 update(RunRow)
                 .where(RunRow.status == RunStatus.RUNNING.value)
-                .values(
-                    status=RunStatus.INTERRUPTED.value, finished_at=self._db.clock.now(), reason=reason
-                )
+                .values(status=RunStatus.INTERRUPTED.value, finished_at=self._db.clock.now(), reason=reason)
             )
             return int(getattr(result, "rowcount", 0) or 0)

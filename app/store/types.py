@@ -169,9 +169,7 @@ class BulkInsert:
     there replaces every other column of the existing one.
     """
 
-    def __init__(
-        self, entity: type[Any], *, omit: tuple[str, ...] = (), upsert_on: tuple[str, ...] = ()
-    ) -> None:
+    def __init__(self, entity: type[Any], *, omit: tuple[str, ...] = (), upsert_on: tuple[str, ...] = ()) -> None:
         """``entity``: the mapped class; ``omit``: columns SQLite fills (an ``id`` nobody reads)."""
         columns = [c.key for c in inspect(entity).columns if c.key not in omit]
         statement = sqlite.insert(entity)

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QDateEdit, QHBoxLayout, QLabel, QLineEd
 from app.core.products import Product
 from app.desk import labels
 from app.desk.views import GridFilter
-from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
+from app.store.records import Direction, DocumentStatus, GridSort, ManifestationState, RowKind
 
 SEARCH_DEBOUNCE_MS = 350
 
@@ -160,7 +160,9 @@ class FilterBar(QWidget):
             edit.setDate(_qdate(day))
             edit.blockSignals(False)
 
-    def grid_filter(self, product: Product, company_ids: tuple[int, ...], sort: str, descending: bool) -> GridFilter:
+    def grid_filter(
+        self, product: Product, company_ids: tuple[int, ...], sort: GridSort, descending: bool
+    ) -> GridFilter:
         kind, status = self.kind.currentData(), self.status.currentData()
         return GridFilter(
             product=product,

@@ -13,6 +13,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from app.core.errors import CapturaError
+
 log = logging.getLogger(__name__)
 
 
@@ -36,6 +38,9 @@ class _Call(QRunnable):
     def run(self) -> None:
         try:
             result = self._work()
+        except CapturaError as exc:  # a refusal the user reads (wrong password...): no traceback
+            log.info("Tarefa recusada: %s", exc.message)
+            self._bridge.failed.emit(self._error, exc)
         except Exception as exc:  # reported to the GUI thread, never lost in a pool thread
             log.exception("Falha numa tarefa em segundo plano")
             self._bridge.failed.emit(self._error, exc)

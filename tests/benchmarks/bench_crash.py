@@ -54,10 +54,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if not opts.keep:
             shutil.rmtree(root, ignore_errors=True)
-    print(f"{outcome.kills} kills ({dict(outcome.modes)}), {outcome.answers_lost} answers lost with their child "
-          f"({outcome.chains_cut} in chained lots); final life caught up in {outcome.catch_up_seconds:.1f}s")
-    print(f"published {outcome.published}, stored {outcome.stored}, lost {len(outcome.lost)} {outcome.lost[:5]}, "
-          f"duplicated {outcome.duplicated}")
+    print(
+        f"{outcome.kills} kills ({dict(outcome.modes)}), {outcome.answers_lost} answers lost with their child "
+        f"({outcome.chains_cut} in chained lots); final life caught up in {outcome.catch_up_seconds:.1f}s"
+    )
+    print(
+        f"published {outcome.published}, stored {outcome.stored}, lost {len(outcome.lost)} {outcome.lost[:5]}, "
+        f"duplicated {outcome.duplicated}"
+    )
     for line in outcome.cursor_regressions + outcome.asked_regressions:
         print(f"cursor went backwards: {line}")
     for violation in outcome.violations:

@@ -172,8 +172,14 @@ def build_cte_stream(n: int, seed: int = 9) -> list[Doc]:
         at += timedelta(seconds=rng.randrange(5, 90))
         keys = [
             AccessKey.build(
-                uf="SP", year_month=at.strftime("%y%m"), issuer=rng.choice(senders).doc, model=DocumentModel.NFE,
-                serie=1, number=rng.randrange(1, 10**6), tp_emis=1, code=rng.randrange(10**7, 10**8),
+                uf="SP",
+                year_month=at.strftime("%y%m"),
+                issuer=rng.choice(senders).doc,
+                model=DocumentModel.NFE,
+                serie=1,
+                number=rng.randrange(1, 10**6),
+                tp_emis=1,
+                code=rng.randrange(10**7, 10**8),
             ).value
             for _ in range(rng.randrange(0, 7))
         ]
@@ -217,9 +223,7 @@ def ours_cte_parse(docs: Sequence[Doc]) -> int:
     return len(docs)
 
 
-def ours_pipeline(
-    docs: Sequence[Doc], db_path: Path, product: Product = Product.NFE
-) -> tuple[int, int, float, float]:
+def ours_pipeline(docs: Sequence[Doc], db_path: Path, product: Product = Product.NFE) -> tuple[int, int, float, float]:
     """Returns (stored, quarantined, set-up seconds, pipeline seconds): the database is created and
     migrated, and the company added, before the pipeline's clock starts."""
     started = time.perf_counter()

@@ -71,7 +71,7 @@ def event_body(cert: IssuedCert, cnpj: str, key: str, at: datetime) -> bytes:
     evento = (
         f'<evento xmlns="{NFE}" versao="1.00"><infEvento Id="{ident}"><cOrgao>91</cOrgao><tpAmb>2</tpAmb>'
         f"<CNPJ>{cnpj}</CNPJ><chNFe>{key}</chNFe><dhEvento>{brasilia_iso(at)}</dhEvento><tpEvento>210210"
-        "</tpEvento><nSeqEvento>1</nSeqEvento><verEvento>1.00</verEvento><detEvento versao=\"1.00\">"
+        '</tpEvento><nSeqEvento>1</nSeqEvento><verEvento>1.00</verEvento><detEvento versao="1.00">'
         "<descEvento>Ciencia da Operacao</descEvento></detEvento></infEvento></evento>"
     ).encode()
     signed = sign_enveloped(evento, ident, cert.key_pem, cert.cert_pem)
@@ -112,8 +112,12 @@ class Bench:
 
     def dist_request(self, index: int) -> SandboxRequest:
         return SandboxRequest(
-            "POST", PATHS["nfe_dist"], {}, {"content-type": "application/soap+xml"},
-            dist_body(self.cnpjs[index], self.ult[index]), self.callers[index],
+            "POST",
+            PATHS["nfe_dist"],
+            {},
+            {"content-type": "application/soap+xml"},
+            dist_body(self.cnpjs[index], self.ult[index]),
+            self.callers[index],
         )
 
     def next_round(self) -> None:
@@ -176,16 +180,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             if with_doc:
                 bench.publish(companies)
             requests = [bench.dist_request(i) for i in range(companies)]
-            clients = [
-                httpx.Client(transport=bench.sandbox.transport(bench.certs[i]), base_url="https://sandbox.invalid")
-                for i in range(companies)
-            ] if via_httpx else []
+            clients = (
+                [
+                    httpx.Client(transport=bench.sandbox.transport(bench.certs[i]), base_url="https://sandbox.invalid")
+                    for i in range(companies)
+                ]
+                if via_httpx
+                else []
+            )
             started = time.perf_counter()
             bodies: list[bytes] = []
             if via_httpx:
                 for i, client in enumerate(clients):
                     response = client.post(
-                        PATHS["nfe_dist"], content=requests[i].body,
+                        PATHS["nfe_dist"],
+                        content=requests[i].body,
                         headers={"Content-Type": "application/soap+xml; charset=utf-8"},
                     )
                     bodies.append(response.content)

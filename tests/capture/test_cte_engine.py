@@ -228,9 +228,7 @@ def test_a_crash_between_half_a_lot_and_the_cursor_loses_and_duplicates_nothing(
     CaptureService(cte.ctx, captures={Product.CTE: cte.capture}, workers=1).recover_after_crash()
     cte.run_until(cte.clock.now() + timedelta(hours=2))
     assert cte.stored_nsus() == list(range(1, 121))
-    assert cte.ctx.items.count_received_since(Product.CTE, cte.clock.now() - timedelta(days=1)) == {
-        cte.company.id: 120
-    }
+    assert cte.ctx.items.count_received_since(Product.CTE, cte.clock.now() - timedelta(days=1)) == {cte.company.id: 120}
     query = DocumentQuery(company_id=cte.company.id, product=Product.CTE)
     assert cte.ctx.documents.count(query) == 120  # each CT-e once
     report = cte.sandbox.referee.report()

@@ -47,9 +47,7 @@ def test_the_scheduler_registers_the_tables_jobs(office_fleet: Fleet) -> None:
         registered = {job.id for job in background._scheduler.get_jobs()}
     finally:
         background.stop(5)
-    expected = {job_id(p) for p in service.captures} | {
-        j.name for j in jobs_of(service) if j.product is None
-    }
+    expected = {job_id(p) for p in service.captures} | {j.name for j in jobs_of(service) if j.product is None}
     assert registered == expected | {"vigia"}
 
 

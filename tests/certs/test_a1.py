@@ -48,9 +48,7 @@ def test_valid_e_cnpj_gives_identity_and_keeps_key_out_of_repr(company: IssuedCe
     assert a1.issuer == "AC de Teste Captura DF-e"
     assert len(a1.sha1_fingerprint) == 40 and len(a1.sha256_fingerprint) == 64
     assert a1.not_before < now() < a1.not_after
-    assert len(a1.chain) == 1 and a1.chain[0].subject.rfc4514_string().startswith(
-        "CN=AC de Teste Captura DF-e,"
-    )
+    assert len(a1.chain) == 1 and a1.chain[0].subject.rfc4514_string().startswith("CN=AC de Teste Captura DF-e,")
     assert a1.certificate.public_key() == a1.private_key.public_key()
 
     text = repr(a1) + str(a1)
@@ -212,9 +210,7 @@ def _load_in_child(pfx_path: Path, password: str) -> dict[str, str]:
     return dict(json.loads(done.stdout))
 
 
-def test_legacy_rc2_file_explains_how_to_re_export_when_unreadable(
-    legacy: IssuedCert, tmp_path: Path
-) -> None:
+def test_legacy_rc2_file_explains_how_to_re_export_when_unreadable(legacy: IssuedCert, tmp_path: Path) -> None:
     path = tmp_path / "antigo.pfx"
     path.write_bytes(legacy.pfx)
 
@@ -227,9 +223,7 @@ def test_legacy_rc2_file_explains_how_to_re_export_when_unreadable(
     assert "openssl pkcs12 -legacy" in message
 
 
-def test_legacy_file_with_wrong_password_still_says_wrong_password(
-    legacy: IssuedCert, tmp_path: Path
-) -> None:
+def test_legacy_file_with_wrong_password_still_says_wrong_password(legacy: IssuedCert, tmp_path: Path) -> None:
     path = tmp_path / "antigo.pfx"
     path.write_bytes(legacy.pfx)
     assert _load_in_child(path, "errada") == {

@@ -11,9 +11,7 @@ from app.sandbox.pki import IssuedCert, TestPki
 
 def test_kdf_matches_the_published_vector() -> None:
     # PKCS#12 KDF test vector used by OpenSSL and Bouncy Castle: password "smeg", ID 1, 1 iteration
-    key = pkcs12_der.pkcs12_kdf(
-        "sha1", "smeg\x00".encode("utf-16-be"), bytes.fromhex("0A58CF64530D823F"), 1, 1, 24
-    )
+    key = pkcs12_der.pkcs12_kdf("sha1", "smeg\x00".encode("utf-16-be"), bytes.fromhex("0A58CF64530D823F"), 1, 1, 24)
     assert key.hex().upper() == "8AAAE6297B6CB04642AB5B077851284EB7128F1A2A7FBCA3"
 
 

@@ -92,9 +92,7 @@ def test_context_settings(a1: A1Certificate, pki: TestPki) -> None:
 
 
 def test_mutual_tls_round_trip(a1: A1Certificate, pki: TestPki, server_url: str, tmp_path: Path) -> None:
-    assert get_cn(server_url, client_ssl_context(a1, cadata=pki.ca_cert_pem)) == (
-        "EMPRESA TESTE LTDA:12345678000195"
-    )
+    assert get_cn(server_url, client_ssl_context(a1, cadata=pki.ca_cert_pem)) == ("EMPRESA TESTE LTDA:12345678000195")
     (tmp_path / "ca.pem").write_bytes(pki.ca_cert_pem)
     assert get_cn(server_url, client_ssl_context(a1, cafile=tmp_path / "ca.pem")).endswith(":12345678000195")
 

@@ -38,7 +38,10 @@ def _add(tmp_path: Path, cert: IssuedCert, monkeypatch: pytest.MonkeyPatch, *ext
 
 
 def test_add_then_list_shows_company_products_and_certificate(
-    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    data_dir: Path,
+    company_cert: IssuedCert,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert _add(tmp_path, company_cert, monkeypatch, "--json") == 0
@@ -74,7 +77,10 @@ def test_no_secret_reaches_the_database_or_the_data_folder_in_clear(
 
 
 def test_set_changes_one_product_and_refuses_a_short_ciencia_wait(
-    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    data_dir: Path,
+    company_cert: IssuedCert,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert _add(tmp_path, company_cert, monkeypatch) == 0
@@ -93,13 +99,28 @@ def test_set_changes_one_product_and_refuses_a_short_ciencia_wait(
 
 
 def test_set_cte_filters_and_the_authors_uf(
-    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    data_dir: Path,
+    company_cert: IssuedCert,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert _add(tmp_path, company_cert, monkeypatch) == 0
     capsys.readouterr()
-    args = ["company", "set", "11222333000181", "--product", "cte", "--uf", "SP", "--event-types", "110111,610110",
-            "--roles", "tomador,destinatario", "--json"]
+    args = [
+        "company",
+        "set",
+        "11222333000181",
+        "--product",
+        "cte",
+        "--uf",
+        "SP",
+        "--event-types",
+        "110111,610110",
+        "--roles",
+        "tomador,destinatario",
+        "--json",
+    ]
     assert _run(args, monkeypatch) == 0
     saved = json.loads(capsys.readouterr().out)
     assert saved["c_uf_autor"] == "35"
@@ -117,7 +138,10 @@ def test_set_cte_filters_and_the_authors_uf(
 
 
 def test_branch_must_share_the_certificate_base(
-    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    data_dir: Path,
+    company_cert: IssuedCert,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert _add(tmp_path, company_cert, monkeypatch, "--cnpj", "11222333000262") == 0
@@ -134,7 +158,10 @@ def test_person_certificate_is_refused(
 
 
 def test_same_company_twice_is_refused(
-    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    data_dir: Path,
+    company_cert: IssuedCert,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert _add(tmp_path, company_cert, monkeypatch) == 0
@@ -143,7 +170,10 @@ def test_same_company_twice_is_refused(
 
 
 def test_resume_takes_up_a_stopped_capture_and_keeps_its_wait(
-    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    data_dir: Path,
+    company_cert: IssuedCert,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert _add(tmp_path, company_cert, monkeypatch) == 0

@@ -77,9 +77,7 @@ def test_ordinary_identifiers_are_left_alone() -> None:
     assert redact(text) == text
 
 
-def test_rotation_keeps_a_bounded_number_of_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_rotation_keeps_a_bounded_number_of_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(logs, "MAX_BYTES", 2_000)
     monkeypatch.setattr(logs, "BACKUP_COUNT", 2)
     path = setup_logging(tmp_path / "dados")

@@ -47,8 +47,14 @@ def test_alphanumeric_cnpj_from_fixture() -> None:
 
 def test_build_round_trip_and_alphanumeric_issuer() -> None:
     key = AccessKey.build(
-        uf="SP", year_month="2611", issuer="12ABC34501DE35", model=DocumentModel.NFE,
-        serie=1, number=123, tp_emis=1, code=45678901,
+        uf="SP",
+        year_month="2611",
+        issuer="12ABC34501DE35",
+        model=DocumentModel.NFE,
+        serie=1,
+        number=123,
+        tp_emis=1,
+        code=45678901,
     )
     assert AccessKey.parse(f"NFe{key.value}") == key
     assert key.issuer() == Cnpj("12ABC34501DE35")
@@ -56,8 +62,14 @@ def test_build_round_trip_and_alphanumeric_issuer() -> None:
 
 def test_cpf_issuer_is_left_padded() -> None:
     key = AccessKey.build(
-        uf="MG", year_month="2610", issuer="52998224725", model="55",
-        serie=920, number=1, tp_emis=1, code=10203040,
+        uf="MG",
+        year_month="2610",
+        issuer="52998224725",
+        model="55",
+        serie=920,
+        number=1,
+        tp_emis=1,
+        code=10203040,
     )
     assert key.issuer_id == "00052998224725"
     assert key.issuer() == Cpf("52998224725")

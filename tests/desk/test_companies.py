@@ -95,7 +95,13 @@ def test_removing_keeps_the_documents_unless_asked(office: Office, desk: Desk) -
     # Added again: the same company comes back, with its documents.
     cert = harness.sandbox.company(RECIPIENT, "DESTINATARIA EXEMPLO LTDA")
     again = admin.add_company(
-        desk, cert.pfx, cert.password, cnpj=None, name=None, environment=Environment.HOMOLOGACAO, products=(Product.NFE,)
+        desk,
+        cert.pfx,
+        cert.password,
+        cnpj=None,
+        name=None,
+        environment=Environment.HOMOLOGACAO,
+        products=(Product.NFE,),
     )
     assert again.id == company_id and again.active
     assert admin.document_count(desk, company_id) == stored

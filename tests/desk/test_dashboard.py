@@ -10,8 +10,7 @@ import pytest
 
 from app.core.cadence import Action
 from app.core.products import Product
-from app.desk import Desk
-from app.desk import dashboard
+from app.desk import Desk, dashboard
 from app.store.records import CallOutcome, GapStatus
 from tests.conftest import wait_until
 from tests.desk.conftest import Office

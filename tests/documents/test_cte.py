@@ -23,49 +23,127 @@ BFR_NFE = "02394910232349239234934138491040891884149930"
 #          {role: CNPJ}, carried NF-e keys (distinct, in order)). Read by hand from each file.
 EXPECTED = {
     "35190602427026001207570040000522031000522035-cte-multimodal.xml": (
-        "CTe", "3.00", "35190611111111111111570040000222221000222222", "57", "06", "0", 1180775,
-        datetime(2019, 6, 14, 12, 3, 13, tzinfo=timezone(timedelta(hours=-3))), "3",
-        {"emitter": "11111111111111", "sender": "99999999999999", "shipper": "99999999999999",
-         "receiver": "99999999999999", "recipient": "99999999999999", "taker": "99999999999999"},
+        "CTe",
+        "3.00",
+        "35190611111111111111570040000222221000222222",
+        "57",
+        "06",
+        "0",
+        1180775,
+        datetime(2019, 6, 14, 12, 3, 13, tzinfo=timezone(timedelta(hours=-3))),
+        "3",
+        {
+            "emitter": "11111111111111",
+            "sender": "99999999999999",
+            "shipper": "99999999999999",
+            "receiver": "99999999999999",
+            "recipient": "99999999999999",
+            "taker": "99999999999999",
+        },
         ("9" * 44,),
     ),
     "43120178408960000182570010000000041000000047-cte.xml": (
-        "CTe", "3.00", "43120178408960000182570010000000041000000047", "57", "01", "0", 230000,
-        datetime(2012, 1, 6, 17, 25, 56, tzinfo=timezone(timedelta(hours=-2))), "0",
-        {"emitter": "78408960000182", "sender": "78408960000182", "shipper": "78408960000182",
-         "receiver": "81639791000104", "recipient": "81639791000104", "taker": "78408960000182"},
+        "CTe",
+        "3.00",
+        "43120178408960000182570010000000041000000047",
+        "57",
+        "01",
+        "0",
+        230000,
+        datetime(2012, 1, 6, 17, 25, 56, tzinfo=timezone(timedelta(hours=-2))),
+        "0",
+        {
+            "emitter": "78408960000182",
+            "sender": "78408960000182",
+            "shipper": "78408960000182",
+            "receiver": "81639791000104",
+            "recipient": "81639791000104",
+            "taker": "78408960000182",
+        },
         (),
     ),
     "bfr-dacte_aereo_test.xml": (
-        "CTe", "4.00", "35240781583054000129570010000057411040645890", "57", "02", "0", 4700,
-        datetime(2020, 1, 1, 12, 0, tzinfo=timezone(timedelta(hours=1))), "3",
-        {"emitter": "81583054000129", "sender": "12046835000161", "shipper": "12046835000161",
-         "receiver": "84148732000113", "recipient": "46081676000158", "taker": "46081676000158"},
+        "CTe",
+        "4.00",
+        "35240781583054000129570010000057411040645890",
+        "57",
+        "02",
+        "0",
+        4700,
+        datetime(2020, 1, 1, 12, 0, tzinfo=timezone(timedelta(hours=1))),
+        "3",
+        {
+            "emitter": "81583054000129",
+            "sender": "12046835000161",
+            "shipper": "12046835000161",
+            "receiver": "84148732000113",
+            "recipient": "46081676000158",
+            "taker": "46081676000158",
+        },
         ("41190806117473000150550010000586251016759484",),
     ),
     "bfr-dacte_reforma_tributaria.xml": (
-        "cteProc", "4.00", BFR_KEY, "57", "01", "0", 22119,
-        datetime(2024, 3, 27, tzinfo=timezone(timedelta(hours=-3))), "0",
-        {"emitter": "92382301841312", "sender": "23924902942209", "recipient": "02394820392092",
-         "taker": "23924902942209"},
+        "cteProc",
+        "4.00",
+        BFR_KEY,
+        "57",
+        "01",
+        "0",
+        22119,
+        datetime(2024, 3, 27, tzinfo=timezone(timedelta(hours=-3))),
+        "0",
+        {
+            "emitter": "92382301841312",
+            "sender": "23924902942209",
+            "recipient": "02394820392092",
+            "taker": "23924902942209",
+        },
         (BFR_NFE,),
     ),
     "bfr-dacte_test_1.xml": (
-        "cteProc", "4.00", BFR_KEY, "57", "01", "0", 22119,
-        datetime(2024, 3, 27, tzinfo=timezone(timedelta(hours=-3))), "0",
-        {"emitter": "92382301841312", "sender": "23924902942209", "recipient": "02394820392092",
-         "taker": "23924902942209"},
+        "cteProc",
+        "4.00",
+        BFR_KEY,
+        "57",
+        "01",
+        "0",
+        22119,
+        datetime(2024, 3, 27, tzinfo=timezone(timedelta(hours=-3))),
+        "0",
+        {
+            "emitter": "92382301841312",
+            "sender": "23924902942209",
+            "recipient": "02394820392092",
+            "taker": "23924902942209",
+        },
         (BFR_NFE,),
     ),
     "bfr-dacte_test_multi_pages.xml": (
-        "cteProc", "4.00", BFR_KEY, "57", "01", "0", 22119,
-        datetime(2024, 3, 27, tzinfo=timezone(timedelta(hours=-3))), "0",
-        {"emitter": "92382301841312", "sender": "23924902942209", "recipient": "02394820392092",
-         "taker": "23924902942209"},
-        (BFR_NFE, "62367248427294724924247484294724947224924724", "26647257237588237892912038492427378248782474",
-         "21421432123787842376346723647623767432762367", "26467762782874893612467784782478278782684286",
-         "27146726719120087166248234671990472672849217", "23432423747432562783672839271638578534746644",
-         "42232387690480348792673297204795735037539474"),
+        "cteProc",
+        "4.00",
+        BFR_KEY,
+        "57",
+        "01",
+        "0",
+        22119,
+        datetime(2024, 3, 27, tzinfo=timezone(timedelta(hours=-3))),
+        "0",
+        {
+            "emitter": "92382301841312",
+            "sender": "23924902942209",
+            "recipient": "02394820392092",
+            "taker": "23924902942209",
+        },
+        (
+            BFR_NFE,
+            "62367248427294724924247484294724947224924724",
+            "26647257237588237892912038492427378248782474",
+            "21421432123787842376346723647623767432762367",
+            "26467762782874893612467784782478278782684286",
+            "27146726719120087166248234671990472672849217",
+            "23432423747432562783672839271638578534746644",
+            "42232387690480348792673297204795735037539474",
+        ),
     ),
 }
 
@@ -81,7 +159,11 @@ def test_a_real_cte_gives_its_parties_modal_values_and_carried_keys(name: str) -
     assert isinstance(meta, CteMeta)
     assert (meta.kind, meta.root, meta.version, meta.access_key) == (DocumentKind.CTE_PROC, root, version, key)
     assert (meta.model, meta.modal, meta.cte_type, meta.total_cents, meta.taker_code) == (
-        model, modal, tp_cte, cents, toma
+        model,
+        modal,
+        tp_cte,
+        cents,
+        toma,
     )
     assert meta.issued_at == issued and meta.issued_at.utcoffset() == issued.utcoffset()
     assert {p.role.value: p.doc for p in meta.parties} == roles
@@ -124,8 +206,14 @@ def parties() -> dict[str, Party]:
 def test_a_generated_cte_with_toma4_names_the_fourth_party(factory: DocumentFactory, parties: dict[str, Party]) -> None:
     nfe = "35261111222333000181550010000000011000000010"
     cte = factory.cte(
-        emitter=parties["carrier"], sender=parties["sender"], recipient=parties["recipient"], taker_role=4,
-        taker=parties["payer"], issued_at=datetime(2026, 11, 2, 12, tzinfo=UTC), modal="02", total_cents=12345,
+        emitter=parties["carrier"],
+        sender=parties["sender"],
+        recipient=parties["recipient"],
+        taker_role=4,
+        taker=parties["payer"],
+        issued_at=datetime(2026, 11, 2, 12, tzinfo=UTC),
+        modal="02",
+        total_cents=12345,
         nfe_keys=(nfe,),
     )
     meta = read_cte_document(cte.cte_proc)
@@ -141,7 +229,10 @@ def test_a_proc_evento_cte_gives_type_sequence_registration_and_description(
     factory: DocumentFactory, parties: dict[str, Party], tp_evento: str, description: str | None
 ) -> None:
     cte = factory.cte(
-        emitter=parties["carrier"], sender=parties["sender"], recipient=parties["recipient"], taker_role=0,
+        emitter=parties["carrier"],
+        sender=parties["sender"],
+        recipient=parties["recipient"],
+        taker_role=0,
         issued_at=datetime(2026, 11, 2, 12, tzinfo=UTC),
     )
     at = datetime(2026, 11, 3, 9, tzinfo=UTC)
@@ -149,7 +240,10 @@ def test_a_proc_evento_cte_gives_type_sequence_registration_and_description(
     meta = read_cte_document(event.proc_payload.xml)
     assert isinstance(meta, EventMeta)
     assert (meta.kind, meta.access_key, meta.tp_evento, meta.n_seq_evento) == (
-        DocumentKind.PROC_EVENTO_CTE, cte.key, tp_evento, 2
+        DocumentKind.PROC_EVENTO_CTE,
+        cte.key,
+        tp_evento,
+        2,
     )
     assert meta.registered_at == event.registered_at and meta.cstat == "135" and meta.protocol == event.protocol
     assert meta.description is not None

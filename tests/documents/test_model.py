@@ -115,4 +115,3 @@ def test_json_form_keeps_offsets_and_nests_parties() -> None:
     }
     assert data["authorised"] == [OTHER] and data["total_cents"] == 329020
     assert json.loads(json.dumps(to_json_dict(UnknownMeta("foo", None, None))))["kind"] == "unknown"
-

@@ -28,8 +28,13 @@ AUTHORISED = ("99888777000100", "52998224725")  # autXML: a CNPJ (accountant) an
 @pytest.fixture(scope="module")
 def nfe(factory: DocumentFactory, supplier: Party, company: Party, carrier: Party) -> GeneratedNFe:
     return factory.nfe(
-        emitter=supplier, recipient=company, issued_at=ISSUED_AT, total_cents=1_234_567, transporter=carrier,
-        aut_xml=AUTHORISED, items=7,
+        emitter=supplier,
+        recipient=company,
+        issued_at=ISSUED_AT,
+        total_cents=1_234_567,
+        transporter=carrier,
+        aut_xml=AUTHORISED,
+        items=7,
     )
 
 
@@ -49,14 +54,20 @@ def test_generated_nfe_proc_metadata_equals_what_was_generated(
     assert (meta.operation_type, meta.environment) == (1, 2)
     assert meta.emitter is not None and meta.recipient is not None and meta.transporter is not None
     assert (meta.emitter.doc, meta.emitter.name, meta.emitter.ie, meta.emitter.uf) == (
-        supplier.doc, supplier.name, supplier.ie, supplier.uf,
+        supplier.doc,
+        supplier.name,
+        supplier.ie,
+        supplier.uf,
     )
     assert (meta.recipient.doc, meta.recipient.name, meta.recipient.ie) == (company.doc, company.name, company.ie)
     assert (meta.transporter.doc, meta.transporter.name) == (carrier.doc, carrier.name)  # alphanumeric CNPJ
     assert meta.authorised == AUTHORISED
     assert [(p.role, p.doc) for p in meta.parties] == [
-        (PartyRole.EMITTER, supplier.doc), (PartyRole.RECIPIENT, company.doc), (PartyRole.TRANSPORTER, carrier.doc),
-        (PartyRole.AUTHORISED, AUTHORISED[0]), (PartyRole.AUTHORISED, AUTHORISED[1]),
+        (PartyRole.EMITTER, supplier.doc),
+        (PartyRole.RECIPIENT, company.doc),
+        (PartyRole.TRANSPORTER, carrier.doc),
+        (PartyRole.AUTHORISED, AUTHORISED[0]),
+        (PartyRole.AUTHORISED, AUTHORISED[1]),
     ]
     assert meta.warnings == ()
 
@@ -128,7 +139,10 @@ def test_unknown_root_is_kept_with_its_name() -> None:
     meta = read_nfe_document(xml, "procCTe_v4.00.xsd")
     assert isinstance(meta, UnknownMeta)
     assert (meta.kind, meta.root, meta.namespace, meta.version) == (
-        DocumentKind.UNKNOWN, "cteProc", "http://www.portalfiscal.inf.br/cte", "4.00",
+        DocumentKind.UNKNOWN,
+        "cteProc",
+        "http://www.portalfiscal.inf.br/cte",
+        "4.00",
     )
     assert meta.schema == "procCTe_v4.00.xsd" and meta.access_key is None
 

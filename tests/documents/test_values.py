@@ -13,9 +13,19 @@ from app.documents.values import checked_key, tax_id_problem, to_cents, to_datet
 @pytest.mark.parametrize(
     ("text", "cents"),
     [
-        ("3290.20", 329020), ("0.01", 1), ("0.1", 10), ("5000", 500000), ("12.000", 1200),
-        ("9999999999999.99", 999999999999999), (" 1.50 ", 150),
-        ("", None), ("12,50", None), ("-1.00", None), ("1.005", None), ("1e3", None), ("abc", None),
+        ("3290.20", 329020),
+        ("0.01", 1),
+        ("0.1", 10),
+        ("5000", 500000),
+        ("12.000", 1200),
+        ("9999999999999.99", 999999999999999),
+        (" 1.50 ", 150),
+        ("", None),
+        ("12,50", None),
+        ("-1.00", None),
+        ("1.005", None),
+        ("1e3", None),
+        ("abc", None),
     ],
 )
 def test_to_cents(text: str, cents: int | None) -> None:

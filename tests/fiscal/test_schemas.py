@@ -103,9 +103,7 @@ def test_cte_dist_1_00_rejects_what_it_does_not_define() -> None:
     alnum = _cte_dist("<distNSU><ultNSU>000000000000000</ultNSU></distNSU>", cnpj="12ABC34501DE35")
     assert errors(alnum, Schema.CTE_DIST_REQUEST)
     # cUFAutor is required for CT-e (optional for NF-e).
-    no_uf = _cte_dist("<distNSU><ultNSU>000000000000000</ultNSU></distNSU>").replace(
-        b"<cUFAutor>43</cUFAutor>", b""
-    )
+    no_uf = _cte_dist("<distNSU><ultNSU>000000000000000</ultNSU></distNSU>").replace(b"<cUFAutor>43</cUFAutor>", b"")
     assert errors(no_uf, Schema.CTE_DIST_REQUEST)
 
 

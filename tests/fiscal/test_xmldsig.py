@@ -72,9 +72,7 @@ def test_round_trip_places_an_unprefixed_signature_last(
     expected_method = "rsa-sha1" if profile is SignatureProfile.SEFAZ_SHA1 else "rsa-sha256"
     assert root.find(f".//{{{DS_NS}}}SignatureMethod").get("Algorithm").endswith(expected_method)
 
-    result = verify_enveloped(
-        signed, expected_cert_pem=company.cert_pem, ca_pem=pki.ca_cert_pem, profile=profile
-    )
+    result = verify_enveloped(signed, expected_cert_pem=company.cert_pem, ca_pem=pki.ca_cert_pem, profile=profile)
     assert result.subject_cnpj == "11222333000181"
     assert result.reference_id == EVENT_ID
     assert result.cert_pem.startswith(b"-----BEGIN CERTIFICATE-----")
@@ -90,8 +88,9 @@ def test_sefaz_transforms_are_c14n_1_0(company: IssuedCert) -> None:
 
 
 def test_xml_declaration_follows_the_input(company: IssuedCert) -> None:
-    with_decl = sign_enveloped(b'<?xml version="1.0" encoding="UTF-8"?>' + EVENTO, EVENT_ID, company.key_pem,
-                               company.cert_pem)
+    with_decl = sign_enveloped(
+        b'<?xml version="1.0" encoding="UTF-8"?>' + EVENTO, EVENT_ID, company.key_pem, company.cert_pem
+    )
     assert with_decl.startswith(b'<?xml version="1.0" encoding="UTF-8"?><evento')
     assert sign_enveloped(EVENTO, EVENT_ID, company.key_pem, company.cert_pem).startswith(b"<evento")
 

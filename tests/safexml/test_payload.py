@@ -200,4 +200,3 @@ def test_doczip_gzip_gives_the_bytes_decode_doczip_inflates() -> None:
     with pytest.raises(CorruptPayload) as bad:
         doczip_gzip("H4sI@@@@", max_compressed=MiB)
     assert bad.value.reason == "corrupt_base64"
-

@@ -245,7 +245,7 @@ def test_answers_are_written_exactly_as_lxml_would(
 ) -> None:
     nfe = sandbox.publish_nfe(emitter=h.SUPPLIER, recipient=h.RECIPIENT, transporter="33444555000181")
     sandbox.publish_nfe_event(nfe, "110110", correction='Correcao do "endereco" <entrega> & numero')
-    bad = h.dist_envelope(ult=0).replace(b"<cUFAutor>35</cUFAutor>", b"<cUFAutor>A&amp;&lt;\"B</cUFAutor>")
+    bad = h.dist_envelope(ult=0).replace(b"<cUFAutor>35</cUFAutor>", b'<cUFAutor>A&amp;&lt;"B</cUFAutor>')
     soap11 = h.dist_envelope(ult=0).replace(h.SOAP12.encode(), h.SOAP11.encode())
     bodies = [_post(inproc, h, bad).content]  # 215 with the XSD message quoting the bad value
     assert b"<cStat>215</cStat>" in bodies[0] and b"&amp;&lt;" in bodies[0]

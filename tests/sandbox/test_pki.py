@@ -38,9 +38,7 @@ def issued_by(cert: x509.Certificate, ca: x509.Certificate) -> bool:
     public = ca.public_key()
     assert isinstance(public, rsa.RSAPublicKey)
     assert cert.signature_hash_algorithm is not None
-    public.verify(
-        cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(), cert.signature_hash_algorithm
-    )
+    public.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(), cert.signature_hash_algorithm)
     return cert.issuer == ca.subject
 
 
@@ -102,9 +100,7 @@ def test_validity_overrides(pki: TestPki) -> None:
     assert expired.not_valid_after_utc == end
     assert expired.not_valid_before_utc < end
     start = datetime(2027, 1, 10, tzinfo=UTC)
-    future = x509.load_pem_x509_certificate(
-        pki.company_cert("12345678000195", "E", not_before=start).cert_pem
-    )
+    future = x509.load_pem_x509_certificate(pki.company_cert("12345678000195", "E", not_before=start).cert_pem)
     assert future.not_valid_before_utc == start
     assert future.not_valid_after_utc > start
 

@@ -54,8 +54,14 @@ def signers(pki: TestPki) -> list[Signer]:
 def _key(rng: random.Random) -> str:
     issuer = Cnpj.from_body(f"{rng.randrange(10**7, 10**8)}0001").value
     return AccessKey.build(
-        uf="35", year_month="2611", issuer=issuer, model="55", serie=rng.randrange(1, 999),
-        number=rng.randrange(1, 10**9), tp_emis=1, code=rng.randrange(10**8),
+        uf="35",
+        year_month="2611",
+        issuer=issuer,
+        model="55",
+        serie=rng.randrange(1, 999),
+        number=rng.randrange(1, 10**9),
+        tp_emis=1,
+        code=rng.randrange(10**8),
     ).value
 
 
@@ -67,7 +73,12 @@ def _events(signers: list[Signer], count: int, seed: int) -> list[tuple[bytes, S
         signer = signers[index % len(signers)]
         kind = KINDS[index % len(KINDS)]
         args = (
-            _key(rng), kind, signer.cnpj, rng.randrange(1, 3), START - timedelta(minutes=rng.randrange(0, 600)), 2,
+            _key(rng),
+            kind,
+            signer.cnpj,
+            rng.randrange(1, 3),
+            START - timedelta(minutes=rng.randrange(0, 600)),
+            2,
             rng.choice(JUSTIFICATIONS) if kind == "210240" else None,
         )
         way = index % 3

@@ -48,9 +48,7 @@ def test_log_call_and_read_back_newest_first(db: Database, company: Company, clo
     calls = audit.recent_calls()
     assert [c.id for c in calls] == [second, first]
     assert (
-        calls[1].cstat == "137"
-        and calls[1].duration_ms == 812
-        and calls[1].at == clock.now() - timedelta(seconds=60)
+        calls[1].cstat == "137" and calls[1].duration_ms == 812 and calls[1].at == clock.now() - timedelta(seconds=60)
     )
     assert [c.id for c in audit.recent_calls(company_id=company.id)] == [first]
 
@@ -77,9 +75,7 @@ def test_prune_removes_old_audit_rows_and_keeps_documents_and_events(
     audit, runs = AuditRepository(db), RunRepository(db)
     docs, events = DocumentRepository(db), EventRepository(db)
     docs.store(company.id, DocumentInput(Product.NFE, DocumentKind.RES_NFE, b"<resNFe/>", KEY, nsu=1))
-    events.store(
-        company.id, EventInput(Product.NFE, DocumentKind.RES_EVENTO, b"<resEvento/>", KEY, "110111", nsu=2)
-    )
+    events.store(company.id, EventInput(Product.NFE, DocumentKind.RES_EVENTO, b"<resEvento/>", KEY, "110111", nsu=2))
     old_run = runs.start("distribution", "scheduled", company_id=company.id)
     runs.finish(old_run, RunStatus.SUCCEEDED)
     stuck_run = runs.start("distribution", "scheduled")  # still running: never pruned
@@ -88,9 +84,7 @@ def test_prune_removes_old_audit_rows_and_keeps_documents_and_events(
 
     clock.advance(timedelta(days=300))
     recent_call = audit.log_call(_call(clock, company.id))
-    recent_archive = audit.archive_exchange(
-        "NFeDistribuicaoDFe", request=b"c", response=b"d", call_id=recent_call
-    )
+    recent_archive = audit.archive_exchange("NFeDistribuicaoDFe", request=b"c", response=b"d", call_id=recent_call)
 
     clock.advance(timedelta(days=66))  # old rows are now 366 days old, recent ones 66
     result = audit.prune()

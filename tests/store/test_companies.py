@@ -49,9 +49,7 @@ def test_settings_round_trip_and_update(db: Database, company: Company) -> None:
     changed = replace(settings, enabled=False, c_uf_autor="41")
     repo.save_settings(changed)
     assert repo.get_settings(company.id, Product.CTE) == changed
-    nfse = CaptureSettings(
-        company.id, Product.NFSE, nfse_cutoff_date=date(2026, 1, 1), nfse_capture_own_issued=True
-    )
+    nfse = CaptureSettings(company.id, Product.NFSE, nfse_cutoff_date=date(2026, 1, 1), nfse_capture_own_issued=True)
     repo.save_settings(nfse)
     assert repo.list_settings(company.id) == [changed, nfse]  # ordered by product
     assert repo.get_settings(company.id, Product.NFE) is None

@@ -167,9 +167,7 @@ def test_foreign_keys_are_enforced(db: Database) -> None:
         )
 
 
-def test_reopening_keeps_data_and_does_not_migrate_again(
-    db_path: Path, company: Company, db: Database
-) -> None:
+def test_reopening_keeps_data_and_does_not_migrate_again(db_path: Path, company: Company, db: Database) -> None:
     db.close()
     again = open_database(db_path, clock=FakeClock())
     try:

@@ -96,15 +96,11 @@ def _full_input(xml: bytes, nsu: int | None = 25) -> DocumentInput:
     )
 
 
-def test_xml_round_trip_is_byte_exact_with_its_sha256(
-    db: Database, company: Company, fixtures_dir: Path
-) -> None:
+def test_xml_round_trip_is_byte_exact_with_its_sha256(db: Database, company: Company, fixtures_dir: Path) -> None:
     docs = DocumentRepository(db)
     real = _proc(fixtures_dir)
     # Bytes a re-serialiser would change: BOM, CRLF, latin-1, trailing blanks, odd spacing.
-    odd = "\ufeff<?xml version='1.0' encoding='ISO-8859-1'?>\r\n<a  b=\"ç\" >x\t</a>  \r\n".encode(
-        "latin-1", "replace"
-    )
+    odd = "\ufeff<?xml version='1.0' encoding='ISO-8859-1'?>\r\n<a  b=\"ç\" >x\t</a>  \r\n".encode("latin-1", "replace")
     for key, xml in ((KEY, real), ("1" * 44, odd)):
         stored = docs.store(company.id, replace(_full_input(xml, nsu=None), access_key=key))
         assert docs.get_xml(company.id, Product.NFE, key) == xml
@@ -113,9 +109,7 @@ def test_xml_round_trip_is_byte_exact_with_its_sha256(
         assert version.sha256 == hashlib.sha256(xml).hexdigest()
         assert version.size == len(xml)
     with db.reader() as s:
-        blob, sha = s.execute(
-            text("SELECT xml_zlib, xml_sha256 FROM document_versions ORDER BY id LIMIT 1")
-        ).one()
+        blob, sha = s.execute(text("SELECT xml_zlib, xml_sha256 FROM document_versions ORDER BY id LIMIT 1")).one()
     assert len(blob) < len(real) / 2  # compressed, not stored raw
     assert sha == hashlib.sha256(real).hexdigest()
 
@@ -194,9 +188,7 @@ def test_the_same_bytes_again_add_no_version_but_record_the_new_nsu(db: Database
     assert len(docs.versions(again.document_id)) == 1
 
 
-def test_only_one_current_version_per_document_is_enforced_by_the_schema(
-    db: Database, company: Company
-) -> None:
+def test_only_one_current_version_per_document_is_enforced_by_the_schema(db: Database, company: Company) -> None:
     stored = DocumentRepository(db).store(company.id, _summary_input(_res_nfe()))
     packed = pack_xml(b"<outro/>")
     with pytest.raises(StorageBug), db.session() as s:
@@ -237,9 +229,7 @@ def test_corrupt_documents_are_quarantined_and_kept(db: Database, company: Compa
     assert other.document_id != stored.document_id
 
 
-def test_an_unreadable_document_delivered_again_under_its_nsu_is_not_duplicated(
-    db: Database, company: Company
-) -> None:
+def test_an_unreadable_document_delivered_again_under_its_nsu_is_not_duplicated(db: Database, company: Company) -> None:
     docs = DocumentRepository(db)
     broken = DocumentInput(
         product=Product.NFE, kind=DocumentKind.UNKNOWN, xml=b"<?", access_key=None, nsu=90, parse_error="x"
@@ -256,9 +246,7 @@ def test_page_filters(db: Database, company: Company, fixtures_dir: Path) -> Non
     full = docs.store(company.id, _full_input(_proc(fixtures_dir)))
     emitted = docs.store(
         company.id,
-        replace(
-            _full_input(b"<nfeProc>own</nfeProc>"), access_key="6" * 44, nsu=26, direction=Direction.EMITTED
-        ),
+        replace(_full_input(b"<nfeProc>own</nfeProc>"), access_key="6" * 44, nsu=26, direction=Direction.EMITTED),
     )
     base = DocumentQuery(company.id, Product.NFE)
     assert docs.page_ids(replace(base, direction=Direction.EMITTED), 0, 10) == [emitted.document_id]
@@ -279,9 +267,7 @@ def test_issue_time_is_kept_as_utc_plus_the_original_offset(db: Database, compan
     assert doc.issued_offset_minutes == -180
     assert doc.total_cents == 9_570_068
     with pytest.raises(InvalidRecord, match="fuso"):
-        docs.store(
-            company.id, replace(_summary_input(b"<a/>"), access_key="2" * 44, issued_at=datetime(2021, 1, 1))
-        )
+        docs.store(company.id, replace(_summary_input(b"<a/>"), access_key="2" * 44, issued_at=datetime(2021, 1, 1)))
 
 
 def test_a_batch_and_its_cursor_commit_together_or_not_at_all(db: Database, company: Company) -> None:
@@ -379,9 +365,7 @@ def test_a_page_over_twenty_thousand_documents(db: Database, company: Company) -
     assert docs.page_ids(replace(query, newest_first=False), 0, 3) == [1, 2, 3]
     assert docs.page_ids(query, count - 2, 100) == [2, 1]
 
-    window = replace(
-        query, issued_from=start + timedelta(minutes=100), issued_to=start + timedelta(minutes=110)
-    )
+    window = replace(query, issued_from=start + timedelta(minutes=100), issued_to=start + timedelta(minutes=110))
     assert docs.count(window) == 10
     assert docs.page_ids(window, 0, 50) == list(range(110, 100, -1))
 
@@ -495,9 +479,7 @@ def test_a_mixed_lot_stores_exactly_what_one_by_one_would(
     assert CaptureStateRepository(db).get(company.id, Product.NFE).ult_nsu == 30
     # And the outcome is the intended one, not merely the same one.
     flags = [
-        (r.created, r.new_version, r.became_current, r.nsu_was_new)
-        for r in results
-        if isinstance(r, StoredDocument)
+        (r.created, r.new_version, r.became_current, r.nsu_was_new) for r in results if isinstance(r, StoredDocument)
     ]
     assert flags == [
         (True, True, True, True),  # A
@@ -556,7 +538,11 @@ _ITEMS = st.lists(st.one_of(_DOCUMENT, _EVENT), max_size=6)
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(before=_ITEMS, lot=_ITEMS.filter(bool))
 def test_any_lot_matches_one_by_one(
-    db: Database, reference: Database, company: Company, clock: FakeClock, before: list[DocumentInput | EventInput],
+    db: Database,
+    reference: Database,
+    company: Company,
+    clock: FakeClock,
+    before: list[DocumentInput | EventInput],
     lot: list[DocumentInput | EventInput],
 ) -> None:
     # Each example gets its own company in both databases (same id in each), so runs don't meet.
@@ -647,9 +633,7 @@ def test_docZip_gzip_kept_as_the_blob_on_the_bulk_and_the_per_row_paths(
     with db.reader() as s:
         blobs = s.execute(text("SELECT xml_zlib, xml_sha256, xml_size FROM document_versions ORDER BY id")).all()
     assert [bytes(b[:2]) for b, _, _ in blobs] == [b"\x1f\x8b", b"\x1f\x8b"]
-    assert [(sha, size) for _, sha, size in blobs] == [
-        (hashlib.sha256(x).hexdigest(), len(x)) for x in (summary, full)
-    ]
+    assert [(sha, size) for _, sha, size in blobs] == [(hashlib.sha256(x).hexdigest(), len(x)) for x in (summary, full)]
     assert gzip.decompress(blobs[1][0]) == full
 
 
@@ -666,10 +650,21 @@ def test_zlib_blobs_written_before_the_gzip_passthrough_still_read(db: Database,
 def test_the_cursor_saved_with_a_lot_keeps_every_field(db: Database, company: Company, clock: FakeClock) -> None:
     now = clock.now().astimezone(BRT)
     cursor = CaptureState(
-        company.id, Product.NFE, ult_nsu=7, max_nsu=9, last_query_at=now, last_dh_resp=now + timedelta(seconds=1),
-        clock_offset_ms=-1500, next_query_at=now + timedelta(hours=1), wait_reason="fila vazia (137)",
-        blocked_until=None, point_queries_blocked_until=now, paused=True, consecutive_failures=2,
-        last_cstat="138", last_message="Documento(s) localizado(s)",
+        company.id,
+        Product.NFE,
+        ult_nsu=7,
+        max_nsu=9,
+        last_query_at=now,
+        last_dh_resp=now + timedelta(seconds=1),
+        clock_offset_ms=-1500,
+        next_query_at=now + timedelta(hours=1),
+        wait_reason="fila vazia (137)",
+        blocked_until=None,
+        point_queries_blocked_until=now,
+        paused=True,
+        consecutive_failures=2,
+        last_cstat="138",
+        last_message="Documento(s) localizado(s)",
     )
     DocumentRepository(db).store_batch(company.id, [_summary_input(_res_nfe(), nsu=7)], cursor)
     assert CaptureStateRepository(db).get(company.id, Product.NFE) == cursor

@@ -58,6 +58,4 @@ def test_full_event_replaces_its_summary_but_not_the_reverse(db: Database, compa
 
 def test_bad_event_type_is_refused(db: Database, company: Company) -> None:
     with pytest.raises(InvalidRecord, match="Tipo de evento"):
-        EventRepository(db).store(
-            company.id, EventInput(Product.NFE, DocumentKind.RES_EVENTO, b"<x/>", KEY, "2102")
-        )
+        EventRepository(db).store(company.id, EventInput(Product.NFE, DocumentKind.RES_EVENTO, b"<x/>", KEY, "2102"))

@@ -18,9 +18,7 @@ KEY = "42210775277525000178550030000266631762885493"
 SERVICE = "nfe_recepcao_evento"
 
 
-def test_request_is_idempotent_and_waits_for_its_time(
-    db: Database, company: Company, clock: FakeClock
-) -> None:
+def test_request_is_idempotent_and_waits_for_its_time(db: Database, company: Company, clock: FakeClock) -> None:
     repo = ManifestationRepository(db)
     at = clock.now() + timedelta(minutes=30)
     first = repo.request(company.id, Product.NFE, KEY, "210210", not_before=at, automatic=True)
@@ -179,4 +177,3 @@ def test_a_settle_in_a_unit_is_undone_with_the_unit(db: Database, company: Compa
         unit.settle_manifestation(request.id + 1000, ManifestationStatus.REJECTED, cstat=None, x_motivo="x")
     with pytest.raises(InvalidRecord), write_unit(db) as unit:
         unit.settle_manifestation(request.id, ManifestationStatus.PENDING, cstat=None, x_motivo="sem horário")
-

@@ -17,9 +17,7 @@ def test_only_queries_that_returned_a_document_count_in_the_window(db: Database,
     ledger = PointQueryLedger(db)
     start = clock.now()
     ledger.record(CNPJ_A, Product.NFE, queried_at=start, returned_document=True, nsu=10)
-    ledger.record(
-        CNPJ_A, Product.NFE, queried_at=start + timedelta(minutes=10), returned_document=False, nsu=11
-    )
+    ledger.record(CNPJ_A, Product.NFE, queried_at=start + timedelta(minutes=10), returned_document=False, nsu=11)
     ledger.record(
         CNPJ_A,
         Product.NFE,
@@ -27,12 +25,8 @@ def test_only_queries_that_returned_a_document_count_in_the_window(db: Database,
         returned_document=True,
         access_key="1" * 44,
     )
-    ledger.record(
-        CNPJ_A, Product.CTE, queried_at=start + timedelta(minutes=20), returned_document=True, nsu=3
-    )
-    ledger.record(
-        CNPJ_B, Product.NFE, queried_at=start + timedelta(minutes=20), returned_document=True, nsu=3
-    )
+    ledger.record(CNPJ_A, Product.CTE, queried_at=start + timedelta(minutes=20), returned_document=True, nsu=3)
+    ledger.record(CNPJ_B, Product.NFE, queried_at=start + timedelta(minutes=20), returned_document=True, nsu=3)
 
     window_start = start + timedelta(minutes=70) - timedelta(hours=1)
     assert ledger.count_since(CNPJ_A, Product.NFE, start) == 2

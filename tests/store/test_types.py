@@ -93,8 +93,15 @@ def test_utc_text_is_what_the_orm_writes() -> None:
 def test_bulk_insert_refuses_a_row_missing_a_column(db: Database, company: Company) -> None:
     bulk = BulkInsert(DistributionItemRow, omit=("id",))
     assert bulk.sql.startswith("INSERT INTO distribution_items (company_id, product, nsu,")
-    row = {"company_id": company.id, "product": "nfe", "nsu": 7, "schema": None, "document_id": None,
-           "event_id": None, "received_at": utc_text(datetime(2026, 1, 1, tzinfo=UTC))}
+    row = {
+        "company_id": company.id,
+        "product": "nfe",
+        "nsu": 7,
+        "schema": None,
+        "document_id": None,
+        "event_id": None,
+        "received_at": utc_text(datetime(2026, 1, 1, tzinfo=UTC)),
+    }
     with db.session() as s:
         bulk.run(s.connection(), [row])
         with pytest.raises(KeyError, match="received_at"):
@@ -159,8 +166,15 @@ def test_bulk_upsert_replaces_the_conflicting_row(db: Database, company: Company
     assert "ON CONFLICT (company_id, product) DO UPDATE SET ult_nsu = excluded.ult_nsu" in upsert.sql
     stamp = utc_text(datetime(2026, 1, 1, tzinfo=UTC))
     row = {f: None for f in upsert.sql.split("(", 1)[1].split(")", 1)[0].split(", ")}
-    row.update(company_id=company.id, product="nfe", ult_nsu=5, max_nsu=9, paused=False,
-               consecutive_failures=0, updated_at=stamp)
+    row.update(
+        company_id=company.id,
+        product="nfe",
+        ult_nsu=5,
+        max_nsu=9,
+        paused=False,
+        consecutive_failures=0,
+        updated_at=stamp,
+    )
     with db.session() as s:
         upsert.run_one(s.connection(), row)
         upsert.run_one(s.connection(), {**row, "ult_nsu": 9, "last_cstat": "137"})

@@ -95,9 +95,7 @@ def test_a_refused_state_aborts_the_unit(db: Database, company: Company) -> None
     assert CaptureStateRepository(db).get(company.id, Product.NFE).ult_nsu == 0
 
 
-def test_state_marks_move_after_every_committed_state_write(
-    db: Database, company: Company, clock: FakeClock
-) -> None:
+def test_state_marks_move_after_every_committed_state_write(db: Database, company: Company, clock: FakeClock) -> None:
     marks = db.state_marks
     other = company.id + 1
     before, before_other = marks.token(company.id), marks.token(other)

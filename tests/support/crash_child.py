@@ -29,9 +29,7 @@ def clock_spec(factor: float, origin: datetime, real_origin: datetime) -> str:
 
 def clock_from_spec(spec: str) -> ScaledClock:
     factor, origin, real_origin = spec.split(";")
-    return ScaledClock(
-        float(factor), datetime.fromisoformat(origin), real_origin=datetime.fromisoformat(real_origin)
-    )
+    return ScaledClock(float(factor), datetime.fromisoformat(origin), real_origin=datetime.fromisoformat(real_origin))
 
 
 def _install_keyring(path: str) -> None:
@@ -50,6 +48,7 @@ def main(argv: list[str]) -> int:
     _install_keyring(os.environ[KEYRING_ENV])
     from app.cli.context import Runtime
     from app.cli.main import build_parser, run_command
+
     clock = clock_from_spec(os.environ[CLOCK_ENV])
     args = build_parser().parse_args(["--data-dir", argv[0], "capture", "--daemon", "--stop-timeout", "20"])
     return run_command(args, runtime=Runtime(clock=clock))

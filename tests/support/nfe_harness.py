@@ -93,9 +93,7 @@ def cte_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> I
 
 
 @contextmanager
-def product_harness(
-    tmp_path: Path, product: Product, *, in_process: bool = False, seed: int = 3
-) -> Iterator[Harness]:
+def product_harness(tmp_path: Path, product: Product, *, in_process: bool = False, seed: int = 3) -> Iterator[Harness]:
     clock = FakeClock(START)
     sandbox = Sandbox(clock, seed=seed)
     if in_process:
@@ -110,9 +108,7 @@ def product_harness(
     ca.write_bytes(sandbox.ca_cert_pem)
     write_settings(sandbox, data_dir, ca)
     office = Office(data_dir, clock=clock)
-    company = office.register_company(
-        cert.pfx, cert.password, environment=Environment.HOMOLOGACAO, products=(product,)
-    )
+    company = office.register_company(cert.pfx, cert.password, environment=Environment.HOMOLOGACAO, products=(product,))
     office.companies.save_settings(
         CaptureSettings(company.id, product, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
     )

@@ -20,7 +20,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+from PySide6.QtWidgets import QApplication, QTabWidget, QWidget  # noqa: E402
 
 from app.capture.cte import CteCapture  # noqa: E402
 from app.core.ids import Cnpj  # noqa: E402
@@ -28,6 +28,7 @@ from app.core.products import Environment, Product  # noqa: E402
 from app.desk import Desk  # noqa: E402
 from app.sandbox.docgen.common import Party  # noqa: E402
 from app.store.records import CaptureSettings, DocumentInput, DocumentKind, RowKind  # noqa: E402
+from app.ui.company_dialog import CompanyDialog  # noqa: E402
 from app.ui.main_window import MainWindow  # noqa: E402
 from app.ui.manifest_dialog import ManifestDialog  # noqa: E402
 from tests.support.nfe_harness import CARRIER, RECIPIENT, nfe_harness  # noqa: E402
@@ -154,6 +155,35 @@ def main() -> int:
         window.apply_filters()
         wait(lambda: model.total == 1)
         grab(window, out, "08-busca-por-chave")
+        window.pages.setCurrentIndex(1)
+        board = window.dashboard
+        wait(lambda: board.status_table.rowCount() >= 2)
+        grab(window, out, "10-painel-captura")
+        board.findChild(QTabWidget).setCurrentIndex(2)
+        grab(window, out, "10-painel-documentos-por-mes")
+        window.pages.setCurrentIndex(0)
+        client = sandbox.company(Cnpj.from_body("556667770001").value, "PADARIA E CONFEITARIA PÃO DOURADO LTDA")
+        pfx = Path(tmp) / "cliente.pfx"
+        pfx.write_bytes(client.pfx)
+        dialog = CompanyDialog(desk, window.tasks, None, window)
+        dialog.show()
+        grab(dialog, out, "11-empresa-nova-vazia")
+        dialog.path.setText(str(pfx))
+        dialog.password.setText(client.password)
+        dialog.check_certificate()
+        wait(lambda: dialog.preview is not None)
+        grab(dialog, out, "11-empresa-nova-certificado")
+        dialog.path.setText(str(pfx))
+        dialog.password.setText("errada")
+        dialog.check_certificate()
+        wait(lambda: "incorreta" in dialog.certificate.text())
+        grab(dialog, out, "11-empresa-senha-errada")
+        dialog.close()
+        edit = CompanyDialog(desk, window.tasks, harness.company.id, window)
+        edit.show()
+        wait(lambda: "Certificado atual" in edit.certificate.text())
+        grab(edit, out, "12-empresa-editar")
+        edit.close()
         window.close()
         desk.close()
     del app

@@ -11,8 +11,8 @@ from app.core.manifestation import ManifestationState
 from app.core.products import Product
 from app.desk import Desk
 from app.store.records import RowKind
-from app.ui.grid_model import ROW_ROLE
 from app.ui.filters import default_period, parse_cents
+from app.ui.grid_model import ROW_ROLE
 from app.ui.main_window import MainWindow
 from app.ui.manifest_dialog import ManifestDialog
 from tests.desk.conftest import Office

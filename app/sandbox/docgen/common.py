@@ -26,14 +26,37 @@ SEFIN_CNPJ = Cnpj.from_body("003944600058").value
 AUTHORITY_NAME = "SEFIN NACIONAL NFS-E (TESTE)"
 
 MUNICIPALITIES: dict[str, str] = {
-    "3550308": "SAO PAULO", "3509502": "CAMPINAS", "3304557": "RIO DE JANEIRO", "3106200": "BELO HORIZONTE",
-    "4106902": "CURITIBA", "4205407": "FLORIANOPOLIS", "4209102": "JOINVILLE", "4202404": "BLUMENAU",
-    "4314902": "PORTO ALEGRE", "5300108": "BRASILIA", "2927408": "SALVADOR", "2611606": "RECIFE",
-    "2304400": "FORTALEZA", "1302603": "MANAUS", "1501402": "BELEM", "5208707": "GOIANIA",
-    "5002704": "CAMPO GRANDE", "5103403": "CUIABA", "3205309": "VITORIA",
+    "3550308": "SAO PAULO",
+    "3509502": "CAMPINAS",
+    "3304557": "RIO DE JANEIRO",
+    "3106200": "BELO HORIZONTE",
+    "4106902": "CURITIBA",
+    "4205407": "FLORIANOPOLIS",
+    "4209102": "JOINVILLE",
+    "4202404": "BLUMENAU",
+    "4314902": "PORTO ALEGRE",
+    "5300108": "BRASILIA",
+    "2927408": "SALVADOR",
+    "2611606": "RECIFE",
+    "2304400": "FORTALEZA",
+    "1302603": "MANAUS",
+    "1501402": "BELEM",
+    "5208707": "GOIANIA",
+    "5002704": "CAMPO GRANDE",
+    "5103403": "CUIABA",
+    "3205309": "VITORIA",
 }
-_STREETS = ("RUA DAS FLORES", "AVENIDA BRASIL", "RUA XV DE NOVEMBRO", "AVENIDA PAULISTA", "RUA DO COMERCIO",
-            "RODOVIA BR 101", "RUA SETE DE SETEMBRO", "AVENIDA DAS NACOES", "RUA DA INDUSTRIA")
+_STREETS = (
+    "RUA DAS FLORES",
+    "AVENIDA BRASIL",
+    "RUA XV DE NOVEMBRO",
+    "AVENIDA PAULISTA",
+    "RUA DO COMERCIO",
+    "RODOVIA BR 101",
+    "RUA SETE DE SETEMBRO",
+    "AVENIDA DAS NACOES",
+    "RUA DA INDUSTRIA",
+)
 _DISTRICTS = ("CENTRO", "DISTRITO INDUSTRIAL", "JARDIM AMERICA", "VILA NOVA", "BELA VISTA", "SAO JOSE")
 
 
@@ -109,8 +132,12 @@ def random_code(rng: random.Random, number: int) -> int:
 
 def address(rng: random.Random) -> tuple[str, str, str, str]:
     """(street, number, district, CEP)."""
-    return (rng.choice(_STREETS), str(rng.randrange(1, 3000)), rng.choice(_DISTRICTS),
-            f"{rng.randrange(1_000_000, 99_999_999):08d}")
+    return (
+        rng.choice(_STREETS),
+        str(rng.randrange(1, 3000)),
+        rng.choice(_DISTRICTS),
+        f"{rng.randrange(1_000_000, 99_999_999):08d}",
+    )
 
 
 def phone(rng: random.Random) -> str:

@@ -32,8 +32,15 @@ from app.sandbox.payload import Payload
 
 CTE_NS = "http://www.portalfiscal.inf.br/cte"
 TAKER_ROLES = {0: "rem", 1: "exped", 2: "receb", 3: "dest", 4: "toma"}
-_CARGO = ("MATERIAL DE CONSTRUCAO", "ALIMENTOS NAO PERECIVEIS", "AUTOPECAS", "ELETRONICOS", "TEXTEIS",
-          "PRODUTOS QUIMICOS EMBALADOS", "MOVEIS DESMONTADOS")
+_CARGO = (
+    "MATERIAL DE CONSTRUCAO",
+    "ALIMENTOS NAO PERECIVEIS",
+    "AUTOPECAS",
+    "ELETRONICOS",
+    "TEXTEIS",
+    "PRODUTOS QUIMICOS EMBALADOS",
+    "MOVEIS DESMONTADOS",
+)
 _CTE_EVENTS = {
     "110111": "Cancelamento",
     "110110": "Carta de Correcao",
@@ -138,8 +145,14 @@ def build_cte(
         total_cents = rng.randrange(5_000, 800_000)
     code = random_code(rng, number)
     key = AccessKey.build(
-        uf=emitter.uf, year_month=year_month(issued_at), issuer=emitter.doc, model=DocumentModel.CTE,
-        serie=serie, number=number, tp_emis=1, code=code,
+        uf=emitter.uf,
+        year_month=year_month(issued_at),
+        issuer=emitter.doc,
+        model=DocumentModel.CTE,
+        serie=serie,
+        number=number,
+        tp_emis=1,
+        code=code,
     ).value
     start, end = sender, recipient
     intra = start.uf == end.uf
@@ -209,14 +222,17 @@ def build_cte(
         "<xMotivo>Autorizado o uso do CT-e</xMotivo>"
         f"</infProt></protCTe>"
     )
-    proc = (
-        f'{XML_DECLARATION}<cteProc xmlns="{CTE_NS}" versao="4.00">'.encode()
-        + signed
-        + f"{prot}</cteProc>".encode()
-    )
+    proc = f'{XML_DECLARATION}<cteProc xmlns="{CTE_NS}" versao="4.00">'.encode() + signed + f"{prot}</cteProc>".encode()
     return GeneratedCTe(
-        key=key, cte_proc=proc, parties=parties, issued_at=issued_at, authorised_at=authorised_at,
-        total_cents=total_cents, protocol=protocol, modal=modal, taker_role=taker_role,
+        key=key,
+        cte_proc=proc,
+        parties=parties,
+        issued_at=issued_at,
+        authorised_at=authorised_at,
+        total_cents=total_cents,
+        protocol=protocol,
+        modal=modal,
+        taker_role=taker_role,
     )
 
 
@@ -282,6 +298,13 @@ def build_cte_event(
         + f"{ret}</procEventoCTe>".encode()
     )
     return GeneratedEvent(
-        key=cte.key, tp_evento=tp_evento, seq=seq, proc_payload=Payload(proc), res_payload=None, author=author, at=at,
-        protocol=protocol, registered_at=registered_at,
+        key=cte.key,
+        tp_evento=tp_evento,
+        seq=seq,
+        proc_payload=Payload(proc),
+        res_payload=None,
+        author=author,
+        at=at,
+        protocol=protocol,
+        registered_at=registered_at,
     )

@@ -71,9 +71,19 @@ class DocumentFactory:
     ) -> GeneratedNFe:
         seed, number, seq = self._next_seed(emitter.doc, "55")
         return build_nfe(
-            self._signers, seed, emitter=emitter, recipient=recipient, issued_at=issued_at, number=number,
-            serie=serie, tp_amb=self.tp_amb, total_cents=total_cents, transporter=transporter,
-            aut_xml=aut_xml, items=items, protocol_seq=seq,
+            self._signers,
+            seed,
+            emitter=emitter,
+            recipient=recipient,
+            issued_at=issued_at,
+            number=number,
+            serie=serie,
+            tp_amb=self.tp_amb,
+            total_cents=total_cents,
+            transporter=transporter,
+            aut_xml=aut_xml,
+            items=items,
+            protocol_seq=seq,
         )
 
     def nfe_event(
@@ -89,8 +99,17 @@ class DocumentFactory:
     ) -> GeneratedEvent:
         rng, _, protocol_seq = self._next(author.doc, "event")
         return build_nfe_event(
-            self._signers, rng, nfe, tp_evento=tp_evento, author=author, seq=seq, at=at,
-            justification=justification, correction=correction, tp_amb=self.tp_amb, protocol_seq=protocol_seq,
+            self._signers,
+            rng,
+            nfe,
+            tp_evento=tp_evento,
+            author=author,
+            seq=seq,
+            at=at,
+            justification=justification,
+            correction=correction,
+            tp_amb=self.tp_amb,
+            protocol_seq=protocol_seq,
         )
 
     def nfe_event_from_signed(
@@ -117,18 +136,36 @@ class DocumentFactory:
     ) -> GeneratedCTe:
         rng, number, seq = self._next(emitter.doc, "57")
         return build_cte(
-            self._signers, rng, emitter=emitter, sender=sender, recipient=recipient, taker_role=taker_role,
-            taker=taker, expeditor=expeditor, receiver=receiver, issued_at=issued_at, modal=modal,
-            total_cents=total_cents, nfe_keys=nfe_keys, number=number, serie=serie, tp_amb=self.tp_amb,
+            self._signers,
+            rng,
+            emitter=emitter,
+            sender=sender,
+            recipient=recipient,
+            taker_role=taker_role,
+            taker=taker,
+            expeditor=expeditor,
+            receiver=receiver,
+            issued_at=issued_at,
+            modal=modal,
+            total_cents=total_cents,
+            nfe_keys=nfe_keys,
+            number=number,
+            serie=serie,
+            tp_amb=self.tp_amb,
             protocol_seq=seq,
         )
 
-    def cte_event(
-        self, cte: GeneratedCTe, *, tp_evento: str, author: Party, seq: int, at: datetime
-    ) -> GeneratedEvent:
+    def cte_event(self, cte: GeneratedCTe, *, tp_evento: str, author: Party, seq: int, at: datetime) -> GeneratedEvent:
         rng, _, protocol_seq = self._next(author.doc, "event")
         return build_cte_event(
-            self._signers, rng, cte, tp_evento=tp_evento, author=author, seq=seq, at=at, tp_amb=self.tp_amb,
+            self._signers,
+            rng,
+            cte,
+            tp_evento=tp_evento,
+            author=author,
+            seq=seq,
+            at=at,
+            tp_amb=self.tp_amb,
             protocol_seq=protocol_seq,
         )
 
@@ -144,8 +181,15 @@ class DocumentFactory:
     ) -> GeneratedNfse:
         rng, number, _ = self._next(provider.doc, "nfse")
         return build_nfse(
-            self._signers, rng, provider=provider, taker=taker, intermediary=intermediary,
-            issued_at=issued_at, service_cents=service_cents, with_ibscbs=with_ibscbs, number=number,
+            self._signers,
+            rng,
+            provider=provider,
+            taker=taker,
+            intermediary=intermediary,
+            issued_at=issued_at,
+            service_cents=service_cents,
+            with_ibscbs=with_ibscbs,
+            number=number,
             tp_amb=self.tp_amb,
         )
 
@@ -165,6 +209,14 @@ class DocumentFactory:
             self._n_dfse += 1
             n_dfse = self._n_dfse
         return build_nfse_event(
-            self._signers, rng, nfse, code=code, author=author, at=at, ped_reg_evento=ped_reg_evento, seq=seq,
-            n_dfse=n_dfse, tp_amb=self.tp_amb,
+            self._signers,
+            rng,
+            nfse,
+            code=code,
+            author=author,
+            at=at,
+            ped_reg_evento=ped_reg_evento,
+            seq=seq,
+            n_dfse=n_dfse,
+            tp_amb=self.tp_amb,
         )

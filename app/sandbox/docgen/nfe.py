@@ -27,11 +27,16 @@ from app.sandbox.payload import Payload
 
 NFE_NS = "http://www.portalfiscal.inf.br/nfe"
 _PRODUCTS = (
-    ("PARAFUSO SEXTAVADO 1/4 ZINCADO", "73181500", "CX"), ("CHAPA DE ACO 2MM", "72085200", "KG"),
-    ("CABO FLEXIVEL 2,5MM 100M", "85444900", "RL"), ("TINTA ACRILICA BRANCA 18L", "32091010", "LT"),
-    ("PAPEL A4 75G RESMA", "48025610", "PCT"), ("OLEO LUBRIFICANTE 1L", "27101932", "UN"),
-    ("MOTOR ELETRICO 1CV", "85014019", "UN"), ("ROLAMENTO 6205 2RS", "84821010", "UN"),
-    ("CAFE TORRADO 500G", "09012100", "PCT"), ("EMBALAGEM PAPELAO 40X30", "48191000", "UN"),
+    ("PARAFUSO SEXTAVADO 1/4 ZINCADO", "73181500", "CX"),
+    ("CHAPA DE ACO 2MM", "72085200", "KG"),
+    ("CABO FLEXIVEL 2,5MM 100M", "85444900", "RL"),
+    ("TINTA ACRILICA BRANCA 18L", "32091010", "LT"),
+    ("PAPEL A4 75G RESMA", "48025610", "PCT"),
+    ("OLEO LUBRIFICANTE 1L", "27101932", "UN"),
+    ("MOTOR ELETRICO 1CV", "85014019", "UN"),
+    ("ROLAMENTO 6205 2RS", "84821010", "UN"),
+    ("CAFE TORRADO 500G", "09012100", "PCT"),
+    ("EMBALAGEM PAPELAO 40X30", "48191000", "UN"),
 )
 
 
@@ -94,17 +99,22 @@ def _item(
     cofins = round(cents * 0.076)
     cfop = "5102" if intra else "6102"
     return (
-        f'<det nItem="{n}"><prod><cProd>{1000 + n}</cProd><cEAN>SEM GTIN</cEAN><xProd>{esc(name)}</xProd>'
-        f"<NCM>{ncm}</NCM><CFOP>{cfop}</CFOP><uCom>{unit}</uCom><qCom>{qty}.0000</qCom>"
-        f"<vUnCom>{unit_price}</vUnCom><vProd>{v}</vProd><cEANTrib>SEM GTIN</cEANTrib><uTrib>{unit}</uTrib>"
-        f"<qTrib>{qty}.0000</qTrib><vUnTrib>{unit_price}</vUnTrib><indTot>1</indTot></prod>"
-        f"<imposto><ICMS><ICMS00><orig>0</orig><CST>00</CST><modBC>3</modBC><vBC>{v}</vBC>"
-        f"<pICMS>18.0000</pICMS><vICMS>{money(icms)}</vICMS></ICMS00></ICMS>"
-        f"<PIS><PISAliq><CST>01</CST><vBC>{v}</vBC><pPIS>1.6500</pPIS><vPIS>{money(pis)}</vPIS></PISAliq>"
-        "</PIS>"
-        f"<COFINS><COFINSAliq><CST>01</CST><vBC>{v}</vBC><pCOFINS>7.6000</pCOFINS>"
-        f"<vCOFINS>{money(cofins)}</vCOFINS></COFINSAliq></COFINS></imposto></det>"
-    ), icms, pis, cofins
+        (
+            f'<det nItem="{n}"><prod><cProd>{1000 + n}</cProd><cEAN>SEM GTIN</cEAN><xProd>{esc(name)}</xProd>'
+            f"<NCM>{ncm}</NCM><CFOP>{cfop}</CFOP><uCom>{unit}</uCom><qCom>{qty}.0000</qCom>"
+            f"<vUnCom>{unit_price}</vUnCom><vProd>{v}</vProd><cEANTrib>SEM GTIN</cEANTrib><uTrib>{unit}</uTrib>"
+            f"<qTrib>{qty}.0000</qTrib><vUnTrib>{unit_price}</vUnTrib><indTot>1</indTot></prod>"
+            f"<imposto><ICMS><ICMS00><orig>0</orig><CST>00</CST><modBC>3</modBC><vBC>{v}</vBC>"
+            f"<pICMS>18.0000</pICMS><vICMS>{money(icms)}</vICMS></ICMS00></ICMS>"
+            f"<PIS><PISAliq><CST>01</CST><vBC>{v}</vBC><pPIS>1.6500</pPIS><vPIS>{money(pis)}</vPIS></PISAliq>"
+            "</PIS>"
+            f"<COFINS><COFINSAliq><CST>01</CST><vBC>{v}</vBC><pCOFINS>7.6000</pCOFINS>"
+            f"<vCOFINS>{money(cofins)}</vCOFINS></COFINSAliq></COFINS></imposto></det>"
+        ),
+        icms,
+        pis,
+        cofins,
+    )
 
 
 def _address_xml(tag: str, party: Party, rng: random.Random) -> str:
@@ -182,11 +192,7 @@ def _signed_proc(signers: Signers, recipe: _Recipe, dig_val: str, authorised_at:
         f"<digVal>{dig_val}</digVal><cStat>100</cStat><xMotivo>Autorizado o uso da NF-e</xMotivo>"
         f"</infProt></protNFe>"
     )
-    return (
-        f'{XML_DECLARATION}<nfeProc xmlns="{NFE_NS}" versao="4.00">'.encode()
-        + signed
-        + f"{prot}</nfeProc>".encode()
-    )
+    return f'{XML_DECLARATION}<nfeProc xmlns="{NFE_NS}" versao="4.00">'.encode() + signed + f"{prot}</nfeProc>".encode()
 
 
 def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
@@ -199,8 +205,14 @@ def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
     items = max(1, min(items, total_cents))
     code = random_code(rng, number)
     key = AccessKey.build(
-        uf=emitter.uf, year_month=year_month(issued_at), issuer=emitter.doc, model=DocumentModel.NFE,
-        serie=serie, number=number, tp_emis=1, code=code,
+        uf=emitter.uf,
+        year_month=year_month(issued_at),
+        issuer=emitter.doc,
+        model=DocumentModel.NFE,
+        serie=serie,
+        number=number,
+        tp_emis=1,
+        code=code,
     ).value
     intra = emitter.uf == recipient.uf
     dets, icms, pis, cofins = [], 0, 0, 0
@@ -209,9 +221,7 @@ def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
         dets.append(xml)
         icms, pis, cofins = icms + i, pis + p, cofins + c
     v = money(total_cents)
-    dest_ie = (
-        f"<indIEDest>1</indIEDest><IE>{recipient.ie}</IE>" if recipient.ie else "<indIEDest>9</indIEDest>"
-    )
+    dest_ie = f"<indIEDest>1</indIEDest><IE>{recipient.ie}</IE>" if recipient.ie else "<indIEDest>9</indIEDest>"
     if transporter is not None:
         transp = (
             f"<transp><modFrete>0</modFrete><transporta>{transporter.doc_xml()}"
@@ -224,8 +234,7 @@ def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
     else:
         transp = "<transp><modFrete>9</modFrete></transp>"
     aut = "".join(
-        f"<autXML><{'CPF' if len(doc) == 11 else 'CNPJ'}>{doc}</{'CPF' if len(doc) == 11 else 'CNPJ'}>"
-        "</autXML>"
+        f"<autXML><{'CPF' if len(doc) == 11 else 'CNPJ'}>{doc}</{'CPF' if len(doc) == 11 else 'CNPJ'}></autXML>"
         for doc in aut_xml
     )
     inf_id = "NFe" + key

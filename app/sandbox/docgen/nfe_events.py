@@ -130,8 +130,17 @@ def build_nfe_event(
     signed = signers.sign_sefaz(evento, inf_id, author.doc, author.name)
     registered_at = at + timedelta(seconds=rng.randrange(1, 30))
     return _wrap(
-        nfe.key, signed, author=author, tp_evento=tp_evento, seq=seq, at=at, registered_at=registered_at,
-        c_orgao=c_orgao, tp_amb=tp_amb, c_stat=135, protocol_seq=protocol_seq,
+        nfe.key,
+        signed,
+        author=author,
+        tp_evento=tp_evento,
+        seq=seq,
+        at=at,
+        registered_at=registered_at,
+        c_orgao=c_orgao,
+        tp_amb=tp_amb,
+        c_stat=135,
+        protocol_seq=protocol_seq,
         recipient_doc=author.doc if tp_evento in MANIFESTATIONS else nfe.recipient.doc,
     )
 
@@ -157,10 +166,18 @@ def nfe_event_from_signed(
     author = Party(doc=doc, name=author_name or doc)
     tp_evento = text("tpEvento")
     return _wrap(
-        nfe_key, strip_declaration(signed_evento), author=author, tp_evento=tp_evento,
+        nfe_key,
+        strip_declaration(signed_evento),
+        author=author,
+        tp_evento=tp_evento,
         seq=int(text("nSeqEvento")),
-        at=datetime.fromisoformat(text("dhEvento")), registered_at=at, c_orgao=text("cOrgao"),
-        tp_amb=int(text("tpAmb")), c_stat=c_stat, protocol_seq=protocol_seq, recipient_doc=doc,
+        at=datetime.fromisoformat(text("dhEvento")),
+        registered_at=at,
+        c_orgao=text("cOrgao"),
+        tp_amb=int(text("tpAmb")),
+        c_stat=c_stat,
+        protocol_seq=protocol_seq,
+        recipient_doc=doc,
         description=text("detEvento/n:descEvento"),
     )
 
@@ -205,6 +222,13 @@ def _wrap(
         f"<dhRecbto>{dt(registered_at)}</dhRecbto><nProt>{protocol}</nProt></resEvento>"
     ).encode()
     return GeneratedEvent(
-        key=key, tp_evento=tp_evento, seq=seq, proc_payload=Payload(proc), res_payload=Payload(res), author=author,
-        at=at, protocol=protocol, registered_at=registered_at,
+        key=key,
+        tp_evento=tp_evento,
+        seq=seq,
+        proc_payload=Payload(proc),
+        res_payload=Payload(res),
+        author=author,
+        at=at,
+        protocol=protocol,
+        registered_at=registered_at,
     )

@@ -35,17 +35,27 @@ from app.sandbox.docgen.common import (
 NFSE_NS = "http://www.sped.fazenda.gov.br/nfse"
 VERSION = "1.01"
 _SERVICES = (
-    ("010101", "Análise e desenvolvimento de sistemas.", "Desenvolvimento de sistema sob encomenda",
-     "115013000"),
-    ("010701", "Suporte técnico em informática, inclusive instalação, configuração e manutenção de programas "
-     "de computação e bancos de dados.", "Suporte técnico mensal", "115021000"),
-    ("171901", "Contabilidade, inclusive serviços técnicos e auxiliares.", "Honorários contábeis do mês",
-     "118011000"),
-    ("070201", "Execução, por administração, empreitada ou subempreitada, de obras de construção civil.",
-     "Reforma de sala comercial", "101011100"),
-    ("040303",
-     "Clínicas, sanatórios, manicômios, casas de saúde, prontos-socorros, ambulatórios e congêneres.",
-     "Consulta e exames", "123012100"),
+    ("010101", "Análise e desenvolvimento de sistemas.", "Desenvolvimento de sistema sob encomenda", "115013000"),
+    (
+        "010701",
+        "Suporte técnico em informática, inclusive instalação, configuração e manutenção de programas "
+        "de computação e bancos de dados.",
+        "Suporte técnico mensal",
+        "115021000",
+    ),
+    ("171901", "Contabilidade, inclusive serviços técnicos e auxiliares.", "Honorários contábeis do mês", "118011000"),
+    (
+        "070201",
+        "Execução, por administração, empreitada ou subempreitada, de obras de construção civil.",
+        "Reforma de sala comercial",
+        "101011100",
+    ),
+    (
+        "040303",
+        "Clínicas, sanatórios, manicômios, casas de saúde, prontos-socorros, ambulatórios e congêneres.",
+        "Consulta e exames",
+        "123012100",
+    ),
 )
 EVENT_DESCRIPTIONS: dict[str, str] = {
     "101101": "Cancelamento de NFS-e",
@@ -139,8 +149,12 @@ def build_nfse(
     signed_dps = strip_declaration(signers.sign(dps, ident, provider.doc, provider.name))
     processed_at = issued_at + timedelta(seconds=rng.randrange(1, 20))
     key = NfseKey.build(
-        c_mun=provider.c_mun, amb_ger=2, insc_fed=provider.doc, number=number,
-        year_month=year_month(processed_at), code=rng.randrange(100_000_000, 999_999_999),
+        c_mun=provider.c_mun,
+        amb_ger=2,
+        insc_fed=provider.doc,
+        number=number,
+        year_month=year_month(processed_at),
+        code=rng.randrange(100_000_000, 999_999_999),
     ).value
     iss = round(service_cents * 0.05)
     town = esc(provider.x_mun)
@@ -159,30 +173,38 @@ def build_nfse(
             f"</gIBS><gCBS><vCBS>{money(cbs)}</vCBS></gCBS></totCIBS></IBSCBS>"
         )
     nfse = (
-        f'<NFSe xmlns="{NFSE_NS}" versao="{VERSION}"><infNFSe Id="NFS{key}"><xLocEmi>{town}</xLocEmi>'
-        f"<xLocPrestacao>{town}</xLocPrestacao><nNFSe>{number}</nNFSe><cLocIncid>{provider.c_mun}</cLocIncid>"
-        f"<xLocIncid>{town}</xLocIncid><xTribNac>{esc(x_trib)}</xTribNac>"
-        "<verAplic>SefinNacional_1.6.0</verAplic>"
-        f"<ambGer>2</ambGer><tpEmis>1</tpEmis><procEmi>1</procEmi><cStat>100</cStat>"
-        f"<dhProc>{dt(processed_at)}</dhProc><nDFSe>{number}</nDFSe><emit>{provider.doc_xml()}"
-        f"<xNome>{esc(provider.name)}</xNome><enderNac><xLgr>{street}</xLgr><nro>{nro}</nro>"
-        f"<xBairro>{district}</xBairro><cMun>{provider.c_mun}</cMun><UF>{provider.uf}</UF><CEP>{cep}</CEP>"
-        f"</enderNac></emit><valores><vBC>{money(service_cents)}</vBC><pAliqAplic>5.00</pAliqAplic>"
-        f"<vISSQN>{money(iss)}</vISSQN><vTotalRet>0.00</vTotalRet><vLiq>{money(service_cents)}</vLiq>"
-        f"</valores>{ibscbs_nfse}"
-    ).encode() + signed_dps + b"</infNFSe></NFSe>"
-    signed_nfse = signers.sign(
-        nfse, f"NFS{key}", SEFIN_CNPJ, AUTHORITY_NAME, profile=SignatureProfile.SEFIN_SHA256
+        (
+            f'<NFSe xmlns="{NFSE_NS}" versao="{VERSION}"><infNFSe Id="NFS{key}"><xLocEmi>{town}</xLocEmi>'
+            f"<xLocPrestacao>{town}</xLocPrestacao><nNFSe>{number}</nNFSe><cLocIncid>{provider.c_mun}</cLocIncid>"
+            f"<xLocIncid>{town}</xLocIncid><xTribNac>{esc(x_trib)}</xTribNac>"
+            "<verAplic>SefinNacional_1.6.0</verAplic>"
+            f"<ambGer>2</ambGer><tpEmis>1</tpEmis><procEmi>1</procEmi><cStat>100</cStat>"
+            f"<dhProc>{dt(processed_at)}</dhProc><nDFSe>{number}</nDFSe><emit>{provider.doc_xml()}"
+            f"<xNome>{esc(provider.name)}</xNome><enderNac><xLgr>{street}</xLgr><nro>{nro}</nro>"
+            f"<xBairro>{district}</xBairro><cMun>{provider.c_mun}</cMun><UF>{provider.uf}</UF><CEP>{cep}</CEP>"
+            f"</enderNac></emit><valores><vBC>{money(service_cents)}</vBC><pAliqAplic>5.00</pAliqAplic>"
+            f"<vISSQN>{money(iss)}</vISSQN><vTotalRet>0.00</vTotalRet><vLiq>{money(service_cents)}</vLiq>"
+            f"</valores>{ibscbs_nfse}"
+        ).encode()
+        + signed_dps
+        + b"</infNFSe></NFSe>"
     )
+    signed_nfse = signers.sign(nfse, f"NFS{key}", SEFIN_CNPJ, AUTHORITY_NAME, profile=SignatureProfile.SEFIN_SHA256)
     parties = {"prest": provider}
     if taker:
         parties["toma"] = taker
     if intermediary:
         parties["interm"] = intermediary
     return GeneratedNfse(
-        key=key, nfse=XML_DECLARATION.encode() + strip_declaration(signed_nfse),
-        dps=XML_DECLARATION.encode() + signed_dps, parties=parties, issued_at=issued_at,
-        processed_at=processed_at, number=number, service_cents=service_cents, with_ibscbs=with_ibscbs,
+        key=key,
+        nfse=XML_DECLARATION.encode() + strip_declaration(signed_nfse),
+        dps=XML_DECLARATION.encode() + signed_dps,
+        parties=parties,
+        issued_at=issued_at,
+        processed_at=processed_at,
+        number=number,
+        service_cents=service_cents,
+        with_ibscbs=with_ibscbs,
     )
 
 
@@ -196,10 +218,7 @@ def build_ped_reg_evento(
     if code == "101101":
         group = f"<xDesc>{desc}</xDesc><cMotivo>1</cMotivo><xMotivo>Erro na emissão da nota fiscal.</xMotivo>"
     elif code == "203206":
-        group = (
-            f"<xDesc>{desc}</xDesc><cMotivo>3</cMotivo>"
-            "<xMotivo>Serviço não foi prestado ao tomador.</xMotivo>"
-        )
+        group = f"<xDesc>{desc}</xDesc><cMotivo>3</cMotivo><xMotivo>Serviço não foi prestado ao tomador.</xMotivo>"
     else:
         group = f"<xDesc>{desc}</xDesc>"
     ident = f"PRE{nfse.key}{code}"
@@ -236,12 +255,20 @@ def build_nfse_event(
     processed_at = at + timedelta(seconds=rng.randrange(1, 20))
     ident = f"EVT{nfse.key}{code}{seq:03d}"
     evento = (
-        f'<evento xmlns="{NFSE_NS}" versao="{VERSION}"><infEvento Id="{ident}">'
-        f"<verAplic>SefinNacional_1.6.0</verAplic><ambGer>2</ambGer><nSeqEvento>{seq}</nSeqEvento>"
-        f"<dhProc>{dt(processed_at)}</dhProc><nDFSe>{n_dfse}</nDFSe>"
-    ).encode() + ped + b"</infEvento></evento>"
+        (
+            f'<evento xmlns="{NFSE_NS}" versao="{VERSION}"><infEvento Id="{ident}">'
+            f"<verAplic>SefinNacional_1.6.0</verAplic><ambGer>2</ambGer><nSeqEvento>{seq}</nSeqEvento>"
+            f"<dhProc>{dt(processed_at)}</dhProc><nDFSe>{n_dfse}</nDFSe>"
+        ).encode()
+        + ped
+        + b"</infEvento></evento>"
+    )
     signed = signers.sign(evento, ident, SEFIN_CNPJ, AUTHORITY_NAME, profile=SignatureProfile.SEFIN_SHA256)
     return GeneratedNfseEvent(
-        key=nfse.key, code=code, evento=XML_DECLARATION.encode() + strip_declaration(signed), author=author,
-        at=at, seq=seq,
+        key=nfse.key,
+        code=code,
+        evento=XML_DECLARATION.encode() + strip_declaration(signed),
+        author=author,
+        at=at,
+        seq=seq,
     )

@@ -31,15 +31,28 @@ EVENT_DETAILS = {
 
 @pytest.mark.parametrize(("modal", "taker_role"), [("01", 0), ("01", 3), ("02", 4), ("02", 1)])
 def test_cte_proc_valid_for_modal_and_taker(
-    modal: str, taker_role: int, factory: DocumentFactory, carrier: Party, supplier: Party, client: Party,
-    person: Party, xsd: Callable[[bytes, str], None],
+    modal: str,
+    taker_role: int,
+    factory: DocumentFactory,
+    carrier: Party,
+    supplier: Party,
+    client: Party,
+    person: Party,
+    xsd: Callable[[bytes, str], None],
 ) -> None:
     third = Party("11444777000161", "TOMADOR TERCEIRO LTDA", "RJ", "3304557", ie="12345678")
     nfe_keys = ["35261111222333000181550010000001231863972509"] if modal == "01" else []
     cte = factory.cte(
-        emitter=carrier, sender=supplier, recipient=client, taker_role=taker_role,
-        taker=third if taker_role == 4 else None, expeditor=person if taker_role == 1 else None,
-        issued_at=ISSUED_AT, modal=modal, total_cents=54_321, nfe_keys=nfe_keys,
+        emitter=carrier,
+        sender=supplier,
+        recipient=client,
+        taker_role=taker_role,
+        taker=third if taker_role == 4 else None,
+        expeditor=person if taker_role == 1 else None,
+        issued_at=ISSUED_AT,
+        modal=modal,
+        total_cents=54_321,
+        nfe_keys=nfe_keys,
     )
     xsd(cte.cte_proc, PROC)
     key = AccessKey(cte.key)
@@ -60,19 +73,15 @@ def test_cte_proc_valid_for_modal_and_taker(
         assert cte.parties["toma"] == cte.parties[role]
     assert set(cte.parties) >= {"emit", "rem", "dest", "toma"}
     assert root.xpath("string(//c:infNFe/c:chave)", namespaces=NS) == "".join(nfe_keys)
-    verified = verify_enveloped(cte.cte_proc, expected_cert_pem=factory.certificate(carrier).cert_pem,
-                                at=ISSUED_AT)
+    verified = verify_enveloped(cte.cte_proc, expected_cert_pem=factory.certificate(carrier).cert_pem, at=ISSUED_AT)
     assert verified.subject_cnpj == carrier.doc
 
 
-def test_cte_rejects_an_absent_taker(
-    factory: DocumentFactory, carrier: Party, supplier: Party, client: Party
-) -> None:
+def test_cte_rejects_an_absent_taker(factory: DocumentFactory, carrier: Party, supplier: Party, client: Party) -> None:
     with pytest.raises(CapturaError, match="Tomador"):
         factory.cte(emitter=carrier, sender=supplier, recipient=client, taker_role=2, issued_at=ISSUED_AT)
     with pytest.raises(CapturaError, match="Modal"):
-        factory.cte(emitter=carrier, sender=supplier, recipient=client, taker_role=0, issued_at=ISSUED_AT,
-                    modal="03")
+        factory.cte(emitter=carrier, sender=supplier, recipient=client, taker_role=0, issued_at=ISSUED_AT, modal="03")
 
 
 @pytest.fixture(scope="module")

@@ -20,12 +20,21 @@ RES = "nfe_dist_dfe/schemas/v1_0/resNFe_v1.01.xsd"
 
 
 def test_nfe_proc_and_res_nfe_are_valid_and_consistent(
-    factory: DocumentFactory, supplier: Party, client: Party, carrier: Party, person: Party,
+    factory: DocumentFactory,
+    supplier: Party,
+    client: Party,
+    carrier: Party,
+    person: Party,
     xsd: Callable[[bytes, str], None],
 ) -> None:
     nfe = factory.nfe(
-        emitter=supplier, recipient=client, issued_at=ISSUED_AT, total_cents=123_456, transporter=carrier,
-        aut_xml=[person.doc], items=4,
+        emitter=supplier,
+        recipient=client,
+        issued_at=ISSUED_AT,
+        total_cents=123_456,
+        transporter=carrier,
+        aut_xml=[person.doc],
+        items=4,
     )
     xsd(nfe.nfe_proc, PROC)
     xsd(nfe.res_nfe, RES)
@@ -53,13 +62,14 @@ def test_nfe_proc_and_res_nfe_are_valid_and_consistent(
     assert res.xpath("string(n:cSitNFe)", namespaces=NS) == "1"
 
 
-def test_nfe_signature_is_the_emitters(
-    factory: DocumentFactory, supplier: Party, client: Party, pki: TestPki
-) -> None:
+def test_nfe_signature_is_the_emitters(factory: DocumentFactory, supplier: Party, client: Party, pki: TestPki) -> None:
     nfe = factory.nfe(emitter=supplier, recipient=client, issued_at=ISSUED_AT)
     result = verify_enveloped(
-        nfe.nfe_proc, expected_cert_pem=factory.certificate(supplier).cert_pem, ca_pem=pki.ca_cert_pem,
-        at=ISSUED_AT, profile=SignatureProfile.SEFAZ_SHA1,
+        nfe.nfe_proc,
+        expected_cert_pem=factory.certificate(supplier).cert_pem,
+        ca_pem=pki.ca_cert_pem,
+        at=ISSUED_AT,
+        profile=SignatureProfile.SEFAZ_SHA1,
     )
     assert result.subject_cnpj == supplier.doc
     assert result.reference_id == "NFe" + nfe.key
@@ -80,9 +90,7 @@ def test_alphanumeric_cnpj_emitter(
     assert root.xpath("string(//n:dest/n:indIEDest)", namespaces=NS) == "9"
 
 
-def test_numbers_follow_per_issuer_and_seed_is_reproducible(
-    pki: TestPki, supplier: Party, client: Party
-) -> None:
+def test_numbers_follow_per_issuer_and_seed_is_reproducible(pki: TestPki, supplier: Party, client: Party) -> None:
     first, second = DocumentFactory(pki, seed=7), DocumentFactory(pki, seed=7)
     a1 = first.nfe(emitter=supplier, recipient=client, issued_at=ISSUED_AT)
     a2 = first.nfe(emitter=supplier, recipient=client, issued_at=ISSUED_AT)

@@ -44,13 +44,19 @@ def nfe(factory: DocumentFactory, supplier: Party, client: Party) -> GeneratedNF
 
 @pytest.mark.parametrize(("tp", "who", "just", "correction", "desc", "c_orgao"), CASES)
 def test_event_kinds_validate_and_are_signed_by_the_author(
-    tp: str, who: str, just: str | None, correction: str | None, desc: str, c_orgao: str,
-    factory: DocumentFactory, nfe: GeneratedNFe, xsd: Callable[[bytes, str], None],
+    tp: str,
+    who: str,
+    just: str | None,
+    correction: str | None,
+    desc: str,
+    c_orgao: str,
+    factory: DocumentFactory,
+    nfe: GeneratedNFe,
+    xsd: Callable[[bytes, str], None],
 ) -> None:
     author = nfe.emitter if who == "emitter" else nfe.recipient
     at = ISSUED_AT + timedelta(hours=3)
-    event = factory.nfe_event(nfe, tp_evento=tp, author=author, seq=1, at=at, justification=just,
-                              correction=correction)
+    event = factory.nfe_event(nfe, tp_evento=tp, author=author, seq=1, at=at, justification=just, correction=correction)
     xsd(event.proc_evento, GENERIC)
     if tp in SPECIFIC:
         xsd(event.proc_evento, SPECIFIC[tp])
@@ -68,7 +74,8 @@ def test_event_kinds_validate_and_are_signed_by_the_author(
     assert res.xpath("string(n:CNPJ)", namespaces=NS) == author.doc
     verified = verify_enveloped(
         extract_signed_element(event.proc_evento, "evento"),
-        expected_cert_pem=factory.certificate(author).cert_pem, at=at,
+        expected_cert_pem=factory.certificate(author).cert_pem,
+        at=at,
     )
     assert verified.subject_cnpj == author.doc
 

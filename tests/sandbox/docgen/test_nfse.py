@@ -23,11 +23,21 @@ PED = "nfse/schemas/v1_0/pedRegEvento_v1.01.xsd"
 
 @pytest.mark.parametrize("with_ibscbs", [False, True])
 def test_nfse_and_dps_valid_and_key_matches_content(
-    with_ibscbs: bool, factory: DocumentFactory, supplier: Party, person: Party, client: Party,
+    with_ibscbs: bool,
+    factory: DocumentFactory,
+    supplier: Party,
+    person: Party,
+    client: Party,
     xsd: Callable[[bytes, str], None],
 ) -> None:
-    nfse = factory.nfse(provider=supplier, taker=person, intermediary=client if with_ibscbs else None,
-                        issued_at=ISSUED_AT, service_cents=250_000, with_ibscbs=with_ibscbs)
+    nfse = factory.nfse(
+        provider=supplier,
+        taker=person,
+        intermediary=client if with_ibscbs else None,
+        issued_at=ISSUED_AT,
+        service_cents=250_000,
+        with_ibscbs=with_ibscbs,
+    )
     xsd(nfse.nfse, NFSE)
     xsd(nfse.dps, DPS)
     root = etree.fromstring(nfse.nfse)
@@ -51,8 +61,9 @@ def test_nfse_and_dps_valid_and_key_matches_content(
     assert sefin.reference_id == "NFS" + nfse.key and sefin.subject_cnpj != supplier.doc
     dps = extract_signed_element(nfse.nfse, "DPS")
     assert dps == nfse.dps.removeprefix(b'<?xml version="1.0" encoding="UTF-8"?>')
-    verified = verify_enveloped(dps, expected_cert_pem=factory.certificate(supplier).cert_pem, at=ISSUED_AT,
-                                profile=SignatureProfile.SEFAZ_SHA1)
+    verified = verify_enveloped(
+        dps, expected_cert_pem=factory.certificate(supplier).cert_pem, at=ISSUED_AT, profile=SignatureProfile.SEFAZ_SHA1
+    )
     assert verified.subject_cnpj == supplier.doc
 
 
@@ -75,8 +86,9 @@ def test_registered_events_wrap_a_signed_ped_reg_evento(
     assert root.find("s:infEvento", NS).get("Id") == f"EVT{nfse.key}{code}{event.seq:03d}"
     assert etree.fromstring(ped).find("s:infPedReg", NS).get("Id") == f"PRE{nfse.key}{code}"
     assert verify_enveloped(event.evento, at=at, profile=SignatureProfile.SEFIN_SHA256)
-    assert verify_enveloped(ped, expected_cert_pem=factory.certificate(author).cert_pem, at=at).subject_cnpj \
-        == author.doc
+    assert (
+        verify_enveloped(ped, expected_cert_pem=factory.certificate(author).cert_pem, at=at).subject_cnpj == author.doc
+    )
     # A pedRegEvento sent by a client is kept byte for byte.
     again = factory.nfse_event(nfse, code=code, author=author, at=at, ped_reg_evento=ped)
     assert extract_signed_element(again.evento, "pedRegEvento") == ped

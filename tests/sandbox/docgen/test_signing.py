@@ -61,9 +61,10 @@ def test_textual_canonical_form_matches_lxml(client: Party) -> None:
         assert canonical_part(document, inf_id) == lxml_canonical_part(document.encode(), inf_id)
     # what the generator never writes goes to lxml directly (C14N writes "\r" as a reference)
     odd = f'<NFe xmlns="{NFE_NS}"><infNFe versao="4.00" Id="NFe1"><a>x&#13;y</a><b>&quot;</b></infNFe></NFe>'
-    assert canonical_part(odd, "NFe1") == (
-        f'<infNFe xmlns="{NFE_NS}" Id="NFe1" versao="4.00"><a>x&#xD;y</a><b>"</b></infNFe>'
-    ).encode()
+    assert (
+        canonical_part(odd, "NFe1")
+        == (f'<infNFe xmlns="{NFE_NS}" Id="NFe1" versao="4.00"><a>x&#xD;y</a><b>"</b></infNFe>').encode()
+    )
 
 
 def test_a_wrong_digest_is_never_signed(factory: DocumentFactory, supplier: Party, client: Party) -> None:
