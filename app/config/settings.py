@@ -10,6 +10,7 @@ Format (UTF-8, a BOM is tolerated)::
     {
       "version": 1,
       "log_level": "INFO",                      // DEBUG | INFO | WARNING | ERROR | CRITICAL
+      "notifications": true,                    // desktop notifications (new documents, blocks...)
       "archive_retention_days": 365,            // integer, 1..36500
       "call_timeout_seconds": {"nfe": 300, "cte": 300, "nfse": 60},   // each 1..3600
       "icp_brasil_bundle": "icp-brasil.pem",    // trust for the real services; relative = data_dir
@@ -101,6 +102,7 @@ class Settings:
     """Every option with its default, declared once here; load with :func:`load_settings`."""
 
     log_level: str = "INFO"
+    notifications: bool = True
     archive_retention_days: int = 365
     call_timeouts: CallTimeouts = field(default_factory=CallTimeouts)
     icp_brasil_bundle: Path | None = None  # see the module docstring; None = <data_dir>/icp-brasil.pem if present
@@ -201,6 +203,7 @@ def settings_to_json(settings: Settings) -> dict[str, Any]:
     return {
         "version": FORMAT_VERSION,
         "log_level": settings.log_level,
+        "notifications": settings.notifications,
         "archive_retention_days": settings.archive_retention_days,
         "call_timeout_seconds": {product.value: timeouts.for_product(product) for product in Product},
         **({"icp_brasil_bundle": str(settings.icp_brasil_bundle)} if settings.icp_brasil_bundle else {}),
@@ -247,6 +250,7 @@ class _Reader:
             {
                 "version",
                 "log_level",
+                "notifications",
                 "archive_retention_days",
                 "call_timeout_seconds",
                 "icp_brasil_bundle",
@@ -262,6 +266,11 @@ class _Reader:
             if not isinstance(value, str) or value.upper() not in LOG_LEVELS:
                 raise self.fail(f"'log_level' deve ser um de {', '.join(LOG_LEVELS)} (encontrado {value!r}).")
             log_level = value.upper()
+        notifications = defaults.notifications
+        if "notifications" in obj:
+            if type(obj["notifications"]) is not bool:
+                raise self.fail(f"'notifications' deve ser true ou false (encontrado {obj['notifications']!r}).")
+            notifications = obj["notifications"]
         retention = defaults.archive_retention_days
         if "archive_retention_days" in obj:
             retention = self.integer(obj["archive_retention_days"], "archive_retention_days", 1, 36500)
@@ -279,6 +288,7 @@ class _Reader:
             bundle = self.data_dir / DEFAULT_ICP_BUNDLE
         return Settings(
             log_level=log_level,
+            notifications=notifications,
             archive_retention_days=retention,
             call_timeouts=timeouts,
             icp_brasil_bundle=bundle,

@@ -47,6 +47,7 @@ from app.ui.detail import DetailPane
 from app.ui.filters import FilterBar, default_period, narrowed
 from app.ui.grid_model import ROW_ROLE, DocumentTableModel
 from app.ui.manifest_dialog import ManifestDialog
+from app.ui.settings_dialog import SettingsDialog
 from app.ui.tasks import Tasks
 
 if TYPE_CHECKING:
@@ -244,6 +245,9 @@ class MainWindow(QMainWindow):
         self.resume_company_action = office.addAction("Retomar captura interrompida", self.resume_company)
         office.addSeparator()
         self.remove_company_action = office.addAction("Remover empresa…", self.remove_company)
+        tools = bar.addMenu("&Ferramentas")
+        self.settings_action = tools.addAction("Configurações…", self.open_settings)
+        self.settings_action.setObjectName("settings")
         view = bar.addMenu("E&xibir")
         view.addAction("Documentos", lambda: self.pages.setCurrentIndex(0))
         view.addAction("Painel de captura", lambda: self.pages.setCurrentIndex(1))
@@ -337,6 +341,14 @@ class MainWindow(QMainWindow):
         dialog = CompanyDialog(self.desk, self.tasks, company_id, self)
         dialog.saved.connect(lambda _id: self.refresh_companies())
         self.last_dialog: QDialog = dialog
+        dialog.open()
+
+    def open_settings(self) -> None:
+        if self.opened is None:
+            return
+        dialog = SettingsDialog(self.desk, self.tasks, self)
+        dialog.saved.connect(lambda notes: self.statusBar().showMessage(" ".join(notes), 15_000))
+        self.last_dialog = dialog
         dialog.open()
 
     def resume_company(self) -> None:

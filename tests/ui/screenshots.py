@@ -184,6 +184,11 @@ def main() -> int:
         wait(lambda: "Certificado atual" in edit.certificate.text())
         grab(edit, out, "12-empresa-editar")
         edit.close()
+        window.open_settings()
+        settings_dialog = window.last_dialog
+        wait(lambda: settings_dialog.current is not None)  # type: ignore[attr-defined]
+        grab(settings_dialog, out, "13-configuracoes")
+        settings_dialog.close()
         window.close()
         desk.close()
     del app

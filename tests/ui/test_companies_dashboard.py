@@ -177,3 +177,27 @@ def test_dashboard_shows_a_block_arrive_and_end_and_refuses_query_now_during_a_w
     qtbot.waitUntil(lambda: all(ln.action is not Action.BLOCKED for ln in board.lines), timeout=20_000)
     calls = [board.calls_table.item(r, 5).text() for r in range(board.calls_table.rowCount())]
     assert "656" in calls
+
+
+def test_settings_dialog_saves_what_the_clerk_chose(qtbot: QtBot, desk: Desk, tmp_path: Path) -> None:
+    from app.config.settings import load_settings
+    from app.ui.settings_dialog import SettingsDialog
+
+    window = _window(qtbot, desk, tmp_path)
+    window.open_settings()
+    dialog = window.last_dialog
+    assert isinstance(dialog, SettingsDialog)
+    qtbot.waitUntil(lambda: dialog.current is not None, timeout=10_000)
+    assert dialog.data_dir.text() == str(desk.data_dir) and dialog.notifications.isChecked()
+    assert not dialog.autostart.isEnabled()  # not Windows: the option says so instead
+    dialog.notifications.setChecked(False)
+    dialog.retention.setValue(30)
+    dialog.bundle.setText(str(tmp_path / "nao-existe.pem"))
+    dialog.save()
+    qtbot.waitUntil(lambda: "Não foi possível ler" in dialog.message.text(), timeout=10_000)
+    dialog.bundle.clear()
+    with qtbot.waitSignal(dialog.saved, timeout=10_000) as saved:
+        dialog.save()
+    assert "Configurações salvas." in saved.args[0]
+    stored = load_settings(desk.data_dir)
+    assert not stored.notifications and stored.archive_retention_days == 30
