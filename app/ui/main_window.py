@@ -16,13 +16,11 @@ from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, S
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDialog,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QProgressDialog,
     QSplitter,
@@ -36,18 +34,15 @@ from PySide6.QtWidgets import (
 from app import APP_NAME, __version__
 from app.core.clock import BRASILIA
 from app.core.products import Product
-from app.desk import companies as admin
-from app.desk import labels
 from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow, ManifestationOutcome
 from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
-from app.ui.company_dialog import CompanyDialog
+from app.ui.company_actions import CompanyActions
 from app.ui.company_list import ALL, CompanyList
 from app.ui.dashboard import Dashboard
 from app.ui.detail import DetailPane
 from app.ui.filters import FilterBar, default_period, narrowed
 from app.ui.grid_model import ROW_ROLE, DocumentTableModel
 from app.ui.manifest_dialog import ManifestDialog
-from app.ui.settings_dialog import SettingsDialog
 from app.ui.tasks import Tasks
 
 if TYPE_CHECKING:
@@ -127,8 +122,6 @@ class MainWindow(QMainWindow):
         self.company_list = CompanyList(self.settings, self.split)
         self.company_list.selected.connect(self._company_selected)
         self.company_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.company_list.customContextMenuRequested.connect(self._company_menu)
-        self.company_list.itemDoubleClicked.connect(lambda _item: self.edit_company())
         self.pages = QTabWidget(self.split)
         self.pages.setObjectName("pages")
         right = QWidget(self.pages)
@@ -237,22 +230,11 @@ class MainWindow(QMainWindow):
             shortcut.activated.connect(slot)
 
     def _menus(self) -> None:
-        bar = self.menuBar()
-        office = bar.addMenu("&Empresas")
-        self.add_company_action = office.addAction("Adicionar empresa…", self.add_company)
-        self.add_company_action.setObjectName("add-company")
-        self.edit_company_action = office.addAction("Editar empresa e certificado…", self.edit_company)
-        self.resume_company_action = office.addAction("Retomar captura interrompida", self.resume_company)
-        office.addSeparator()
-        self.remove_company_action = office.addAction("Remover empresa…", self.remove_company)
-        tools = bar.addMenu("&Ferramentas")
-        self.settings_action = tools.addAction("Configurações…", self.open_settings)
-        self.settings_action.setObjectName("settings")
-        view = bar.addMenu("E&xibir")
+        self.company_actions = CompanyActions(self)
+        view = self.menuBar().addMenu("E&xibir")
         view.addAction("Documentos", lambda: self.pages.setCurrentIndex(0))
         view.addAction("Painel de captura", lambda: self.pages.setCurrentIndex(1))
         view.addAction("Atualizar (F5)", self.refresh)
-        self._enable_company_actions()
 
     # ------------------------------------------------------------------ opening
 
@@ -280,7 +262,7 @@ class MainWindow(QMainWindow):
         self.statusBar().clearMessage()
         self.folder_label.setText(f"Pasta de dados: {self.desk.data_dir}   ·   versão {__version__}")
         self.dashboard.attach(desk)
-        self._enable_company_actions()
+        self.company_actions.enable()
         self.refresh_companies(first=True)
         self._status_timer.start()
 
@@ -308,108 +290,8 @@ class MainWindow(QMainWindow):
 
     def _company_selected(self, company_id: int) -> None:
         self.dashboard.set_company(None if company_id == ALL else company_id)
-        self._enable_company_actions()
+        self.company_actions.enable()
         self.apply_filters()
-
-    def _enable_company_actions(self) -> None:
-        chosen = self.company_list.company_id() != ALL
-        self.add_company_action.setEnabled(self.writable)
-        for action in (self.edit_company_action, self.resume_company_action, self.remove_company_action):
-            action.setEnabled(self.writable and chosen)
-
-    def _company_menu(self, position: Any) -> None:
-        menu = QMenu(self)
-        menu.addAction(self.add_company_action)
-        if self.company_list.company_id() != ALL:
-            menu.addAction(self.edit_company_action)
-            menu.addAction(self.resume_company_action)
-            menu.addSeparator()
-            menu.addAction(self.remove_company_action)
-        menu.popup(self.company_list.viewport().mapToGlobal(position))
-
-    def add_company(self) -> None:
-        self._company_dialog(None)
-
-    def edit_company(self) -> None:
-        company = self.company_list.company_id()
-        if company != ALL:
-            self._company_dialog(company)
-
-    def _company_dialog(self, company_id: int | None) -> None:
-        if not self.writable:
-            return
-        dialog = CompanyDialog(self.desk, self.tasks, company_id, self)
-        dialog.saved.connect(lambda _id: self.refresh_companies())
-        self.last_dialog: QDialog = dialog
-        dialog.open()
-
-    def open_settings(self) -> None:
-        if self.opened is None:
-            return
-        dialog = SettingsDialog(self.desk, self.tasks, self)
-        dialog.saved.connect(lambda notes: self.statusBar().showMessage(" ".join(notes), 15_000))
-        self.last_dialog = dialog
-        dialog.open()
-
-    def resume_company(self) -> None:
-        line = self.company_list.line(self.company_list.company_id())
-        if line is None:
-            return
-
-        def done(resumed: list[Product]) -> None:
-            names = ", ".join(p.label for p in resumed)
-            self.statusBar().showMessage(
-                f"{line.name}: captura de {names} retomada."
-                if resumed
-                else f"{line.name}: nenhuma captura interrompida ou pausada.",
-                10_000,
-            )
-            self.refresh_companies()
-
-        self.tasks.run(lambda: admin.resume(self.desk, line.company_id), done)
-
-    def remove_company(self) -> None:
-        """Ask how many documents are at stake first (a read on a worker), then confirm."""
-        line = self.company_list.line(self.company_list.company_id())
-        if line is None or not self.writable:
-            return
-        self.tasks.run(
-            lambda: admin.document_count(self.desk, line.company_id), lambda n: self._confirm_removal(line, n)
-        )
-
-    def _confirm_removal(self, line: CompanyLine, stored: int) -> None:
-        box = QMessageBox(QMessageBox.Icon.Question, "Remover empresa", "", parent=self)
-        box.setObjectName("remove-company")
-        box.setText(
-            f"Remover {line.name} ({labels.tax_id(line.cnpj)})?\n\n"
-            f"A captura para, e o certificado sai do cofre. {stored:,} documento(s) e evento(s) "
-            "estão guardados para esta empresa.".replace(",", ".")
-        )
-        keep = box.addButton("Remover e manter os documentos", QMessageBox.ButtonRole.AcceptRole)
-        purge = box.addButton(
-            f"Remover e apagar {stored:,} documento(s)".replace(",", "."), QMessageBox.ButtonRole.DestructiveRole
-        )
-        box.addButton("Cancelar", QMessageBox.ButtonRole.RejectRole)
-        box.setDefaultButton(keep)
-        self.last_result = box
-
-        def chosen(button: Any) -> None:
-            if button not in (keep, purge):
-                return
-            delete = button is purge
-
-            def done(deleted: int) -> None:
-                text = f"{line.name} removida" + (
-                    f"; {deleted} documento(s) apagado(s)." if delete else "; documentos mantidos."
-                )
-                self.statusBar().showMessage(text, 15_000)
-                self.refresh_companies()
-                self.apply_filters(force=True)
-
-            self.tasks.run(lambda: admin.remove_company(self.desk, line.company_id, delete_documents=delete), done)
-
-        box.buttonClicked.connect(chosen)
-        box.open()
 
     # ------------------------------------------------------------------ grids
 

@@ -184,8 +184,8 @@ def main() -> int:
         wait(lambda: "Certificado atual" in edit.certificate.text())
         grab(edit, out, "12-empresa-editar")
         edit.close()
-        window.open_settings()
-        settings_dialog = window.last_dialog
+        window.company_actions.open_settings()
+        settings_dialog = window.company_actions.last_dialog
         wait(lambda: settings_dialog.current is not None)  # type: ignore[attr-defined]
         grab(settings_dialog, out, "13-configuracoes")
         settings_dialog.close()

@@ -42,8 +42,8 @@ def capturing(office: Office) -> Iterator[Desk]:
 
 
 def _dialog(window: MainWindow, qtbot: QtBot, company_id: int | None = None) -> CompanyDialog:
-    window._company_dialog(company_id)
-    dialog = window.last_dialog
+    window.company_actions.open_company(company_id)
+    dialog = window.company_actions.last_dialog
     assert isinstance(dialog, CompanyDialog)
     qtbot.waitUntil(dialog.isVisible)
     return dialog
@@ -184,8 +184,8 @@ def test_settings_dialog_saves_what_the_clerk_chose(qtbot: QtBot, desk: Desk, tm
     from app.ui.settings_dialog import SettingsDialog
 
     window = _window(qtbot, desk, tmp_path)
-    window.open_settings()
-    dialog = window.last_dialog
+    window.company_actions.open_settings()
+    dialog = window.company_actions.last_dialog
     assert isinstance(dialog, SettingsDialog)
     qtbot.waitUntil(lambda: dialog.current is not None, timeout=10_000)
     assert dialog.data_dir.text() == str(desk.data_dir) and dialog.notifications.isChecked()

@@ -1,0 +1,162 @@
+"""The Empresas and Ferramentas menus (and the company list's context menu): add, edit, resume,
+remove a company; the settings dialog. Every desk call runs on the window's workers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QDialog, QMenu, QMessageBox
+
+from app.core.products import Product
+from app.desk import companies as admin
+from app.desk import labels
+from app.desk.views import CompanyLine
+from app.ui.company_dialog import CompanyDialog
+from app.ui.company_list import ALL
+from app.ui.settings_dialog import SettingsDialog
+
+if TYPE_CHECKING:
+    from app.ui.main_window import MainWindow
+
+
+def _thousands(value: int) -> str:
+    return f"{value:,}".replace(",", ".")
+
+
+class CompanyActions(QObject):
+    """The window's company and settings actions; ``last_dialog``/``last_box`` for tests."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.last_dialog: QDialog | None = None
+        self.last_box: QMessageBox | None = None
+        bar = window.menuBar()
+        office = bar.addMenu("&Empresas")
+        self.add = office.addAction("Adicionar empresa…", self.add_company)
+        self.add.setObjectName("add-company")
+        self.edit = office.addAction("Editar empresa e certificado…", self.edit_company)
+        self.resume = office.addAction("Retomar captura interrompida", self.resume_company)
+        office.addSeparator()
+        self.remove = office.addAction("Remover empresa…", self.remove_company)
+        tools = bar.addMenu("&Ferramentas")
+        self.settings = tools.addAction("Configurações…", self.open_settings)
+        self.settings.setObjectName("settings")
+        companies = window.company_list
+        companies.customContextMenuRequested.connect(self._context_menu)
+        companies.itemDoubleClicked.connect(lambda _item: self.edit_company())
+        self.enable()
+
+    def enable(self) -> None:
+        writable = self.window.writable
+        chosen = self.window.company_list.company_id() != ALL
+        self.add.setEnabled(writable)
+        self.settings.setEnabled(self.window.opened is not None)
+        for action in (self.edit, self.resume, self.remove):
+            action.setEnabled(writable and chosen)
+
+    def _context_menu(self, position: Any) -> None:
+        menu = QMenu(self.window)
+        menu.addAction(self.add)
+        if self.window.company_list.company_id() != ALL:
+            menu.addAction(self.edit)
+            menu.addAction(self.resume)
+            menu.addSeparator()
+            menu.addAction(self.remove)
+        menu.popup(self.window.company_list.viewport().mapToGlobal(position))
+
+    def _selected(self) -> CompanyLine | None:
+        companies = self.window.company_list
+        return companies.line(companies.company_id())
+
+    def _status(self, text: str) -> None:
+        self.window.statusBar().showMessage(text, 15_000)
+
+    # ------------------------------------------------------------------ dialogs
+
+    def add_company(self) -> None:
+        self.open_company(None)
+
+    def edit_company(self) -> None:
+        line = self._selected()
+        if line is not None:
+            self.open_company(line.company_id)
+
+    def open_company(self, company_id: int | None) -> None:
+        window = self.window
+        if not window.writable:
+            return
+        dialog = CompanyDialog(window.desk, window.tasks, company_id, window)
+        dialog.saved.connect(lambda _id: window.refresh_companies())
+        self.last_dialog = dialog
+        dialog.open()
+
+    def open_settings(self) -> None:
+        window = self.window
+        if window.opened is None:
+            return
+        dialog = SettingsDialog(window.desk, window.tasks, window)
+        dialog.saved.connect(lambda notes: self._status(" ".join(notes)))
+        self.last_dialog = dialog
+        dialog.open()
+
+    # ------------------------------------------------------------------ requests
+
+    def resume_company(self) -> None:
+        line, window = self._selected(), self.window
+        if line is None:
+            return
+
+        def done(resumed: list[Product]) -> None:
+            names = ", ".join(p.label for p in resumed)
+            self._status(
+                f"{line.name}: captura de {names} retomada."
+                if resumed
+                else f"{line.name}: nenhuma captura interrompida ou pausada."
+            )
+            window.refresh_companies()
+
+        window.tasks.run(lambda: admin.resume(window.desk, line.company_id), done)
+
+    def remove_company(self) -> None:
+        """Ask how many documents are at stake first (a read on a worker), then confirm."""
+        line, window = self._selected(), self.window
+        if line is None or not window.writable:
+            return
+        window.tasks.run(
+            lambda: admin.document_count(window.desk, line.company_id), lambda n: self._confirm_removal(line, n)
+        )
+
+    def _confirm_removal(self, line: CompanyLine, stored: int) -> None:
+        window = self.window
+        box = QMessageBox(QMessageBox.Icon.Question, "Remover empresa", "", parent=window)
+        box.setObjectName("remove-company")
+        box.setText(
+            f"Remover {line.name} ({labels.tax_id(line.cnpj)})?\n\n"
+            f"A captura para e o certificado sai do cofre. {_thousands(stored)} documento(s) e evento(s) "
+            "estão guardados para esta empresa."
+        )
+        keep = box.addButton("Remover e manter os documentos", QMessageBox.ButtonRole.AcceptRole)
+        purge = box.addButton(
+            f"Remover e apagar {_thousands(stored)} documento(s)", QMessageBox.ButtonRole.DestructiveRole
+        )
+        box.addButton("Cancelar", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        self.last_box = box
+
+        def chosen(button: Any) -> None:
+            if button not in (keep, purge):
+                return
+            delete = button is purge
+
+            def done(deleted: int) -> None:
+                kept = f"; {_thousands(deleted)} documento(s) apagado(s)." if delete else "; documentos mantidos."
+                self._status(f"{line.name} removida{kept}")
+                window.refresh_companies()
+                window.apply_filters(force=True)
+
+            window.tasks.run(lambda: admin.remove_company(window.desk, line.company_id, delete_documents=delete), done)
+
+        box.buttonClicked.connect(chosen)
+        box.open()
