@@ -20,6 +20,21 @@ hypothesis_settings.load_profile("captura")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# Folders of images a test wrote for a person to look at (screens, PDF pages): named at the end.
+_ARTIFACTS: dict[str, Path] = {}
+
+
+def show_artifacts(label: str, folder: Path) -> Path:
+    """Name ``folder`` in the test run's summary under ``label`` ("Telas da janela")."""
+    _ARTIFACTS[label] = folder
+    return folder
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _ARTIFACTS:
+        terminalreporter.section("imagens para conferir")
+        for label, folder in sorted(_ARTIFACTS.items()):
+            terminalreporter.write_line(f"{label}: {folder}")
 
 
 @pytest.fixture(autouse=True)
