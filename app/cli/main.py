@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 
 from app import APP_NAME, __version__
+from app.cli.args import ArgumentParser, UsageError
 from app.cli.context import Runtime
 from app.core.errors import CapturaError
 
@@ -27,7 +28,7 @@ Handler = Callable[[argparse.Namespace], int]
 def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     """The whole command line; ``commands`` False gives only the options of the window and the
     demo, without importing the command modules (the window's start loads none of them)."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python main.py",
         description=f"{APP_NAME}: captura de NF-e, CT-e e NFS-e. Sem subcomando, abre a janela do aplicativo.",
     )
@@ -81,6 +82,9 @@ def run_command(args: argparse.Namespace, *, runtime: Runtime | None = None) -> 
         return EXIT_USAGE
     try:
         return handler(args)
+    except UsageError as error:
+        print(f"Erro: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
     except CapturaError as error:
         print(f"Erro: {error.message}", file=sys.stderr)
         return EXIT_REFUSED
