@@ -9,7 +9,7 @@ folder, the request is only queued: that service sends it (never two senders).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli.args import UsageError
 from app.cli.context import find_company, open_desk
@@ -27,10 +27,13 @@ from app.core.manifestation import (
     manifestation_type,
 )
 from app.core.products import Product
-from app.desk import Desk, labels
+from app.desk import labels
 from app.desk.labels import MANIFESTATION_STATUS as MANIFESTATION_LABELS
 from app.desk.views import ManifestationOutcome
 from app.store.records import Company, ManifestationStatus
+
+if TYPE_CHECKING:  # the desk loads when a command opens it, never for `--help`
+    from app.desk import Desk
 
 EVENT_NAMES = {
     "confirmacao": CONFIRMACAO,

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.capture.status import CompanyStatus
 from app.cli.context import capture_context, capture_service
 from app.cli.io import print_json
 from app.core.cadence import display_time
 from app.core.ids import Cnpj
+
+if TYPE_CHECKING:
+    from app.capture.status import CompanyStatus
 
 
 def register(sub: Any) -> None:

@@ -13,15 +13,16 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.config.endpoints import Service
 from app.config.settings import Settings, load_settings, save_settings
 from app.core.clock import Clock, ScaledClock, SystemClock
 from app.core.products import Environment
-from app.sandbox.pki import TestPki
-from app.sandbox.router import PATHS
-from app.sandbox.sandbox import Sandbox
-from app.sandbox.scenario import Scenario, ScenarioRun
+
+if TYPE_CHECKING:  # the simulator loads when it serves, never for `--help`
+    from app.sandbox.sandbox import Sandbox
+    from app.sandbox.scenario import ScenarioRun
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,11 @@ def serve(
     clock: Clock | None = None,
 ) -> int:
     """Run until ``stop`` is set (or Ctrl+C). ``ready`` is called once the server listens."""
+    from app.sandbox.pki import TestPki
+    from app.sandbox.router import PATHS
+    from app.sandbox.sandbox import Sandbox
+    from app.sandbox.scenario import Scenario
+
     stop = stop or threading.Event()
     clock = clock or (ScaledClock(args.speed) if args.speed != 1 else SystemClock())
     scenario = Scenario.load(args.scenario) if args.scenario else Scenario()

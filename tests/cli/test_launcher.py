@@ -122,3 +122,26 @@ def test_the_demo_without_a_display_says_so_in_portuguese_and_points_at_headless
     assert "python main.py --demo --headless" in result.stderr
     assert "qt.qpa" not in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "data-demo").exists()  # refused before touching any folder
+
+
+HEAVY = ("sqlalchemy", "alembic", "app.capture.context", "app.store.db", "app.desk.desk", "app.sandbox.sandbox", "zeep")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["documents", "list", "--help"], ["sandbox", "serve", "--help"]])
+def test_help_loads_no_database_capture_or_simulator(argv: list[str]) -> None:
+    # `--help` stays within the cold-start goal: the SQL, the capture and the protocols load on use.
+    code = "\n".join(
+        [
+            "import runpy, sys",
+            f"sys.argv = ['main.py', *{argv!r}]",
+            "try:",
+            "    runpy.run_path('main.py', run_name='__main__')",
+            "except SystemExit as exit_:",
+            "    assert exit_.code == 0",
+            f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m in {HEAVY!r})",
+            "print('HEAVY', heavy)",
+        ]
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "HEAVY []" in result.stdout
