@@ -378,7 +378,7 @@ class CaptureService:
         result = []
         for capture in self._selected(product):
             pending = pending_recoveries(self.ctx, capture.product, now)
-            today = self.ctx.items.count_received_since(capture.product, since)
+            today = self.ctx.items.count_documents_received_since(capture.product, since)
             next_pass = self._next_pass(capture.product, now)
             for snap in snapshots(self.ctx, capture.product, capture.distribution.rules, now, company_id):
                 decision = snap.decision

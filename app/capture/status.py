@@ -44,7 +44,7 @@ class CompanyStatus:
     reason: str
     last_cstat: str | None
     last_message: str | None
-    documents_today: int  # distribution items received since 00:00 Brasília
+    documents_today: int  # documents received since 00:00 Brasília (each once, events apart)
     pending_recoveries: int
     next_query_at: datetime | None
     stalled: bool = False
@@ -196,8 +196,8 @@ def start_of_day(now: datetime) -> datetime:
 
 
 def documents_since(ctx: CaptureContext, state: CaptureState, since: datetime) -> int:
-    """Distribution items (documents and events) of one company received since ``since``
-    (``CaptureService.status`` reads every company's count in one grouped read)."""
+    """Documents of one company received since ``since``, each once (its resumo and complete
+    versions, its events: one document); ``CaptureService.status`` reads every company's at once."""
     if state.last_query_at is None or state.last_query_at < since:
         return 0
-    return ctx.items.count_received_since(state.product, since).get(state.company_id, 0)
+    return ctx.items.count_documents_received_since(state.product, since).get(state.company_id, 0)
