@@ -32,6 +32,7 @@ from app.capture.status import (
     CompanyOutcome,
     CompanyStatus,
     OnceReport,
+    due_wait,
     pending_recoveries,
     snapshots,
     start_of_day,
@@ -385,6 +386,8 @@ class CaptureService:
                 flight = flights.get((capture.product, snap.company.id))
                 label, reason, until = LABELS[decision.action], decision.reason, decision.until
                 next_query = next_pass if decision.action is Action.QUERY else decision.until
+                if decision.action is Action.QUERY:
+                    until, reason = due_wait(next_pass if self._background is not None else None, now)
                 if decision.action is Action.DISABLED:
                     next_query = None
                 if flight is not None:

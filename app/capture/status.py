@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from app.capture.context import CaptureContext
-from app.core.cadence import ACTION_LABELS, Action, CadenceRules, CaptureState, Decision, decide
+from app.core.cadence import ACTION_LABELS, Action, CadenceRules, CaptureState, Decision, decide, display_time
 from app.core.cadence import BLOQUEADA as BLOQUEADA
 from app.core.cadence import CONSULTANDO as CONSULTANDO
 from app.core.cadence import DESATIVADA as DESATIVADA
@@ -182,6 +182,19 @@ def snapshots(
         )
         result.append(Snapshot(company, settings, state, decision))
     return result
+
+
+def due_wait(next_pass: datetime | None, now: datetime) -> tuple[datetime | None, str]:
+    """A company free to be queried is "Em espera" of the capture's next pass: until when, and a
+    reason that says so (not the decision's "Consulta liberada a partir do NSU", which beside the
+    label read as a contradiction). ``next_pass`` None: no capture runs in this process."""
+    if next_pass is None:
+        return None, (
+            "Consulta liberada, feita quando a captura rodar (aplicativo aberto, capture --daemon ou capture --once)."
+        )
+    if next_pass <= now:
+        return None, "Consulta liberada: começa agora."
+    return next_pass, f"Consulta liberada: na próxima passagem da captura, às {display_time(next_pass, now)}."
 
 
 def pending_recoveries(ctx: CaptureContext, product: Product, now: datetime) -> Counter[int]:

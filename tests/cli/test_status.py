@@ -18,3 +18,10 @@ def test_documents_today_counts_documents_not_nsus(harness: Harness, cli: Cli) -
     assert status["documents_today"] == 2  # three NSUs (two NF-e and an event): two documents
     assert cli("status") == 0
     assert "2 documento(s) hoje" in cli.out
+
+
+def test_a_fresh_company_waits_for_a_capture_with_a_reason_that_agrees(harness: Harness, cli: Cli) -> None:
+    [status] = cli.json("status")  # type: ignore[misc]
+    assert status["label"] == "Em espera"
+    assert status["reason"].startswith("Consulta liberada, feita quando a captura rodar")
+    assert "a partir do NSU" not in status["reason"]
