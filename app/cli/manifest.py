@@ -15,7 +15,7 @@ from app.cli.args import UsageError
 from app.cli.context import find_company, open_desk
 from app.cli.io import print_json
 from app.cli.main import EXIT_WAITING
-from app.core.clock import BRASILIA
+from app.core.clock import brasilia_iso
 from app.core.errors import CapturaError
 from app.core.keys import AccessKey
 from app.core.manifestation import (
@@ -109,7 +109,7 @@ def _result_json(outcome: ManifestationOutcome) -> dict[str, Any]:
         "cstat": m.cstat if m else None,
         "message": m.x_motivo if m else outcome.message,
         "protocol": m.protocol if m else None,
-        "next_attempt_at": m.not_before.astimezone(BRASILIA).isoformat() if m and pending else None,
+        "next_attempt_at": brasilia_iso(m.not_before) if m and pending else None,
         "attempts": outcome.attempts,
         "queued_for_running_service": outcome.queued_elsewhere,
     }
