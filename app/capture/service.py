@@ -36,6 +36,7 @@ from app.capture.status import (
     pending_recoveries,
     snapshots,
     start_of_day,
+    without_engine,
 )
 from app.capture.watchdog import Flight, FlightTable, clock_rate
 from app.core.cadence import Action
@@ -414,6 +415,8 @@ class CaptureService:
                         capturing=flight is not None,
                     )
                 )
+        if product is None:  # products enabled without an engine: said, never left out
+            result.extend(without_engine(self.ctx, company_id))
         return result
 
     def _next_pass(self, product: Product, now: datetime) -> datetime:

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from app.capture.context import CaptureContext
+from app.capture.products import REGISTRY
 from app.core.cadence import ACTION_LABELS, Action, CadenceRules, CaptureState, Decision, decide, display_time
 from app.core.cadence import BLOQUEADA as BLOQUEADA
 from app.core.cadence import CONSULTANDO as CONSULTANDO
@@ -195,6 +196,48 @@ def due_wait(next_pass: datetime | None, now: datetime) -> tuple[datetime | None
     if next_pass <= now:
         return None, "Consulta liberada: começa agora."
     return next_pass, f"Consulta liberada: na próxima passagem da captura, às {display_time(next_pass, now)}."
+
+
+def missing_engine_reason(product: Product) -> str | None:
+    """Why nothing captures ``product`` although a company has it enabled; None when an engine
+    exists (the products registered in ``app.capture.products.REGISTRY``)."""
+    if product in REGISTRY:
+        return None
+    return (
+        f"A captura de {product.label} ainda não existe nesta versão: nada é consultado e nenhum "
+        f"documento de {product.label} chega (ela começa sozinha quando a captura existir)."
+    )
+
+
+def without_engine(ctx: CaptureContext, company_id: int | None = None) -> list[CompanyStatus]:
+    """Every company with a product enabled that no engine captures, as a status that says so
+    ("Desativada" and why), so that neither ``status`` nor the window leaves it out silently."""
+    result = []
+    for product in Product:
+        reason = missing_engine_reason(product)
+        if reason is None:
+            continue
+        for company, _settings in ctx.companies.enabled_for(product):
+            if company_id is not None and company.id != company_id:
+                continue
+            result.append(
+                CompanyStatus(
+                    company_id=company.id,
+                    cnpj=company.cnpj.value,
+                    name=company.name,
+                    product=product,
+                    label=DESATIVADA,
+                    until=None,
+                    reason=reason,
+                    last_cstat=None,
+                    last_message=None,
+                    documents_today=0,
+                    pending_recoveries=0,
+                    next_query_at=None,
+                    action=Action.DISABLED,
+                )
+            )
+    return result
 
 
 def pending_recoveries(ctx: CaptureContext, product: Product, now: datetime) -> Counter[int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,10 +101,19 @@ def _products(text: str) -> list[Product]:
         raise CapturaError(f"Produto desconhecido em {text!r}: use nfe, cte e/ou nfse.") from error
 
 
+def _enabled_label(product: Product) -> str:
+    from app.capture.status import missing_engine_reason
+
+    return product.label + (" (sem captura nesta versão)" if missing_engine_reason(product) else "")
+
+
 def _settings_json(settings: CaptureSettings) -> dict[str, Any]:
+    from app.capture.status import missing_engine_reason
+
     return {
         "product": settings.product.value,
         "enabled": settings.enabled,
+        "engine_available": missing_engine_reason(settings.product) is None,
         "environment": settings.environment.key,
         "auto_ciencia": settings.auto_ciencia,
         "ciencia_wait_minutes": settings.ciencia_wait_minutes,
@@ -151,6 +161,12 @@ def _add(args: argparse.Namespace) -> int:
         print_json({"id": company.id, "cnpj": company.cnpj.value, "name": company.name})
     else:
         print(f"Empresa cadastrada: {company.cnpj.formatted()} {company.name}")
+    from app.capture.status import missing_engine_reason
+
+    for product in products:  # enabled as asked, but never silently left uncaptured
+        reason = missing_engine_reason(product)
+        if reason is not None:
+            print(f"Aviso: {reason}", file=sys.stderr)
     return 0
 
 
@@ -176,7 +192,7 @@ def _list(args: argparse.Namespace) -> int:
     if not overview:
         print("Nenhuma empresa cadastrada. Use: python main.py company add --pfx ARQUIVO")
     for item in overview:
-        enabled = ", ".join(s.product.label for s in item.settings if s.enabled) or "nenhum produto ativo"
+        enabled = ", ".join(_enabled_label(s.product) for s in item.settings if s.enabled) or "nenhum produto ativo"
         cert = item.certificate.problem or f"certificado válido até {item.certificate.not_after:%d/%m/%Y}"
         print(f"{item.company.cnpj.formatted()}  {item.company.name}  [{enabled}]  {cert}")
     return 0
