@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from app.capture.context import CaptureContext
+from app.capture.instance import AlreadyRunning, DataFolderLock
 from app.capture.products import REGISTRY
 from app.core.cadence import ACTION_LABELS, Action, CadenceRules, CaptureState, Decision, decide, display_time
 from app.core.cadence import BLOQUEADA as BLOQUEADA
@@ -21,10 +23,12 @@ from app.core.cadence import DESATIVADA as DESATIVADA
 from app.core.cadence import EM_ESPERA as EM_ESPERA
 from app.core.cadence import PAUSA_GLOBAL as PAUSA_GLOBAL
 from app.core.clock import BRASILIA, brasilia_iso
+from app.core.errors import CapturaError
 from app.core.products import Environment, Product
 from app.store.records import CaptureSettings, Company
 
 LABELS = ACTION_LABELS  # the status words, declared once in app.core.cadence
+OTHER_INSTANCE = "outra instância do Captura DF-e"  # a lock holder that did not say who it is
 _FAR = timedelta(days=3650)
 
 
@@ -151,9 +155,18 @@ class Snapshot:
 
 
 def snapshots(
-    ctx: CaptureContext, product: Product, rules: CadenceRules, now: datetime, company_id: int | None = None
+    ctx: CaptureContext,
+    product: Product,
+    rules: CadenceRules,
+    now: datetime,
+    company_id: int | None = None,
+    *,
+    check_certificates: bool = True,
 ) -> list[Snapshot]:
-    """Every company configured for ``product`` (enabled or not), decided in one pass."""
+    """Every company configured for ``product`` (enabled or not), decided in one pass.
+
+    ``check_certificates`` False: another process captures and holds the certificates (a demo's
+    live only in its memory); this one's vault would say "no key" of a capture that runs fine."""
     companies = ctx.companies.list_companies()
     if company_id is not None:
         companies = [c for c in companies if c.id == company_id]
@@ -178,17 +191,22 @@ def snapshots(
             rules,
             now,
             global_pause_until=pauses[settings.environment],
-            certificate_problem=ctx.certificates.problem(company, now) if active else None,
+            certificate_problem=ctx.certificates.problem(company, now) if active and check_certificates else None,
             enabled=active,
         )
         result.append(Snapshot(company, settings, state, decision))
     return result
 
 
-def due_wait(next_pass: datetime | None, now: datetime) -> tuple[datetime | None, str]:
+def due_wait(
+    next_pass: datetime | None, now: datetime, captured_elsewhere: str | None = None
+) -> tuple[datetime | None, str]:
     """A company free to be queried is "Em espera" of the capture's next pass: until when, and a
     reason that says so (not the decision's "Consulta liberada a partir do NSU", which beside the
-    label read as a contradiction). ``next_pass`` None: no capture runs in this process."""
+    label read as a contradiction). ``next_pass`` None: no capture runs in this process;
+    ``captured_elsewhere``: who captures instead (the data folder's lock holder)."""
+    if captured_elsewhere is not None:
+        return None, f"Consulta liberada, feita por quem captura nesta pasta: {captured_elsewhere}."
     if next_pass is None:
         return None, (
             "Consulta liberada, feita quando a captura rodar (aplicativo aberto, capture --daemon ou capture --once)."
@@ -196,6 +214,22 @@ def due_wait(next_pass: datetime | None, now: datetime) -> tuple[datetime | None
     if next_pass <= now:
         return None, "Consulta liberada: começa agora."
     return next_pass, f"Consulta liberada: na próxima passagem da captura, às {display_time(next_pass, now)}."
+
+
+def captured_elsewhere(data_dir: Path) -> str | None:
+    """Who holds the data folder's capture lock, when another process does (None: nobody).
+
+    Takes the lock for an instant to find out (the OS lock is the only truth: the owner file
+    survives a crash); ``manifest`` does the same before sending."""
+    lock = DataFolderLock(data_dir, owner="linha de comando (status)")
+    try:
+        lock.acquire()
+    except AlreadyRunning as error:
+        return error.holder or OTHER_INSTANCE
+    except CapturaError:  # the folder cannot be locked at all: nobody captures in it either
+        return None
+    lock.release()
+    return None
 
 
 def missing_engine_reason(product: Product) -> str | None:
