@@ -15,6 +15,7 @@ from app import APP_NAME, __version__
 from app.cli.args import ArgumentParser, UsageError
 from app.cli.context import Runtime
 from app.core.errors import CapturaError
+from app.demo import DEMO_SPEED
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -46,7 +47,10 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     demo = parser.add_argument_group("demonstração (com --demo, sem subcomando)")
     demo.add_argument("--headless", action="store_true", help="sem janela: mostra o andamento no terminal")
     demo.add_argument(
-        "--speed", type=_positive_float, default=60.0, help="aceleração do relógio (padrão 60: uma hora por minuto)"
+        "--speed",
+        type=_positive_float,
+        default=DEMO_SPEED,
+        help=f"aceleração do relógio (padrão {DEMO_SPEED:g}: duas horas por minuto)",
     )
     demo.add_argument("--duration", type=_positive_float, metavar="SEGUNDOS", help="para sozinha após este tempo real")
     if not commands:
