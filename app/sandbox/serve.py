@@ -128,8 +128,9 @@ def serve(
         print(f"Sandbox em {base}")
         for name, path in PATHS.items():
             print(f"  {name}: {base}{path}")
-        hours = backlog.total_seconds() / 3600
-        print(f"{waiting} documento(s) emitidos nas últimas {hours:g} h já esperam pelas empresas.")
+        if backlog:
+            hours = backlog.total_seconds() / 3600
+            print(f"{waiting} documento(s) emitidos nas últimas {hours:g} h já esperam pelas empresas.")
         _print_guide(run, Path(pki_dir) if pki_dir is not None else None, settings_file, args)
         if ready is not None:
             ready(sandbox, run)
