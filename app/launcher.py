@@ -6,13 +6,41 @@ The only module that knows both faces of the app, so that neither imports the ot
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from app.cli.context import Runtime
-from app.cli.main import EXIT_USAGE, build_parser, run_command
+from app.cli.main import EXIT_REFUSED, EXIT_USAGE, build_parser, run_command
 from app.config.paths import ensure_data_dir, resolve_data_dir
 from app.config.runtime import tune_garbage_collector
+
+# Qt platforms that draw without a display server (tests, screenshots, remote framebuffers).
+_NO_DISPLAY_PLATFORMS = ("offscreen", "minimal", "minimalegl", "vnc", "linuxfb", "eglfs", "vkkhrdisplay")
+_DEMO_HINT = (
+    " Para ver a demonstração no terminal, sem janela: python main.py --demo --headless"
+    " (ou python3 packaging/dev.py demo --headless)."
+)
+_WINDOW_HINT = " Sem janela, use os comandos de linha de comando (python main.py --help)."
+
+
+def display_problem(environ: Mapping[str, str], platform: str) -> str | None:
+    """Why the window cannot open here, before Qt is loaded (Qt would abort in English with
+    exit 250); None when it can. Only Linux and the BSDs need a display server's address."""
+    if platform.startswith(("win", "darwin", "cygwin")):
+        return None
+    qpa = environ.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
+    if qpa in _NO_DISPLAY_PLATFORMS:
+        return None
+    if qpa.startswith("wayland"):
+        present = bool(environ.get("WAYLAND_DISPLAY"))
+    elif qpa == "xcb":
+        present = bool(environ.get("DISPLAY"))
+    else:
+        present = bool(environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+    if present:
+        return None
+    return "Erro: não há tela disponível para abrir a janela (nenhum DISPLAY nem WAYLAND_DISPLAY nesta sessão)."
 
 
 def main(argv: Sequence[str] | None = None, *, runtime: Runtime | None = None) -> int:
@@ -28,6 +56,10 @@ def main(argv: Sequence[str] | None = None, *, runtime: Runtime | None = None) -
     if args.headless and not args.demo:
         print("Erro: --headless só existe com --demo (sem janela, use os subcomandos).", file=sys.stderr)
         return EXIT_USAGE
+    problem = None if args.headless else display_problem(os.environ, sys.platform)
+    if problem is not None:
+        print(problem + (_DEMO_HINT if args.demo else _WINDOW_HINT), file=sys.stderr)
+        return EXIT_REFUSED
     data_dir = ensure_data_dir(resolve_data_dir(args.data_dir, demo=args.demo))
     if args.demo and args.headless:
         from app.demo.environment import DemoOptions

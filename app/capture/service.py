@@ -23,18 +23,21 @@ from typing import TypeVar
 
 from app.capture.context import CaptureContext, CaptureNotice, resume_stopped
 from app.capture.engine.distribution import RunResult
-from app.capture.instance import DataFolderLock
+from app.capture.instance import AlreadyRunning, DataFolderLock
 from app.capture.products import REGISTRY, ProductCapture, build_capture
 from app.capture.scheduler import BackgroundJobs
 from app.capture.status import (
     CONSULTANDO,
     LABELS,
+    OTHER_INSTANCE,
     CompanyOutcome,
     CompanyStatus,
     OnceReport,
+    due_wait,
     pending_recoveries,
     snapshots,
     start_of_day,
+    without_engine,
 )
 from app.capture.watchdog import Flight, FlightTable, clock_rate
 from app.core.cadence import Action
@@ -97,6 +100,10 @@ class CaptureService:
         self.workers = workers
         self.intervals = intervals or ServiceIntervals()
         self.data_lock = data_lock
+        # Who captures this data folder when this service does not (another process holds the
+        # lock: a demo, a daemon, a window): status then shows the state that one writes in the
+        # database and leaves the certificates, in its memory or its vault, to it.
+        self.captured_elsewhere: str | None = None
         self.captures: dict[Product, ProductCapture] = (
             dict(captures)
             if captures is not None
@@ -294,7 +301,12 @@ class CaptureService:
             if self._background is not None:
                 raise ServiceError("O serviço de captura já está em execução.")
             if self.data_lock is not None:
-                self.data_lock.acquire()
+                try:
+                    self.data_lock.acquire()
+                except AlreadyRunning as error:
+                    self.captured_elsewhere = error.holder or OTHER_INSTANCE
+                    raise
+                self.captured_elsewhere = None
             self._stopping.clear()
             self.recover_after_crash()
             self._background = BackgroundJobs(self)
@@ -378,13 +390,20 @@ class CaptureService:
         result = []
         for capture in self._selected(product):
             pending = pending_recoveries(self.ctx, capture.product, now)
-            today = self.ctx.items.count_received_since(capture.product, since)
+            today = self.ctx.items.count_documents_received_since(capture.product, since)
             next_pass = self._next_pass(capture.product, now)
-            for snap in snapshots(self.ctx, capture.product, capture.distribution.rules, now, company_id):
+            rules = capture.distribution.rules
+            for snap in snapshots(
+                self.ctx, capture.product, rules, now, company_id, check_certificates=self.captured_elsewhere is None
+            ):
                 decision = snap.decision
                 flight = flights.get((capture.product, snap.company.id))
                 label, reason, until = LABELS[decision.action], decision.reason, decision.until
                 next_query = next_pass if decision.action is Action.QUERY else decision.until
+                if decision.action is Action.QUERY:
+                    until, reason = due_wait(
+                        next_pass if self._background is not None else None, now, self.captured_elsewhere
+                    )
                 if decision.action is Action.DISABLED:
                     next_query = None
                 if flight is not None:
@@ -411,6 +430,8 @@ class CaptureService:
                         capturing=flight is not None,
                     )
                 )
+        if product is None:  # products enabled without an engine: said, never left out
+            result.extend(without_engine(self.ctx, company_id))
         return result
 
     def _next_pass(self, product: Product, now: datetime) -> datetime:

@@ -10,20 +10,25 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from app.capture.context import CaptureContext
-from app.core.cadence import ACTION_LABELS, Action, CadenceRules, CaptureState, Decision, decide
+from app.capture.instance import AlreadyRunning, DataFolderLock
+from app.capture.products import REGISTRY
+from app.core.cadence import ACTION_LABELS, Action, CadenceRules, CaptureState, Decision, decide, display_time
 from app.core.cadence import BLOQUEADA as BLOQUEADA
 from app.core.cadence import CONSULTANDO as CONSULTANDO
 from app.core.cadence import DESATIVADA as DESATIVADA
 from app.core.cadence import EM_ESPERA as EM_ESPERA
 from app.core.cadence import PAUSA_GLOBAL as PAUSA_GLOBAL
 from app.core.clock import BRASILIA, brasilia_iso
+from app.core.errors import CapturaError
 from app.core.products import Environment, Product
 from app.store.records import CaptureSettings, Company
 
 LABELS = ACTION_LABELS  # the status words, declared once in app.core.cadence
+OTHER_INSTANCE = "outra instância do Captura DF-e"  # a lock holder that did not say who it is
 _FAR = timedelta(days=3650)
 
 
@@ -44,7 +49,7 @@ class CompanyStatus:
     reason: str
     last_cstat: str | None
     last_message: str | None
-    documents_today: int  # distribution items received since 00:00 Brasília
+    documents_today: int  # documents received since 00:00 Brasília (each once, events apart)
     pending_recoveries: int
     next_query_at: datetime | None
     stalled: bool = False
@@ -150,9 +155,18 @@ class Snapshot:
 
 
 def snapshots(
-    ctx: CaptureContext, product: Product, rules: CadenceRules, now: datetime, company_id: int | None = None
+    ctx: CaptureContext,
+    product: Product,
+    rules: CadenceRules,
+    now: datetime,
+    company_id: int | None = None,
+    *,
+    check_certificates: bool = True,
 ) -> list[Snapshot]:
-    """Every company configured for ``product`` (enabled or not), decided in one pass."""
+    """Every company configured for ``product`` (enabled or not), decided in one pass.
+
+    ``check_certificates`` False: another process captures and holds the certificates (a demo's
+    live only in its memory); this one's vault would say "no key" of a capture that runs fine."""
     companies = ctx.companies.list_companies()
     if company_id is not None:
         companies = [c for c in companies if c.id == company_id]
@@ -177,10 +191,86 @@ def snapshots(
             rules,
             now,
             global_pause_until=pauses[settings.environment],
-            certificate_problem=ctx.certificates.problem(company, now) if active else None,
+            certificate_problem=ctx.certificates.problem(company, now) if active and check_certificates else None,
             enabled=active,
         )
         result.append(Snapshot(company, settings, state, decision))
+    return result
+
+
+def due_wait(
+    next_pass: datetime | None, now: datetime, captured_elsewhere: str | None = None
+) -> tuple[datetime | None, str]:
+    """A company free to be queried is "Em espera" of the capture's next pass: until when, and a
+    reason that says so (not the decision's "Consulta liberada a partir do NSU", which beside the
+    label read as a contradiction). ``next_pass`` None: no capture runs in this process;
+    ``captured_elsewhere``: who captures instead (the data folder's lock holder)."""
+    if captured_elsewhere is not None:
+        return None, f"Consulta liberada, feita por quem captura nesta pasta: {captured_elsewhere}."
+    if next_pass is None:
+        return None, (
+            "Consulta liberada, feita quando a captura rodar (aplicativo aberto, capture --daemon ou capture --once)."
+        )
+    if next_pass <= now:
+        return None, "Consulta liberada: começa agora."
+    return next_pass, f"Consulta liberada: na próxima passagem da captura, às {display_time(next_pass, now)}."
+
+
+def captured_elsewhere(data_dir: Path) -> str | None:
+    """Who holds the data folder's capture lock, when another process does (None: nobody).
+
+    Takes the lock for an instant to find out (the OS lock is the only truth: the owner file
+    survives a crash); ``manifest`` does the same before sending."""
+    lock = DataFolderLock(data_dir, owner="linha de comando (status)")
+    try:
+        lock.acquire()
+    except AlreadyRunning as error:
+        return error.holder or OTHER_INSTANCE
+    except CapturaError:  # the folder cannot be locked at all: nobody captures in it either
+        return None
+    lock.release()
+    return None
+
+
+def missing_engine_reason(product: Product) -> str | None:
+    """Why nothing captures ``product`` although a company has it enabled; None when an engine
+    exists (the products registered in ``app.capture.products.REGISTRY``)."""
+    if product in REGISTRY:
+        return None
+    return (
+        f"A captura de {product.label} ainda não existe nesta versão: nada é consultado e nenhum "
+        f"documento de {product.label} chega (ela começa sozinha quando a captura existir)."
+    )
+
+
+def without_engine(ctx: CaptureContext, company_id: int | None = None) -> list[CompanyStatus]:
+    """Every company with a product enabled that no engine captures, as a status that says so
+    ("Desativada" and why), so that neither ``status`` nor the window leaves it out silently."""
+    result = []
+    for product in Product:
+        reason = missing_engine_reason(product)
+        if reason is None:
+            continue
+        for company, _settings in ctx.companies.enabled_for(product):
+            if company_id is not None and company.id != company_id:
+                continue
+            result.append(
+                CompanyStatus(
+                    company_id=company.id,
+                    cnpj=company.cnpj.value,
+                    name=company.name,
+                    product=product,
+                    label=DESATIVADA,
+                    until=None,
+                    reason=reason,
+                    last_cstat=None,
+                    last_message=None,
+                    documents_today=0,
+                    pending_recoveries=0,
+                    next_query_at=None,
+                    action=Action.DISABLED,
+                )
+            )
     return result
 
 
@@ -196,8 +286,8 @@ def start_of_day(now: datetime) -> datetime:
 
 
 def documents_since(ctx: CaptureContext, state: CaptureState, since: datetime) -> int:
-    """Distribution items (documents and events) of one company received since ``since``
-    (``CaptureService.status`` reads every company's count in one grouped read)."""
+    """Documents of one company received since ``since``, each once (its resumo and complete
+    versions, its events: one document); ``CaptureService.status`` reads every company's at once."""
     if state.last_query_at is None or state.last_query_at < since:
         return 0
-    return ctx.items.count_received_since(state.product, since).get(state.company_id, 0)
+    return ctx.items.count_documents_received_since(state.product, since).get(state.company_id, 0)

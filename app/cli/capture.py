@@ -15,18 +15,19 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.capture.context import CaptureNotice
-from app.capture.instance import DataFolderLock
-from app.capture.status import LABELS, CompanyOutcome, OnceReport
 from app.cli.context import capture_context, capture_service, data_dir_of, find_company, parse_product
 from app.cli.io import print_json
 from app.cli.main import EXIT_OK, EXIT_WAITING
 from app.config.logs import setup_logging, shutdown_logging
-from app.core.cadence import display_time
+from app.core.cadence import ACTION_LABELS, display_time
 from app.core.ids import Cnpj
 from app.core.products import Product
+
+if TYPE_CHECKING:  # the capture loads when a command runs, never for `--help`
+    from app.capture.context import CaptureNotice
+    from app.capture.status import CompanyOutcome, OnceReport
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,8 @@ def register(sub: Any) -> None:
 
 
 def _capture(args: argparse.Namespace) -> int:
+    from app.capture.instance import DataFolderLock
+
     data_dir = data_dir_of(args)
     owner = "capture --once" if args.once else "capture --daemon"
     with DataFolderLock(data_dir, owner=f"linha de comando ({owner})"):
@@ -77,7 +80,7 @@ def describe(outcome: CompanyOutcome, now: datetime) -> str:
             done += f", {outcome.quarantined} em quarentena"
     else:
         done = "nenhuma consulta"
-    state = LABELS[outcome.action]
+    state = ACTION_LABELS[outcome.action]
     if outcome.until is not None:
         state += f" até {display_time(outcome.until, now)}"
     return f"{who} · {outcome.product.label}: {done}. {state}: {outcome.reason}".rstrip()

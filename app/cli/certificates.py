@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from app.certs.a1 import InvalidCertificateFile, load_a1
 from app.cli.io import print_json, read_secret
 from app.core.clock import SystemClock
 
@@ -23,6 +22,8 @@ def register(sub: Any) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from app.certs.a1 import InvalidCertificateFile, load_a1  # cryptography: only when a file is opened
+
     try:
         pfx = args.file.read_bytes()
     except OSError as error:

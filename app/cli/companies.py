@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.capture.office import Office, RegistrationRefused
-from app.certs.a1 import InvalidCertificateFile
 from app.cli.context import open_office
 from app.cli.io import print_json, read_secret
 from app.core.documents import PartyRole
+from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
-from app.fiscal.distribution import c_uf_code
-from app.fiscal.errors import RequestInvalid
 from app.store.records import CaptureSettings
+
+if TYPE_CHECKING:  # the office, the certificates and the protocols load when a command runs
+    from app.capture.office import Office
 
 _ENVIRONMENTS = {e.key: e for e in Environment}
 # The CT-e interested-party filter (rule book §5.1): the role names a user types.
@@ -102,13 +103,22 @@ def _products(text: str) -> list[Product]:
     try:
         return [Product(part.strip().lower()) for part in text.split(",") if part.strip()]
     except ValueError as error:
-        raise RegistrationRefused(f"Produto desconhecido em {text!r}: use nfe, cte e/ou nfse.") from error
+        raise CapturaError(f"Produto desconhecido em {text!r}: use nfe, cte e/ou nfse.") from error
+
+
+def _enabled_label(product: Product) -> str:
+    from app.capture.status import missing_engine_reason
+
+    return product.label + (" (sem captura nesta versão)" if missing_engine_reason(product) else "")
 
 
 def _settings_json(settings: CaptureSettings) -> dict[str, Any]:
+    from app.capture.status import missing_engine_reason
+
     return {
         "product": settings.product.value,
         "enabled": settings.enabled,
+        "engine_available": missing_engine_reason(settings.product) is None,
         "environment": settings.environment.key,
         "auto_ciencia": settings.auto_ciencia,
         "ciencia_wait_minutes": settings.ciencia_wait_minutes,
@@ -122,7 +132,7 @@ def _event_types(text: str) -> tuple[str, ...]:
     types = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
     bad = [t for t in types if not (len(t) == 6 and t.isdigit())]
     if bad:
-        raise RegistrationRefused(f"Tipo de evento inválido: {', '.join(bad)} (seis dígitos, ex.: 110111).")
+        raise CapturaError(f"Tipo de evento inválido: {', '.join(bad)} (seis dígitos, ex.: 110111).")
     return types
 
 
@@ -130,11 +140,13 @@ def _roles(text: str) -> tuple[PartyRole, ...]:
     names = [part.strip().lower().replace("á", "a") for part in text.split(",") if part.strip()]
     unknown = [n for n in names if n not in _CTE_ROLES]
     if unknown:
-        raise RegistrationRefused(f"Papel desconhecido: {', '.join(unknown)} (use {', '.join(_CTE_ROLES)}).")
+        raise CapturaError(f"Papel desconhecido: {', '.join(unknown)} (use {', '.join(_CTE_ROLES)}).")
     return tuple(dict.fromkeys(_CTE_ROLES[n] for n in names))
 
 
 def _add(args: argparse.Namespace) -> int:
+    from app.certs.a1 import InvalidCertificateFile
+
     try:
         pfx = args.pfx.read_bytes()
     except OSError as error:
@@ -154,6 +166,12 @@ def _add(args: argparse.Namespace) -> int:
         print_json({"id": company.id, "cnpj": company.cnpj.value, "name": company.name})
     else:
         print(f"Empresa cadastrada: {company.cnpj.formatted()} {company.name}")
+    from app.capture.status import missing_engine_reason
+
+    for product in products:  # enabled as asked, but never silently left uncaptured
+        reason = missing_engine_reason(product)
+        if reason is not None:
+            print(f"Aviso: {reason}", file=sys.stderr)
     return 0
 
 
@@ -179,7 +197,7 @@ def _list(args: argparse.Namespace) -> int:
     if not overview:
         print("Nenhuma empresa cadastrada. Use: python main.py company add --pfx ARQUIVO")
     for item in overview:
-        enabled = ", ".join(s.product.label for s in item.settings if s.enabled) or "nenhum produto ativo"
+        enabled = ", ".join(_enabled_label(s.product) for s in item.settings if s.enabled) or "nenhum produto ativo"
         cert = item.certificate.problem or f"certificado válido até {item.certificate.not_after:%d/%m/%Y}"
         print(f"{item.company.cnpj.formatted()}  {item.company.name}  [{enabled}]  {cert}")
     return 0
@@ -191,7 +209,7 @@ def _set(args: argparse.Namespace) -> int:
     with _office(args) as office:
         company = office.companies.find(cnpj)
         if company is None:
-            raise RegistrationRefused(f"A empresa {cnpj.formatted()} não está cadastrada.")
+            raise CapturaError(f"A empresa {cnpj.formatted()} não está cadastrada.")
         current = office.companies.get_settings(company.id, product) or CaptureSettings(company.id, product)
         changes: dict[str, Any] = {}
         if args.enabled is not None:
@@ -200,18 +218,21 @@ def _set(args: argparse.Namespace) -> int:
             changes["environment"] = _ENVIRONMENTS[args.environment]
         if args.auto_ciencia is not None:
             if product is not Product.NFE:
-                raise RegistrationRefused("A Ciência da Operação automática só existe para NF-e.")
+                raise CapturaError("A Ciência da Operação automática só existe para NF-e.")
             changes["auto_ciencia"] = args.auto_ciencia
         if args.ciencia_wait is not None:
             changes["ciencia_wait_minutes"] = args.ciencia_wait
         if args.uf is not None:
+            from app.fiscal.distribution import c_uf_code
+            from app.fiscal.errors import RequestInvalid
+
             try:
                 changes["c_uf_autor"] = c_uf_code(args.uf) if args.uf.strip() else None
             except RequestInvalid as error:
-                raise RegistrationRefused(error.message) from error
+                raise CapturaError(error.message) from error
         if args.event_types is not None or args.roles is not None:
             if product is not Product.CTE:
-                raise RegistrationRefused("Os filtros de tipo de evento e de papel só existem para CT-e.")
+                raise CapturaError("Os filtros de tipo de evento e de papel só existem para CT-e.")
             if args.event_types is not None:
                 changes["cte_event_types"] = _event_types(args.event_types)
             if args.roles is not None:
@@ -230,7 +251,7 @@ def _resume(args: argparse.Namespace) -> int:
     with _office(args) as office:
         company = office.companies.find(cnpj)
         if company is None:
-            raise RegistrationRefused(f"A empresa {cnpj.formatted()} não está cadastrada.")
+            raise CapturaError(f"A empresa {cnpj.formatted()} não está cadastrada.")
         resumed = office.resume_capture(company.id, products)
     if args.json:
         print_json({"cnpj": company.cnpj.value, "resumed": [p.value for p in resumed]})

@@ -8,23 +8,26 @@ import sys
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app.cli.args import UsageError
 from app.cli.context import find_company, open_desk, parse_product
 from app.cli.io import print_json
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.nsu import Nsu
 from app.core.products import Product
-from app.desk import Desk, labels
+from app.desk import labels
 from app.desk.files import write_atomic
-from app.desk.grid import PAGE, GridFilter
 from app.desk.labels import DIRECTION as DIRECTION_LABELS
 from app.desk.labels import MANIFESTATION_STATUS as MANIFESTATION_LABELS
 from app.desk.labels import PDF_NAMES, money, money_br
 from app.desk.labels import STATUS as STATUS_LABELS
-from app.desk.views import DocumentDetail, GridRow
+from app.desk.views import PAGE, DocumentDetail, GridFilter, GridRow  # not desk.grid: `--help` loads no SQL
 from app.store.records import Direction, DocumentKind, DocumentStatus, RowKind
+
+if TYPE_CHECKING:  # the desk loads when a command opens it, never for `--help`
+    from app.desk import Desk
 
 EVENT_KIND = "event"  # --kind event: keys known only by their events
 
@@ -131,7 +134,7 @@ def _day(text: str | None, option: str) -> date | None:
     try:
         return date.fromisoformat(text)
     except ValueError:
-        raise CapturaError(f"Data inválida em {option}: {text!r}. Use AAAA-MM-DD.") from None
+        raise UsageError(f"Data inválida em {option}: {text!r}. Use AAAA-MM-DD.") from None
 
 
 def _kinds(text: str | None) -> tuple[tuple[DocumentKind, ...], bool]:

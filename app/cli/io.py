@@ -5,7 +5,10 @@ from __future__ import annotations
 import getpass
 import json
 import sys
+from datetime import datetime
 from typing import Any
+
+from app.core.clock import brasilia_iso
 
 
 def read_secret(prompt: str, *, from_stdin: bool) -> str:
@@ -17,5 +20,12 @@ def read_secret(prompt: str, *, from_stdin: bool) -> str:
 
 
 def print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=_plain)
     sys.stdout.write("\n")
+
+
+def _plain(value: Any) -> str:
+    """Instants as ISO 8601 in Brasília time, to the second (as every other time the app shows)."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return brasilia_iso(value)
+    return str(value)

@@ -12,8 +12,10 @@ import sys
 from collections.abc import Callable
 
 from app import APP_NAME, __version__
+from app.cli.args import ArgumentParser, UsageError
 from app.cli.context import Runtime
 from app.core.errors import CapturaError
+from app.demo import DEMO_SPEED
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -27,7 +29,7 @@ Handler = Callable[[argparse.Namespace], int]
 def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     """The whole command line; ``commands`` False gives only the options of the window and the
     demo, without importing the command modules (the window's start loads none of them)."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python main.py",
         description=f"{APP_NAME}: captura de NF-e, CT-e e NFS-e. Sem subcomando, abre a janela do aplicativo.",
     )
@@ -45,7 +47,10 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     demo = parser.add_argument_group("demonstração (com --demo, sem subcomando)")
     demo.add_argument("--headless", action="store_true", help="sem janela: mostra o andamento no terminal")
     demo.add_argument(
-        "--speed", type=_positive_float, default=60.0, help="aceleração do relógio (padrão 60: uma hora por minuto)"
+        "--speed",
+        type=_positive_float,
+        default=DEMO_SPEED,
+        help=f"aceleração do relógio (padrão {DEMO_SPEED:g}: duas horas por minuto)",
     )
     demo.add_argument("--duration", type=_positive_float, metavar="SEGUNDOS", help="para sozinha após este tempo real")
     if not commands:
@@ -81,6 +86,9 @@ def run_command(args: argparse.Namespace, *, runtime: Runtime | None = None) -> 
         return EXIT_USAGE
     try:
         return handler(args)
+    except UsageError as error:
+        print(f"Erro: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
     except CapturaError as error:
         print(f"Erro: {error.message}", file=sys.stderr)
         return EXIT_REFUSED

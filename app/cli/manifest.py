@@ -9,20 +9,31 @@ folder, the request is only queued: that service sends it (never two senders).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app.cli.args import UsageError
 from app.cli.context import find_company, open_desk
 from app.cli.io import print_json
 from app.cli.main import EXIT_WAITING
-from app.core.clock import BRASILIA
+from app.core.clock import brasilia_iso
 from app.core.errors import CapturaError
 from app.core.keys import AccessKey
-from app.core.manifestation import CIENCIA, CONFIRMACAO, DESCONHECIMENTO, NAO_REALIZADA, manifestation_type
+from app.core.manifestation import (
+    CIENCIA,
+    CONFIRMACAO,
+    DESCONHECIMENTO,
+    MANIFESTATION_TYPES,
+    NAO_REALIZADA,
+    manifestation_type,
+)
 from app.core.products import Product
-from app.desk import Desk, labels
+from app.desk import labels
 from app.desk.labels import MANIFESTATION_STATUS as MANIFESTATION_LABELS
 from app.desk.views import ManifestationOutcome
 from app.store.records import Company, ManifestationStatus
+
+if TYPE_CHECKING:  # the desk loads when a command opens it, never for `--help`
+    from app.desk import Desk
 
 EVENT_NAMES = {
     "confirmacao": CONFIRMACAO,
@@ -58,8 +69,19 @@ def register(sub: Any) -> None:
 def event_code(text: str) -> str:
     value = text.strip().lower()
     code = EVENT_NAMES.get(value, value)
-    manifestation_type(code)  # raises with the PT message for an unknown type
+    try:
+        manifestation_type(code)
+    except CapturaError:  # a misuse of the command line (exit 2), with the valid events
+        raise UsageError(f"Evento desconhecido: {text!r}. Eventos válidos: {valid_events()}.") from None
     return code
+
+
+def valid_events() -> str:
+    """"210200 (confirmacao), 210210 (ciencia)...": each code with the first name that means it."""
+    names: dict[str, str] = {}
+    for name, code in EVENT_NAMES.items():
+        names.setdefault(code, name)
+    return ", ".join(f"{code} ({names[code]})" if code in names else code for code in sorted(MANIFESTATION_TYPES))
 
 
 def _company(desk: Desk, key: str, cnpj: str | None) -> Company:
@@ -87,7 +109,7 @@ def _result_json(outcome: ManifestationOutcome) -> dict[str, Any]:
         "cstat": m.cstat if m else None,
         "message": m.x_motivo if m else outcome.message,
         "protocol": m.protocol if m else None,
-        "next_attempt_at": m.not_before.astimezone(BRASILIA).isoformat() if m and pending else None,
+        "next_attempt_at": brasilia_iso(m.not_before) if m and pending else None,
         "attempts": outcome.attempts,
         "queued_for_running_service": outcome.queued_elsewhere,
     }

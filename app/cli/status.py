@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.capture.status import CompanyStatus
-from app.cli.context import capture_context, capture_service
+from app.cli.context import capture_context, capture_service, data_dir_of
 from app.cli.io import print_json
 from app.core.cadence import display_time
 from app.core.ids import Cnpj
+
+if TYPE_CHECKING:
+    from app.capture.status import CompanyStatus
 
 
 def register(sub: Any) -> None:
@@ -37,12 +39,22 @@ def describe(status: CompanyStatus, now: Any) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from app.capture.status import captured_elsewhere
+
+    holder = captured_elsewhere(data_dir_of(args))
     with capture_context(args) as (office, ctx):
-        statuses = capture_service(ctx).status()
+        service = capture_service(ctx)
+        service.captured_elsewhere = holder  # its state is in the database; its certificates are its own
+        statuses = service.status()
         now = office.clock.now()
     if args.json:
         print_json([s.to_json() for s in statuses])
         return 0
+    if holder is not None:
+        print(
+            f"A captura desta pasta está com: {holder}. A situação abaixo é a que ela grava no banco "
+            "(os certificados e as consultas em andamento ficam com ela)."
+        )
     if not statuses:
         print("Nenhuma empresa configurada para capturar. Use: python main.py company add --pfx ARQUIVO")
     for status in statuses:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 import re
 import sys
+from datetime import datetime
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from app.config.paths import ensure_data_dir, logs_dir
+from app.core.clock import BRASILIA
 
 LOG_FILENAME = "captura.log"
 MAX_BYTES = 5 * 1024 * 1024
@@ -74,6 +76,18 @@ class RedactSecrets(logging.Filter):
         return True
 
 
+class BrasiliaFormatter(logging.Formatter):
+    """Times in Brasília with their offset (``2026-11-02 09:58:03,123-03:00``), as the messages
+    beside them say them ("Aguardando até 14:05"), whatever zone the computer is set to."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        instant = datetime.fromtimestamp(record.created, BRASILIA)
+        if datefmt:
+            return instant.strftime(datefmt)
+        offset = instant.strftime("%z")
+        return f"{instant:%Y-%m-%d %H:%M:%S},{int(record.msecs):03d}{offset[:3]}:{offset[3:]}"
+
+
 def log_file(data_dir: Path) -> Path:
     return logs_dir(data_dir) / LOG_FILENAME
 
@@ -88,7 +102,7 @@ def setup_logging(data_dir: Path, *, level: str = "INFO", console: bool = False)
     ensure_data_dir(data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     shutdown_logging()
-    formatter = logging.Formatter(FORMAT)
+    formatter = BrasiliaFormatter(FORMAT)
     handlers: list[logging.Handler] = [
         RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8", delay=True)
     ]

@@ -96,7 +96,7 @@ def local_instant(instant: datetime | None, offset_minutes: int | None = None) -
 
 def issued_iso(instant: datetime | None, offset_minutes: int | None) -> str | None:
     local = local_instant(instant, offset_minutes)
-    return local.isoformat() if local else None
+    return local.replace(microsecond=0).isoformat() if local else None  # a person reads seconds at most
 
 
 def brasilia_text(instant: datetime | None, with_seconds: bool = False) -> str:

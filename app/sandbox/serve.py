@@ -12,16 +12,18 @@ import json
 import logging
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.config.endpoints import Service
 from app.config.settings import Settings, load_settings, save_settings
 from app.core.clock import Clock, ScaledClock, SystemClock
 from app.core.products import Environment
-from app.sandbox.pki import TestPki
-from app.sandbox.router import PATHS
-from app.sandbox.sandbox import Sandbox
-from app.sandbox.scenario import Scenario, ScenarioRun
+
+if TYPE_CHECKING:  # the simulator loads when it serves, never for `--help`
+    from app.sandbox.sandbox import Sandbox
+    from app.sandbox.scenario import ScenarioRun
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +34,10 @@ SETTINGS_SERVICE = {
     Service.NFSE_ADN_CONTRIBUINTES: "adn",
     Service.NFSE_SEFIN: "sefin",
 }
+
+
+BACKLOG_HOURS = 24.0  # the scenario's last day already issued: the first `capture --once` gets documents
+PASSWORD_FILE = "senha-de-teste.txt"  # noqa: S105 - a file name: the test certificates' password goes in it
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +51,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DATA_DIR",
         help="pasta de dados do app onde gravar settings.json apontando para o sandbox",
     )
-    parser.add_argument("--speed", type=float, default=1.0, help="fator de aceleração do relógio (ex.: 60)")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="aceleração do relógio do simulador (ex.: 60); o aplicativo segue no relógio real",
+    )
+    parser.add_argument(
+        "--backlog",
+        type=float,
+        default=BACKLOG_HOURS,
+        metavar="HORAS",
+        help=f"os documentos emitidos nas últimas HORAS já esperam pela 1ª consulta (padrão {BACKLOG_HOURS:g})",
+    )
     parser.add_argument("--seed", type=int, default=None, help="semente dos documentos gerados")
 
 
@@ -62,6 +80,9 @@ def write_pki(sandbox: Sandbox, run: ScenarioRun, folder: Path) -> None:
         )
     # test certificates only: their passwords are the documented test password
     (folder / "companies.json").write_text(json.dumps(companies, ensure_ascii=False, indent=2), encoding="utf-8")
+    passwords = {cert.password for cert in run.certificates.values()}
+    if len(passwords) == 1:  # what `company add --password-stdin <` reads
+        (folder / PASSWORD_FILE).write_text(passwords.pop() + "\n", encoding="utf-8")
 
 
 def write_settings(sandbox: Sandbox, data_dir: Path, ca_file: Path) -> Path:
@@ -81,6 +102,11 @@ def serve(
     clock: Clock | None = None,
 ) -> int:
     """Run until ``stop`` is set (or Ctrl+C). ``ready`` is called once the server listens."""
+    from app.sandbox.pki import TestPki
+    from app.sandbox.router import PATHS
+    from app.sandbox.sandbox import Sandbox
+    from app.sandbox.scenario import Scenario
+
     stop = stop or threading.Event()
     clock = clock or (ScaledClock(args.speed) if args.speed != 1 else SystemClock())
     scenario = Scenario.load(args.scenario) if args.scenario else Scenario()
@@ -89,16 +115,23 @@ def serve(
     # reuse a saved test CA so the app's trust in ca.pem survives a restart of the sandbox
     pki = TestPki.load(Path(pki_dir) / "ca") if pki_dir is not None and (Path(pki_dir) / "ca").is_dir() else None
     with Sandbox(clock, pki=pki, seed=seed) as sandbox:
-        run = scenario.attach(sandbox)
+        backlog = timedelta(hours=max(0.0, getattr(args, "backlog", BACKLOG_HOURS)))
+        run = scenario.attach(sandbox, start=clock.now() - backlog)
+        waiting = run.run_until(clock.now())
         base = sandbox.start_https(args.host, args.port)
         if pki_dir is not None:
             write_pki(sandbox, run, Path(pki_dir))
+        settings_file = None
         if args.write_settings:
             ca = Path(pki_dir or ".").resolve() / "ca.pem"
-            write_settings(sandbox, Path(args.write_settings), ca)
+            settings_file = write_settings(sandbox, Path(args.write_settings), ca)
         print(f"Sandbox em {base}")
         for name, path in PATHS.items():
             print(f"  {name}: {base}{path}")
+        if backlog:
+            hours = backlog.total_seconds() / 3600
+            print(f"{waiting} documento(s) emitidos nas últimas {hours:g} h já esperam pelas empresas.")
+        _print_guide(run, Path(pki_dir) if pki_dir is not None else None, settings_file, args)
         if ready is not None:
             ready(sandbox, run)
         try:
@@ -108,6 +141,28 @@ def serve(
         except KeyboardInterrupt:
             pass
     return 0
+
+
+def _print_guide(run: ScenarioRun, pki_dir: Path | None, settings_file: Path | None, args: argparse.Namespace) -> None:
+    """Where everything was written and the next commands, ready to paste."""
+    if pki_dir is not None:
+        print(f"AC de teste e um .pfx por empresa em {pki_dir}")
+        print(f"  {pki_dir / 'companies.json'}: CNPJ, razão social, arquivo e senha de teste de cada empresa")
+        if (pki_dir / PASSWORD_FILE).is_file():
+            print(f"  {pki_dir / PASSWORD_FILE}: a senha de teste dos certificados")
+    for cnpj in run.companies:
+        print(f"  {cnpj}  {run.sandbox.party(cnpj).name}")
+    if settings_file is None or pki_dir is None:
+        return
+    print(f"settings.json (homologação aponta para este simulador): {settings_file}")
+    data = args.write_settings
+    print("Em outro terminal:")
+    print(
+        f"  python main.py --data-dir {data} company add --pfx {pki_dir / (run.companies[0] + '.pfx')} "
+        f"--environment homologacao --products nfe --password-stdin < {pki_dir / PASSWORD_FILE}"
+    )
+    print(f"  python main.py --data-dir {data} capture --once")
+    print("Ctrl+C para parar.", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session
 
 from app.core.nsu import NSU_MAX, missing_nsus
@@ -177,6 +177,21 @@ class DistributionItemRepository:
             rows = s.execute(
                 select(DistributionItemRow.company_id, func.count())
                 .where(DistributionItemRow.product == product.value, DistributionItemRow.received_at >= since)
+                .group_by(DistributionItemRow.company_id)
+            )
+            return {company_id: int(count) for company_id, count in rows}
+
+    def count_documents_received_since(self, product: Product, since: datetime) -> dict[int, int]:
+        """Per company: the documents of ``product`` that NSUs recorded at or after ``since`` brought,
+        each once (a resumo and its complete NF-e are one document; events are not documents)."""
+        with self._db.reader() as s:
+            rows = s.execute(
+                select(DistributionItemRow.company_id, func.count(distinct(DistributionItemRow.document_id)))
+                .where(
+                    DistributionItemRow.product == product.value,
+                    DistributionItemRow.received_at >= since,
+                    DistributionItemRow.document_id.is_not(None),
+                )
                 .group_by(DistributionItemRow.company_id)
             )
             return {company_id: int(count) for company_id, count in rows}

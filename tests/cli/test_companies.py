@@ -194,3 +194,45 @@ def test_resume_takes_up_a_stopped_capture_and_keeps_its_wait(
     assert row == (None, 0, 7, "2099-01-01 00:00:00.000000")
     assert _run(["company", "resume", "11222333000181"], monkeypatch) == 0
     assert "nenhuma captura interrompida" in capsys.readouterr().out
+
+
+def test_a_product_enabled_without_an_engine_is_said_in_add_list_status_and_the_desk(
+    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from app.capture.products import REGISTRY
+    from app.core.products import Product
+
+    missing = [p for p in Product if p not in REGISTRY]
+    if not missing:
+        pytest.skip("every product has an engine: nothing left to say")
+    assert _add(tmp_path, company_cert, monkeypatch) == 0  # the default: nfe,cte,nfse
+    err = capsys.readouterr().err
+    for product in Product:
+        assert (f"Aviso: A captura de {product.label} ainda não existe" in err) is (product in missing)
+
+    assert _run(["company", "list"], monkeypatch) == 0
+    listed = capsys.readouterr().out
+    assert all(f"{p.label} (sem captura nesta versão)" in listed for p in missing)
+
+    assert _run(["status", "--json"], monkeypatch) == 0
+    statuses = {s["product"]: s for s in json.loads(capsys.readouterr().out)}
+    assert set(statuses) == {p.value for p in Product}  # none left out
+    for product in missing:
+        assert statuses[product.value]["label"] == "Desativada"
+        assert "ainda não existe nesta versão" in statuses[product.value]["reason"]
+    assert _run(["status"], monkeypatch) == 0
+    label = missing[0].label
+    assert f"{label}: Desativada | A captura de {label} ainda não existe" in capsys.readouterr().out
+
+    from app.desk.desk import Desk  # the window's facade: its company badges say it too
+
+    desk = Desk(data_dir, capture=False)
+    desk.open()
+    try:
+        [line] = desk.companies()
+        badges = {b.product: b for b in line.badges}
+        assert set(badges) == set(Product)
+        assert all("ainda não existe nesta versão" in badges[p].reason for p in missing)
+    finally:
+        desk.close()

@@ -67,7 +67,7 @@ def test_list_table_and_bad_filters(harness: Harness, cli: Cli) -> None:
     _capture(harness)
     assert cli("documents", "list") == 0
     assert key in cli.out and "resumo" in cli.out and "R$ " in cli.out and "1 documento(s)." in cli.out
-    assert cli("documents", "list", "--from", "31/12/2026") == 1
+    assert cli("documents", "list", "--from", "31/12/2026") == 2  # misuse: exit 2
     assert "AAAA-MM-DD" in cli.err
     assert cli("documents", "list", "--company", "99888777000100") == 1
     assert "não está cadastrada" in cli.err

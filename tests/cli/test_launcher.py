@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,74 @@ def test_certificate_show_wrong_password_exits_1_with_portuguese_message(
     err = capsys.readouterr().err
     assert "Senha do certificado incorreta" in err
     assert "errada" not in err
+
+
+@pytest.mark.parametrize(
+    ("environ", "platform", "opens"),
+    [
+        ({}, "linux", False),
+        ({"DISPLAY": ":0"}, "linux", True),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True),
+        ({"QT_QPA_PLATFORM": "offscreen"}, "linux", True),
+        ({"QT_QPA_PLATFORM": "minimal"}, "linux", True),
+        ({"QT_QPA_PLATFORM": "xcb", "WAYLAND_DISPLAY": "wayland-0"}, "linux", False),
+        ({"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":0"}, "linux", False),
+        ({}, "win32", True),
+        ({}, "darwin", True),
+    ],
+)
+def test_display_problem_is_decided_before_qt(environ: dict[str, str], platform: str, opens: bool) -> None:
+    from app.launcher import display_problem
+
+    problem = display_problem(environ, platform)
+    assert (problem is None) is opens
+    if problem is not None:
+        assert "não há tela disponível" in problem
+
+
+def test_the_demo_without_a_display_says_so_in_portuguese_and_points_at_headless(tmp_path: Path) -> None:
+    # The real entry point in a fresh interpreter, as `packaging/dev.py demo` runs it on a server.
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["CAPTURA_DATA_DIR"] = str(tmp_path / "data")
+    code = "\n".join(
+        [
+            "import runpy, sys",
+            "sys.argv = ['main.py', '--demo']",
+            "try:",
+            "    runpy.run_path('main.py', run_name='__main__')",
+            "except SystemExit as exit_:",
+            "    assert not any(m.startswith('PySide6') for m in sys.modules)",
+            "    raise",
+        ]
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 1, result.stderr
+    assert "não há tela disponível" in result.stderr
+    assert "python main.py --demo --headless" in result.stderr
+    assert "qt.qpa" not in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "data-demo").exists()  # refused before touching any folder
+
+
+HEAVY = ("sqlalchemy", "alembic", "app.capture.context", "app.store.db", "app.desk.desk", "app.sandbox.sandbox", "zeep")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["documents", "list", "--help"], ["sandbox", "serve", "--help"]])
+def test_help_loads_no_database_capture_or_simulator(argv: list[str]) -> None:
+    # `--help` stays within the cold-start goal: the SQL, the capture and the protocols load on use.
+    code = "\n".join(
+        [
+            "import runpy, sys",
+            f"sys.argv = ['main.py', *{argv!r}]",
+            "try:",
+            "    runpy.run_path('main.py', run_name='__main__')",
+            "except SystemExit as exit_:",
+            "    assert exit_.code == 0",
+            f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m in {HEAVY!r})",
+            "print('HEAVY', heavy)",
+        ]
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "HEAVY []" in result.stdout

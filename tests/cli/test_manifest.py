@@ -52,8 +52,8 @@ def test_refusals_exit_1_with_the_reason(harness: Harness, cli: Cli) -> None:
     key = _captured_key(harness)
     assert cli("manifest", key, "nao-realizada") == 1
     assert "exige justificativa" in cli.err
-    assert cli("manifest", key, "210999") == 1
-    assert "Tipo de manifestação desconhecido" in cli.err
+    assert cli("manifest", key, "210999") == 2  # misuse of the command line, not a refusal
+    assert "Evento desconhecido: '210999'" in cli.err
     assert cli("manifest", "123", "ciencia") == 1
     assert "Erro:" in cli.err
     other = "35261199888777000100550010000000011000000010"

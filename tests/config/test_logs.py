@@ -3,7 +3,9 @@ from __future__ import annotations
 import base64
 import logging
 import secrets
+import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from app.config import logs
 from app.config.logs import log_file, redact, setup_logging, shutdown_logging
+from app.core.clock import BRASILIA
 
 
 @pytest.fixture
@@ -43,6 +46,29 @@ def test_file_is_in_the_data_folder_with_time_level_thread_and_logger(logged: Pa
     assert "INFO" in line and "[MainThread]" in line and "app.capture.teste" in line
     assert line.endswith("consulta de 11222333000181")
     assert line[:4].isdigit()  # starts with the date
+
+
+@pytest.mark.skipif(not hasattr(time, "tzset"), reason="changing the process's zone needs time.tzset (POSIX)")
+def test_log_times_are_brasilia_whatever_the_system_zone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The messages say Brasília times ("Aguardando até 14:05"): the stamp beside them must too.
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        path = setup_logging(tmp_path / "dados")
+        before = datetime.now(BRASILIA).replace(microsecond=0)
+        logging.getLogger("app.capture.teste").info("Aguardando até as 14:05")
+        _flush()
+        after = datetime.now(BRASILIA)
+        shutdown_logging()
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    stamp = path.read_text(encoding="utf-8").split(" INFO")[0]
+    assert stamp.endswith("-03:00"), stamp
+    shown = datetime.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S").replace(tzinfo=BRASILIA)
+    assert before <= shown <= after
 
 
 def test_private_key_and_password_never_reach_the_file(logged: Path) -> None:

@@ -66,7 +66,7 @@ def test_serve_writes_pki_and_settings_and_stops(tmp_path: Path) -> None:
         )
         with httpx.Client(verify=context) as c:
             response = c.post(endpoint.url, content=body)
-        assert b"<cStat>137</cStat>" in response.content
+        assert b"<cStat>138</cStat>" in response.content  # the default backlog: documents waiting
     finally:
         stop.set()
         thread.join(20)
