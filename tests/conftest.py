@@ -40,14 +40,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Nothing a test does reaches the user's data folder or the real OS keyring."""
-    from keyrings.alt.file import PlaintextKeyring
+    from tests.support.test_keyring import TestKeyring
 
     home = tmp_path_factory.mktemp("home")
     data_dir = home / "data"
     monkeypatch.setenv("CAPTURA_DATA_DIR", str(data_dir))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
-    ring = PlaintextKeyring()
+    ring = TestKeyring()
     ring.file_path = str(home / "keyring.cfg")  # type: ignore[misc]
     previous = keyring.get_keyring()
     keyring.set_keyring(ring)

@@ -218,9 +218,16 @@ class CertificateVault:
             raise SecureStorageFailed(f"O cofre de senhas do sistema não pôde ser lido: {exc}") from None
 
 
+# keyrings.alt (installed for the tests) holds secrets in plain or weakly protected files; keyring
+# picks one by itself on a machine without a Secret Service, so the vault refuses them by name.
+_INSECURE_MODULES = ("keyrings.alt",)
+
+
 def _require_secure_backend() -> None:
     backend = keyring.get_keyring()
     if isinstance(backend, keyring.backends.fail.Keyring | keyring.backends.null.Keyring):
+        raise NoSecureStorage()
+    if type(backend).__module__.startswith(_INSECURE_MODULES):
         raise NoSecureStorage()
 
 

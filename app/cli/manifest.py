@@ -77,7 +77,7 @@ def event_code(text: str) -> str:
 
 
 def valid_events() -> str:
-    """"210200 (confirmacao), 210210 (ciencia)...": each code with the first name that means it."""
+    """ "210200 (confirmacao), 210210 (ciencia)...": each code with the first name that means it."""
     names: dict[str, str] = {}
     for name, code in EVENT_NAMES.items():
         names.setdefault(code, name)

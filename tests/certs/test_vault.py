@@ -36,7 +36,7 @@ def now() -> datetime:
 
 
 def keyring_entries() -> dict[tuple[str, str], str]:
-    """Everything the test keyring (PlaintextKeyring from tests/conftest.py) holds."""
+    """Everything the test keyring (TestKeyring from tests/conftest.py) holds."""
     ring = keyring.get_keyring()
     path = Path(ring.file_path)  # type: ignore[attr-defined]
     parser = configparser.RawConfigParser()
@@ -306,3 +306,18 @@ def test_storing_over_a_v1_file_drops_its_password(data_dir: Path, company: Issu
     vault.store(company.pfx, company.password, now())
     assert set(keyring_entries()) == {("CapturaDFe", "12345678000195:pfx-key")}
     assert vault.load("12345678000195", now()).holder_id == "12345678000195"
+
+
+def test_the_plaintext_keyrings_of_keyrings_alt_are_refused(
+    data_dir: Path, company: IssuedCert, tmp_path: Path
+) -> None:
+    """keyring picks keyrings.alt's file backend by itself where no Secret Service runs: the
+    certificate's secrets would sit in a plain file, so the vault refuses it."""
+    from keyrings.alt.file import PlaintextKeyring
+
+    ring = PlaintextKeyring()
+    ring.file_path = str(tmp_path / "plain.cfg")  # type: ignore[misc]
+    keyring.set_keyring(ring)  # the autouse fixture puts the test keyring back
+    with pytest.raises(NoSecureStorage):
+        CertificateVault(data_dir).store(company.pfx, company.password, now())
+    assert not (tmp_path / "plain.cfg").exists()

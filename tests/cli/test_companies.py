@@ -197,7 +197,10 @@ def test_resume_takes_up_a_stopped_capture_and_keeps_its_wait(
 
 
 def test_a_product_enabled_without_an_engine_is_said_in_add_list_status_and_the_desk(
-    tmp_path: Path, data_dir: Path, company_cert: IssuedCert, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    data_dir: Path,
+    company_cert: IssuedCert,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from app.capture.products import REGISTRY

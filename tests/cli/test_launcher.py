@@ -114,9 +114,7 @@ def test_the_demo_without_a_display_says_so_in_portuguese_and_points_at_headless
             "    raise",
         ]
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1, result.stderr
     assert "não há tela disponível" in result.stderr
     assert "python main.py --demo --headless" in result.stderr

@@ -26,11 +26,25 @@ def _main(line: str) -> tuple[list[str], Path | None]:
 
 
 def test_the_walkthrough_gets_documents_on_the_first_once(tmp_path: Path) -> None:
-    env = dict(os.environ, PYTHON_KEYRING_BACKEND="keyrings.alt.file.PlaintextKeyring")  # XDG_* point at tmp
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND="tests.support.test_keyring.TestKeyring")  # XDG_* point at tmp
     serve = subprocess.Popen(
-        [sys.executable, str(ROOT / "main.py"), "sandbox", "serve", "--port", "0", "--pki-dir", "./pki",
-         "--write-settings", "./dados-sandbox"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "sandbox",
+            "serve",
+            "--port",
+            "0",
+            "--pki-dir",
+            "./pki",
+            "--write-settings",
+            "./dados-sandbox",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     lines: queue.Queue[str] = queue.Queue()
     assert serve.stdout is not None

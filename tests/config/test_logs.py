@@ -49,9 +49,7 @@ def test_file_is_in_the_data_folder_with_time_level_thread_and_logger(logged: Pa
 
 
 @pytest.mark.skipif(not hasattr(time, "tzset"), reason="changing the process's zone needs time.tzset (POSIX)")
-def test_log_times_are_brasilia_whatever_the_system_zone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_log_times_are_brasilia_whatever_the_system_zone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The messages say Brasília times ("Aguardando até 14:05"): the stamp beside them must too.
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     time.tzset()

@@ -21,7 +21,11 @@ def _status(data_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON_KEYRING")}
     return subprocess.run(
         [sys.executable, "main.py", "--data-dir", str(data_dir), "status", *extra],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -32,8 +36,13 @@ def test_status_elsewhere_shows_the_demo_state_and_who_captures(tmp_path: Path) 
     try:
         assert env.ctx is not None
         ctx = env.ctx
-        wait_until(lambda: all(s.last_query_at for s in ctx.cursors.list_states(Product.NFE)) and len(
-            ctx.cursors.list_states(Product.NFE)) == 2, timeout=60)
+        wait_until(
+            lambda: (
+                all(s.last_query_at for s in ctx.cursors.list_states(Product.NFE))
+                and len(ctx.cursors.list_states(Product.NFE)) == 2
+            ),
+            timeout=60,
+        )
         result = _status(demo_dir, "--json")
         assert result.returncode == 0, result.stderr
         statuses = json.loads(result.stdout)

@@ -6,7 +6,7 @@ Parent (this module, in the test process):
   virtual seconds per real second: the one-hour waits, the chained lots, the Ciência delays
   happen many times in a few real seconds);
 * a data folder with ``companies`` companies registered as the app does it (certificates in the
-  vault, their secrets in a PlaintextKeyring file in the rig's folder) and a settings.json
+  vault, their secrets in a TestKeyring file in the rig's folder) and a settings.json
   pointing the homologation endpoints at the sandbox;
 * a publisher thread issuing NF-e to the companies all along, plus bursts of 55-130 NF-e to one
   company (more than a lot of 50: the service chains lots).
@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 import keyring
-from keyrings.alt.file import PlaintextKeyring
 
 from app.capture.office import Office
 from app.config.paths import database_path
@@ -61,6 +60,7 @@ from app.sandbox.sandbox import Sandbox
 from app.sandbox.serve import write_settings
 from app.store.records import CaptureSettings
 from tests.support.crash_child import CLOCK_ENV, KEYRING_ENV, clock_spec
+from tests.support.test_keyring import TestKeyring
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SUPPLIERS = ("99888777000100", "44555666000181")
@@ -440,11 +440,11 @@ def _pause(seconds: float) -> None:
 @contextmanager
 def crash_rig(root: Path, plan: CrashPlan) -> Iterator[CrashRig]:
     """The sandbox on HTTPS, the registered data folder, the publisher; the keyring swapped for a
-    PlaintextKeyring file under ``root`` (restored at the end)."""
+    TestKeyring file under ``root`` (restored at the end)."""
     real_origin = datetime.now(UTC).replace(microsecond=0)
     clock = ScaledClock(plan.factor, real_origin, real_origin=real_origin)
     keyring_file = root / "keyring.cfg"
-    ring = PlaintextKeyring()
+    ring = TestKeyring()
     ring.file_path = str(keyring_file)
     previous = keyring.get_keyring()
     keyring.set_keyring(ring)

@@ -3,7 +3,7 @@
 The real command-line path (data-folder lock, office, service on APScheduler, graceful stop on
 SIGTERM), with two test-only substitutions taken from the environment the parent sets:
 
-* ``CRASH_KEYRING_FILE``: the PlaintextKeyring file holding the companies' certificate secrets
+* ``CRASH_KEYRING_FILE``: the TestKeyring file holding the companies' certificate secrets
   (the parent stored them there; the app code only ever asks ``keyring.get_keyring()``);
 * ``CRASH_CLOCK``: ``factor;virtual origin;real origin`` (ISO instants) of the
   :class:`~app.core.clock.ScaledClock` the parent's sandbox runs on, so every restarted child
@@ -34,9 +34,10 @@ def clock_from_spec(spec: str) -> ScaledClock:
 
 def _install_keyring(path: str) -> None:
     import keyring
-    from keyrings.alt.file import PlaintextKeyring
 
-    ring = PlaintextKeyring()
+    from tests.support.test_keyring import TestKeyring
+
+    ring = TestKeyring()
     ring.file_path = path
     keyring.set_keyring(ring)
 
