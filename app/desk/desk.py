@@ -174,6 +174,11 @@ class Desk:
         return self._ctx
 
     @property
+    def read_only(self) -> bool:
+        """Another process holds the data folder (and captures there)."""
+        return self.opened is not None and self.opened.read_only
+
+    @property
     def service(self) -> CaptureService | None:
         """The capture service (running only when :attr:`capturing`)."""
         return self._service
@@ -243,7 +248,8 @@ class Desk:
             not_after: datetime | None = None
             problem: str | None = None
             try:
-                not_after = self.ctx.certificates.get(company, now).not_after
+                if not self.read_only:  # another process captures: its certificates, not this one's vault
+                    not_after = self.ctx.certificates.get(company, now).not_after
             except CapturaError as error:
                 not_after, problem = getattr(error, "not_after", None), error.message
             lines.append(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import keyring
+import keyring.backends.null
 import pytest
 
 from app.core.manifestation import ManifestationState
@@ -107,6 +108,12 @@ def test_a_second_desk_on_a_captured_folder_is_read_only_and_says_who_captures(o
             opened = second.open()
             assert opened.read_only and not second.capturing
             assert opened.holder and "teste" in opened.holder
+            # The company line does not judge the certificate by this process's vault (the
+            # demo's live in the demo process's memory): no problem is invented.
+            keyring.set_keyring(keyring.backends.null.Keyring())
+            second.ctx.certificates.forget(office.harness.company.certificate_ref or "")
+            [line] = second.companies()
+            assert line.certificate_problem is None
         finally:
             second.close()
     finally:
