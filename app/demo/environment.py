@@ -48,6 +48,8 @@ RESET_ENTRIES = (
     "sandbox-pki",
 )
 APP_ENTRIES = frozenset({MARKER, "logs", LOCK_NAME, OWNER_NAME, *RESET_ENTRIES})
+# Every product with an engine in this version (NFS-e joins when it has one).
+DEMO_PRODUCTS = (Product.NFE, Product.CTE)
 DEMO_CNPJS = tuple(Cnpj.from_body(body).value for body in ("112223330001", "223334440001", "334445550001"))
 PUBLISHER_TICK = 0.2  # real seconds between two looks at the scenario's timetable
 
@@ -65,7 +67,12 @@ class DemoOptions:
     companies: int = 3
     seed: int = 7
     nfe_every_minutes: float = 10.0  # per company, on average, in virtual minutes
+    cte_every_minutes: float = 30.0  # CT-e where the company is the taker, likewise
     backlog_minutes: float = 40.0  # NF-e already waiting when the demo starts
+    # Another system queries the first company's NF-e this long after the start (virtual minutes),
+    # after its first complete NF-e came: its hour makes our next query a 656 (about 65 s into a
+    # default run), and the dashboard shows the block being respected for the hour after.
+    competitor_after_minutes: float | None = 75.0
     log_level: str = "INFO"
 
 
@@ -172,7 +179,7 @@ class DemoEnvironment:
             third_parties=4,
             seed=opts.seed,
             nfe_per_day=24 * 60 / opts.nfe_every_minutes,
-            cte_per_day=0,
+            cte_per_day=24 * 60 / opts.cte_every_minutes,
             nfse_per_day=0,
         )
         start = self.clock.now() - timedelta(minutes=opts.backlog_minutes)
@@ -182,18 +189,19 @@ class DemoEnvironment:
         office = self.office = Office(self.data_dir, clock=self.clock)
         for cnpj, cert in self.scenario.certificates.items():
             company = office.register_company(
-                cert.pfx, cert.password, environment=Environment.HOMOLOGACAO, products=(Product.NFE,)
+                cert.pfx, cert.password, environment=Environment.HOMOLOGACAO, products=DEMO_PRODUCTS
             )
-            office.companies.save_settings(
-                CaptureSettings(
-                    company.id,
-                    Product.NFE,
-                    environment=Environment.HOMOLOGACAO,
-                    auto_ciencia=True,
-                    ciencia_wait_minutes=5,  # the rule book's minimum
-                    c_uf_autor="35",
+            for product in DEMO_PRODUCTS:
+                office.companies.save_settings(
+                    CaptureSettings(
+                        company.id,
+                        product,
+                        environment=Environment.HOMOLOGACAO,
+                        auto_ciencia=product is Product.NFE,
+                        ciencia_wait_minutes=5,  # the rule book's minimum
+                        c_uf_autor="35",
+                    )
                 )
-            )
             log.info("Empresa de demonstração %s cadastrada", cnpj)
             self.companies.append(company)
         ctx = self.ctx = office.capture_context()
@@ -204,11 +212,18 @@ class DemoEnvironment:
         self.service.start()
 
     def _publish_loop(self) -> None:
-        scenario = self.scenario
-        assert scenario is not None
+        scenario, sandbox = self.scenario, self.sandbox
+        assert scenario is not None and sandbox is not None
+        after = self.options.competitor_after_minutes
+        competitor_at = self.clock.now() + timedelta(minutes=after) if after is not None else None
         while not self._stop.wait(PUBLISHER_TICK):
             try:
                 scenario.run_until(self.clock.now())
+                if competitor_at is not None and self.clock.now() >= competitor_at and self.companies:
+                    competitor_at = None
+                    cnpj = self.companies[0].cnpj.value
+                    cstat = sandbox.competitor_query(cnpj)
+                    log.info("Demonstração: outro sistema consultou as NF-e de %s (cStat %s)", cnpj, cstat)
             except Exception:  # a scenario hiccup must not end the demo
                 log.exception("Falha ao publicar documentos da demonstração")
 

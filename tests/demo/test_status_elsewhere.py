@@ -46,7 +46,7 @@ def test_status_elsewhere_shows_the_demo_state_and_who_captures(tmp_path: Path) 
         result = _status(demo_dir, "--json")
         assert result.returncode == 0, result.stderr
         statuses = json.loads(result.stdout)
-        assert len(statuses) == 2
+        assert len(statuses) == 4  # two companies, NF-e and CT-e each
         for status in statuses:
             assert status["label"] != "Desativada", status
             assert "cofre" not in status["reason"]

@@ -60,3 +60,41 @@ def test_the_window_starts_without_loading_the_store_or_the_capture() -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
     assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respected(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Over two simulated hours of the demo: NF-e and CT-e arrive, a resumo becomes the complete
+    NF-e after the automatic Ciência, and the dashboard shows the 656 block another system
+    caused, held for its hour (the sandbox's referee sees no violation of ours)."""
+    from PySide6.QtCore import QSettings
+
+    from app.core.cadence import Action
+    from app.core.products import Product
+    from app.desk import Desk
+    from app.store.records import RowKind
+    from app.ui.main_window import MainWindow
+
+    desk = Desk(tmp_path / "dados-demo", demo=DemoOptions(speed=900))
+    window = MainWindow(desk, demo=True, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        nfe = window.models[Product.NFE]
+        qtbot.waitUntil(lambda: any(r.row_kind is RowKind.COMPLETE for r in nfe.rows), timeout=60_000)
+        assert any(r.row_kind is RowKind.SUMMARY for r in nfe.rows) or len(nfe.rows) > 1
+        window.tabs.setCurrentIndex(list(Product).index(Product.CTE))
+        qtbot.waitUntil(lambda: len(window.models[Product.CTE].rows) > 0, timeout=60_000)
+        window.pages.setCurrentIndex(1)
+        board = window.dashboard
+        qtbot.waitUntil(lambda: any(ln.action is Action.BLOCKED for ln in board.lines), timeout=60_000)
+        [blocked] = [ln for ln in board.lines if ln.action is Action.BLOCKED]
+        assert blocked.product is Product.NFE and "656" in blocked.last_answer
+        assert blocked.until is not None and blocked.until > desk.now()
+        demo = desk._demo
+        assert demo is not None and demo.sandbox is not None
+        assert demo.sandbox.referee.report()["violations"] == []
+    finally:
+        window.close()
+        desk.close()
