@@ -121,9 +121,10 @@ def test_watchdog_abandons_a_stalled_run_and_the_others_continue(
         [status] = service.status(company_id=stuck.id)
         assert status.label == CONSULTANDO and status.stalled
         assert "travada" in status.reason and "quando a chamada travada terminar" in status.reason
-        assert service.stalls == 1
-        [row] = [r for r in f.ctx.runs.recent() if r.trigger == "watchdog"]
-        assert row.status is RunStatus.FAILED and row.company_id == stuck.id and "travada" in (row.reason or "")
+        # >= 1: on a loaded machine another company's short call may also outlast the 0.3 s here.
+        assert service.stalls >= 1
+        [row] = [r for r in f.ctx.runs.recent() if r.trigger == "watchdog" and r.company_id == stuck.id]
+        assert row.status is RunStatus.FAILED and "travada" in (row.reason or "")
         assert any(n.kind == "alert" and n.company_id == stuck.id and "travada" in n.message for n in notices)
         assert f.requests(stuck) == 0  # its call never reached the service; it is not asked twice
     finally:
