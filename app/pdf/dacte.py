@@ -1,0 +1,266 @@
+"""DACTE: the printed CT-e (model 57) and CT-e OS (model 67), portrait A4, from the stored XML.
+
+The first page carries the whole layout; carried documents and observations that do not fit
+continue on later pages under the same header, each numbered "FOLHA X/Y" (the FL box).
+Homologation prints "SEM VALOR FISCAL"; a registered cancellation (110111) among ``events``
+prints CANCELADO across every page.
+
+    pdf = render_dacte(cte_proc_bytes, events=[proc_evento_bytes])
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.units import mm
+from reportlab.pdfgen.canvas import Canvas
+
+from app.pdf import dacte_blocks as blocks
+from app.pdf import formats
+from app.pdf.barcode import draw_code128
+from app.pdf.dacte_blocks import BOTTOM, HALF, OBS_LINE, OBS_SIZE, WIDTH, X0
+from app.pdf.dacte_data import MODALS, CarriedDoc, Dacte, DacteError, read_dacte_bytes
+from app.pdf.errors import PdfError
+from app.pdf.fonts import BOLD, sanitize
+from app.pdf.layout import Sheet, new_canvas, wrap
+from app.pdf.qr import draw_qr
+from app.safexml import XmlRejected
+
+HEADER_H = 62.0
+CONSULT = (
+    "Consulta de autenticidade no portal nacional do CT-e, no site da Sefaz Autorizadora "
+    "ou em http://www.cte.fazenda.gov.br/portal"
+)
+_MIN_OBS_H = 14.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    docs: tuple[CarriedDoc, ...]
+    doc_rows: int
+    obs: tuple[str, ...]
+    obs_h: float
+
+
+def render_dacte(xml: bytes, *, events: Sequence[bytes] = ()) -> bytes:
+    """The DACTE of a cteProc / cteOSProc (or bare CTe / CTeOS) as PDF bytes.
+
+    Raises :class:`PdfError` with a Portuguese sentence for XML that is not a printable CT-e.
+    """
+    try:
+        dacte = read_dacte_bytes(xml, events)
+    except XmlRejected as error:
+        raise PdfError(f"Não foi possível gerar o DACTE: XML ilegível ({error.message}).") from error
+    except DacteError as error:
+        raise PdfError(f"Não foi possível gerar o DACTE: {error.message}") from error
+    return draw_dacte(dacte)
+
+
+def draw_dacte(dacte: Dacte) -> bytes:
+    out = io.BytesIO()
+    canvas = new_canvas(out, A4, f"DACTE {dacte.number} - {dacte.key}")
+    canvas.setLineWidth(0.5)
+    sheet = Sheet(canvas, *A4)
+    obs_lines = _observation_lines(dacte)
+    pages = _paginate(dacte, obs_lines)
+    for number, page in enumerate(pages, start=1):
+        if number > 1:
+            canvas.showPage()
+            canvas.setLineWidth(0.5)
+        folio = f"{number}/{len(pages)}"
+        if number == 1:
+            _first_page(sheet, dacte, page, folio)
+        else:
+            _continuation(sheet, dacte, page, folio)
+        _marks(canvas, dacte)
+    canvas.save()
+    return out.getvalue()
+
+
+# ---------------------------------------------------------------- pagination
+
+
+def _fixed_first(dacte: Dacte) -> float:
+    """Bottom of the fixed blocks of page 1 above the carried documents."""
+    top = 5.0 + (0.0 if dacte.is_os else 23.0)
+    top += HEADER_H
+    top += blocks.PARTY_H * (0 if dacte.is_os else 2)
+    top += 3 * 3.5 + 1.0  # taker
+    top += 8.0 + 7.5 * max(1, -(-len(dacte.quantities) // 5)) if dacte.quantities else 8.0
+    rows = max(4, -(-len(dacte.components) // 3))
+    top += blocks.CAPTION + 3.4 + rows * 3.4 + 0.6
+    top += blocks.CAPTION + 8.0 + (8.0 if dacte.ibscbs is not None else 0.0)
+    return top
+
+
+def _paginate(dacte: Dacte, obs_lines: list[str]) -> list[_Page]:
+    docs = list(dacte.documents)
+    bottom = BOTTOM - blocks.RESERVED_H - blocks.modal_height(dacte.modal_block)
+    top = _fixed_first(dacte)
+    obs_needed = max(_MIN_OBS_H, len(obs_lines) * OBS_LINE + 1.0)
+    room = bottom - top - blocks.CAPTION
+    # the documents get at least 4 rows; the observations what they need, up to half the room
+    obs_h = min(obs_needed, max(_MIN_OBS_H, room - blocks.documents_height(4)), room / 2 + 10.0)
+    doc_rows = max(1, int((room - obs_h - blocks.CAPTION - blocks.DOC_HEAD - 0.6) / blocks.DOC_ROW))
+    obs_h = room - blocks.documents_height(doc_rows)
+    obs_fit = int((obs_h - 1.0) / OBS_LINE)
+    first = _Page(tuple(docs[: 2 * doc_rows]), doc_rows, tuple(obs_lines[:obs_fit]), obs_h)
+    pages = [first]
+    docs, rest = docs[2 * doc_rows :], obs_lines[obs_fit:]
+    if rest and len(first.obs) > 0:
+        first = _Page(first.docs, doc_rows, (*first.obs[:-1], "(continua na folha seguinte)"), obs_h)
+        pages[0] = first
+        rest = obs_lines[obs_fit - 1 :]
+    while docs or rest:
+        top = 5.0 + HEADER_H
+        room = BOTTOM - top
+        rows = 0
+        if docs:
+            rows = min(-(-len(docs) // 2), int((room - blocks.documents_height(0) - 20.0) / blocks.DOC_ROW))
+            rows = max(rows, 1)
+            room -= blocks.documents_height(rows)
+        page_docs, docs = docs[: 2 * rows], docs[2 * rows :]
+        obs: list[str] = []
+        obs_h = 0.0
+        if rest and room > blocks.CAPTION + 8.0:
+            fit = int((room - blocks.CAPTION - 1.0) / OBS_LINE)
+            obs, rest = rest[:fit], rest[fit:]
+            obs_h = len(obs) * OBS_LINE + 1.0
+        pages.append(_Page(tuple(page_docs), rows, tuple(obs), obs_h))
+    return pages
+
+
+def _observation_lines(dacte: Dacte) -> list[str]:
+    texts = list(dacte.observations)
+    if dacte.referenced_key:
+        texts.insert(0, f"{dacte.cte_type}: CT-E REFERENCIADO {formats.key_groups(dacte.referenced_key)}")
+    if dacte.approx_taxes and not any("aproximado" in t.lower() for t in texts):
+        texts.append(
+            "O valor aproximado de tributos incidentes sobre o preço deste serviço é de "
+            f"R$ {formats.money(dacte.approx_taxes)} (Lei 12.741/2012)."
+        )
+    lines: list[str] = []
+    for text in texts:
+        lines.extend(wrap(sanitize(text), (WIDTH - 2.0) * mm, OBS_SIZE))
+    return lines
+
+
+# ---------------------------------------------------------------- pages
+
+
+def _first_page(sheet: Sheet, dacte: Dacte, page: _Page, folio: str) -> None:
+    y = 5.0
+    if not dacte.is_os:
+        y = blocks.receipt(sheet, y, dacte)
+    y = _header(sheet, y, dacte, folio)
+    if not dacte.is_os:
+        blocks.party_box(sheet, X0, y, HALF, "REMETENTE", dacte.sender)
+        y = blocks.party_box(sheet, X0 + HALF, y, HALF, "DESTINATÁRIO", dacte.recipient)
+        blocks.party_box(sheet, X0, y, HALF, "EXPEDIDOR", dacte.shipper)
+        y = blocks.party_box(sheet, X0 + HALF, y, HALF, "RECEBEDOR", dacte.receiver)
+    y = blocks.taker_box(sheet, y, dacte)
+    y = blocks.cargo(sheet, y, dacte)
+    y = blocks.components(sheet, y, dacte)
+    y = blocks.taxes(sheet, y, dacte)
+    title = "DOCUMENTOS REFERENCIADOS" if dacte.is_os else "DOCUMENTOS ORIGINÁRIOS"
+    y = blocks.documents(sheet, y, page.docs, page.doc_rows, title=title)
+    y = blocks.observations(sheet, y, page.obs, page.obs_h)
+    y = blocks.modal(sheet, y, dacte.modal_block)
+    blocks.reserved(sheet, BOTTOM - blocks.RESERVED_H, dacte)
+
+
+def _continuation(sheet: Sheet, dacte: Dacte, page: _Page, folio: str) -> None:
+    y = _header(sheet, 5.0, dacte, folio)
+    if page.docs:
+        title = "DOCUMENTOS REFERENCIADOS" if dacte.is_os else "DOCUMENTOS ORIGINÁRIOS"
+        y = blocks.documents(sheet, y, page.docs, page.doc_rows, title=f"{title} (CONTINUAÇÃO)")
+    if page.obs:
+        blocks.observations(sheet, y, page.obs, page.obs_h, title="OBSERVAÇÕES (CONTINUAÇÃO)")
+
+
+def _header(sheet: Sheet, y: float, dacte: Dacte, folio: str) -> float:
+    """Emitter, DACTE identification, barcode, key, protocol and QR code; start and end of the service."""
+    left_w, mid_w = 78.0, 84.0
+    xm, xr = X0 + left_w, X0 + left_w + mid_w
+    right_w = WIDTH - left_w - mid_w
+    _emitter(sheet, X0, y, left_w, 30.0, dacte)
+    sheet.fields(X0, y + 30.0, 8.0, [(left_w / 2, "TIPO DO CT-E", dacte.cte_type),
+                                     (left_w / 2, "TIPO DO SERVIÇO", dacte.service_type)], size=7.0)
+    sheet.fields(X0, y + 38.0, 8.0, [(left_w / 2, "TOMADOR DO SERVIÇO", dacte.taker_role),
+                                     (left_w / 2, "TIPO DE EMISSÃO", dacte.emission_type)], size=7.0)
+    sheet.field(X0, y + 46.0, left_w, 8.0, "CFOP - NATUREZA DA PRESTAÇÃO", f"{dacte.cfop} - {dacte.nature}",
+                size=7.0)
+    # identification
+    title_w = 56.0
+    sheet.rect(xm, y, title_w, 12.0)
+    sheet.block(xm, y + 0.8, title_w, 5.0, "DACTE OS" if dacte.is_os else "DACTE", 11.0, bold=True, align="center")
+    subtitle = ("DOCUMENTO AUXILIAR DO CONHECIMENTO DE TRANSPORTE ELETRÔNICO PARA OUTROS SERVIÇOS" if dacte.is_os
+                else "DOCUMENTO AUXILIAR DO CONHECIMENTO DE TRANSPORTE ELETRÔNICO")
+    sheet.block(xm + 1.0, y + 6.0, title_w - 2.0, 5.6, subtitle, 5.6, align="center", valign="middle")
+    sheet.field(xm + title_w, y, mid_w - title_w, 12.0, "MODAL", MODALS.get(dacte.modal, dacte.modal), size=8.0,
+                bold=True, align="center")
+    sheet.fields(xm, y + 12.0, 8.0, [
+        (10.0, "MODELO", dacte.model), (9.0, "SÉRIE", dacte.serie), (17.0, "NÚMERO", dacte.number),
+        (11.0, "FL", folio), (37.0, "DATA E HORA DE EMISSÃO", formats.date_time(dacte.issued_at)),
+    ], size=7.0, align="center")
+    sheet.rect(xm, y + 20.0, mid_w, 13.0)
+    canvas = sheet.canvas
+    draw_code128(canvas, (xm + 2.0) * mm, (sheet.height - (y + 31.5)) * mm, (mid_w - 4.0) * mm, 10.0 * mm, dacte.key)
+    sheet.field(xm, y + 33.0, mid_w, 8.0, "CHAVE DE ACESSO", formats.key_groups(dacte.key), size=7.5, bold=True,
+                align="center")
+    protocol = " ".join(p for p in (dacte.protocol, formats.date_time(dacte.authorised_at)) if p)
+    sheet.field(xm, y + 41.0, mid_w, 8.0, "PROTOCOLO DE AUTORIZAÇÃO DE USO", protocol or "-", size=7.5, bold=True,
+                align="center")
+    sheet.rect(xm, y + 49.0, mid_w, 5.0)
+    sheet.block(xm + 1.0, y + 49.3, mid_w - 2.0, 4.4, CONSULT, 5.2, align="center", valign="middle")
+    # QR code of the CT-e (mandatory since layout 3.00; older documents leave the box empty)
+    sheet.rect(xr, y, right_w, 54.0)
+    qr_size = min(right_w - 3.0, 32.0)
+    if dacte.qr_url:
+        draw_qr(canvas, (xr + (right_w - qr_size) / 2) * mm, (sheet.height - (y + 4.0 + qr_size)) * mm,
+                qr_size * mm, dacte.qr_url)
+        sheet.block(xr + 1.0, y + 38.0, right_w - 2.0, 6.0, "CONSULTA VIA LEITOR DE QR CODE", 5.2, align="center")
+    y += 54.0
+    sheet.fields(X0, y, 8.0, [(HALF, "INÍCIO DA PRESTAÇÃO", dacte.start),
+                              (HALF, "TÉRMINO DA PRESTAÇÃO", dacte.end)], size=7.5)
+    return y + 8.0
+
+
+def _emitter(sheet: Sheet, x: float, y: float, w: float, h: float, dacte: Dacte) -> None:
+    e = dacte.emitter
+    a = e.address
+    sheet.rect(x, y, w, h)
+    sheet.block(x + 1.5, y + 1.0, w - 3.0, 7.0, e.name, 9.0, bold=True, align="center", valign="middle",
+                min_size=6.0)
+    lines = [
+        a.line,
+        " - ".join(p for p in (a.town, formats.cep(a.cep)) if p),
+        f"CNPJ/CPF: {formats.tax_id(e.doc)}   IE: {e.ie}",
+        f"FONE: {formats.phone(e.phone)}" if e.phone else "",
+    ]
+    sheet.block(x + 1.5, y + 9.0, w - 3.0, h - 10.0, "\n".join(line for line in lines if line), 7.0,
+                align="center", min_size=5.0, keep_newlines=True)
+
+
+def _marks(canvas: Canvas, dacte: Dacte) -> None:
+    """Diagonal marks over the content: CANCELADO (red) and, in homologation, SEM VALOR FISCAL."""
+    width, height = A4
+    marks: list[tuple[str, float, tuple[float, float, float]]] = []
+    if dacte.cancelled:
+        marks.append(("CANCELADO", 80.0, (0.85, 0.1, 0.1)))
+    if dacte.homologation:
+        marks.append(("SEM VALOR FISCAL", 44.0, (0.55, 0.55, 0.55)))
+    for i, (text, size, color) in enumerate(marks):
+        canvas.saveState()
+        canvas.translate(width / 2, height / 2 - i * 70.0 * mm)
+        canvas.rotate(50)
+        canvas.setFillColorRGB(*color, alpha=0.35)
+        canvas.setFont(BOLD, size)
+        canvas.drawCentredString(0, 0, text)
+        if text == "SEM VALOR FISCAL":
+            canvas.setFont(BOLD, 14.0)
+            canvas.drawCentredString(0, -18.0, "AMBIENTE DE HOMOLOGAÇÃO")
+        canvas.restoreState()

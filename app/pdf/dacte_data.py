@@ -1,0 +1,528 @@
+"""What a DACTE prints, read from a cteProc / cteOSProc (or a bare CTe / CTeOS), layouts 3.00 and 4.00.
+
+Pure functions from the lxml tree to small frozen dataclasses; the drawing (``app.pdf.dacte``)
+never touches XML. Values stay as the XML writes them ("221.19", "2024-03-27T00:00:00-03:00"):
+the layout formats them in pt-BR. A field the document lacks is "" (the layout prints it blank
+or "-"), never a crash: a DACTE of a strange but authorised CT-e must still print.
+
+    dacte = read_dacte(parse_xml(data))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from app.documents.cte import read_cte_root
+from app.documents.model import DocumentDataError, EventMeta
+from app.pdf.dacte_modal import ModalBlock, read_modal
+from app.safexml import XmlRejected, parse_xml
+
+CTE_NS = "http://www.portalfiscal.inf.br/cte"
+_P = f"{{{CTE_NS}}}"
+_ROOTS = {"cteProc": "CTe", "CTe": None, "cteOSProc": "CTeOS", "CTeOS": None}
+# Cancellation of a CT-e (110111); 135/136 register it, 155 is a late but registered one.
+CANCEL_EVENT = "110111"
+_REGISTERED = frozenset({"135", "136", "155"})
+
+CTE_TYPES = {"0": "NORMAL", "1": "COMPLEMENTO DE VALORES", "2": "ANULAÇÃO", "3": "SUBSTITUTO"}
+SERVICE_TYPES = {
+    "0": "NORMAL",
+    "1": "SUBCONTRATAÇÃO",
+    "2": "REDESPACHO",
+    "3": "REDESPACHO INTERMEDIÁRIO",
+    "4": "SERVIÇO VINCULADO A MULTIMODAL",
+    "6": "TRANSPORTE DE PESSOAS",
+    "7": "TRANSPORTE DE VALORES",
+    "8": "EXCESSO DE BAGAGEM",
+    "9": "MULTIMODAL",  # layout 3.00 samples carry 9 for a multimodal service
+}
+MODALS = {
+    "01": "RODOVIÁRIO",
+    "02": "AÉREO",
+    "03": "AQUAVIÁRIO",
+    "04": "FERROVIÁRIO",
+    "05": "DUTOVIÁRIO",
+    "06": "MULTIMODAL",
+}
+TAKER_ROLES = {"0": "REMETENTE", "1": "EXPEDIDOR", "2": "RECEBEDOR", "3": "DESTINATÁRIO", "4": "OUTROS"}
+_TAKER_TAGS = {"0": "rem", "1": "exped", "2": "receb", "3": "dest"}
+EMISSION_TYPES = {
+    "1": "NORMAL",
+    "4": "EPEC PELA SVC",
+    "5": "CONTINGÊNCIA FSDA",
+    "7": "AUTORIZAÇÃO PELA SVC-RS",
+    "8": "AUTORIZAÇÃO PELA SVC-SP",
+}
+ICMS_SITUATIONS = {
+    "00": "00 - TRIBUTAÇÃO NORMAL ICMS",
+    "20": "20 - TRIBUTAÇÃO COM BC REDUZIDA DO ICMS",
+    "40": "40 - ICMS ISENÇÃO",
+    "41": "41 - ICMS NÃO TRIBUTADA",
+    "51": "51 - ICMS DIFERIDO",
+    "60": "60 - ICMS COBRADO POR SUBSTITUIÇÃO TRIBUTÁRIA",
+    "90": "90 - ICMS OUTROS",
+}
+_DOC_TYPES_OTHER = {"00": "DECLARAÇÃO", "10": "DUTOVIÁRIO", "59": "CF-E SAT", "65": "NFC-E", "99": "OUTROS"}
+
+
+class DacteError(DocumentDataError):
+    """The XML is well-formed but not a CT-e this app can print (another root, no infCte)."""
+
+    reason = "dacte"
+
+
+# ---------------------------------------------------------------- the model
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    street: str = ""
+    number: str = ""
+    complement: str = ""
+    district: str = ""
+    city: str = ""
+    uf: str = ""
+    cep: str = ""
+    country: str = ""
+
+    @property
+    def line(self) -> str:
+        """"RUA X, 12, SALA 3, CENTRO": the street line as the DACTE prints it."""
+        return ", ".join(p for p in (self.street, self.number, self.complement, self.district) if p)
+
+    @property
+    def town(self) -> str:
+        return " - ".join(p for p in (self.city, self.uf) if p)
+
+
+@dataclass(frozen=True, slots=True)
+class Party:
+    """One party of the CT-e; ``doc`` is the CNPJ or CPF as written (unformatted)."""
+
+    name: str = ""
+    doc: str = ""
+    ie: str = ""
+    phone: str = ""
+    address: Address = field(default_factory=Address)
+    trade_name: str = ""
+    email: str = ""
+
+    @property
+    def present(self) -> bool:
+        return bool(self.name or self.doc)
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    name: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    measure: str  # tpMed ("PESO BRUTO", "UNIDADE")
+    unit: str  # cUnid as text: KG, M3, TON, UN, LT, MMBTU
+    amount: str
+
+
+@dataclass(frozen=True, slots=True)
+class CarriedDoc:
+    """One line of DOCUMENTOS ORIGINÁRIOS: kind ("NF-E", "NF", "OUTROS"), its key or issuer, serie/number."""
+
+    kind: str
+    ident: str
+    serie_number: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Icms:
+    situation: str = ""
+    base: str = ""
+    rate: str = ""
+    value: str = ""
+    base_reduction: str = ""
+    st_value: str = ""
+    credit: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IbsCbs:
+    """Reforma Tributária group (imp/IBSCBS), when the CT-e carries it."""
+
+    cst: str = ""
+    class_code: str = ""
+    base: str = ""
+    ibs_uf_rate: str = ""
+    ibs_uf: str = ""
+    ibs_mun_rate: str = ""
+    ibs_mun: str = ""
+    ibs_total: str = ""
+    cbs_rate: str = ""
+    cbs: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Dacte:
+    key: str
+    model: str  # "57" CT-e, "67" CT-e OS
+    version: str
+    serie: str
+    number: str
+    issued_at: str
+    environment: str  # tpAmb: "1" produção, "2" homologação
+    emission_type: str
+    cte_type: str
+    service_type: str
+    modal: str  # code "01".."06"
+    cfop: str
+    nature: str
+    start: str  # "SAO JOAO BATISTA - SC"
+    end: str
+    emitter: Party
+    sender: Party
+    shipper: Party
+    receiver: Party
+    recipient: Party
+    taker: Party
+    taker_role: str
+    total: str
+    receivable: str
+    components: tuple[Component, ...]
+    icms: Icms
+    ibscbs: IbsCbs | None
+    approx_taxes: str
+    product: str
+    other_features: str
+    cargo_value: str
+    quantities: tuple[Quantity, ...]
+    documents: tuple[CarriedDoc, ...]
+    observations: tuple[str, ...]
+    fisco_observations: tuple[str, ...]
+    modal_block: ModalBlock | None
+    protocol: str
+    authorised_at: str
+    protocol_status: str
+    qr_url: str
+    service_description: str = ""  # CT-e OS: infServico/xDescServ
+    referenced_key: str = ""  # complement / annulment / substitute: the CT-e it refers to
+    cancelled: bool = False
+
+    @property
+    def is_os(self) -> bool:
+        return self.model == "67"
+
+    @property
+    def homologation(self) -> bool:
+        return self.environment == "2"
+
+
+# ---------------------------------------------------------------- reading
+
+
+class _Node:
+    """Namespace-aware look-ups below one CT-e element; an absent element reads as empty."""
+
+    __slots__ = ("element",)
+
+    def __init__(self, element: etree._Element | None) -> None:
+        self.element = element
+
+    def __bool__(self) -> bool:
+        return self.element is not None
+
+    def _path(self, path: str) -> str:
+        return "/".join(_P + part for part in path.split("/"))
+
+    def find(self, path: str) -> _Node:
+        if self.element is None:
+            return _Node(None)
+        return _Node(self.element.find(self._path(path)))
+
+    def all(self, path: str) -> list[_Node]:
+        if self.element is None:
+            return []
+        return [_Node(e) for e in self.element.iterfind(self._path(path))]
+
+    def text(self, path: str = "") -> str:
+        element = self.element if not path else self.find(path).element
+        if element is None:
+            return ""
+        return " ".join("".join(element.itertext()).split())
+
+    def first_child(self) -> _Node:
+        if self.element is None:
+            return _Node(None)
+        for child in self.element:
+            if isinstance(child.tag, str):
+                return _Node(child)
+        return _Node(None)
+
+    @property
+    def local(self) -> str:
+        if self.element is None or not isinstance(self.element.tag, str):
+            return ""
+        return str(etree.QName(self.element).localname)
+
+
+def read_dacte_bytes(data: bytes, events: Sequence[bytes] = ()) -> Dacte:
+    """:func:`read_dacte` of raw bytes; ``XmlRejected`` for bad XML, :class:`DacteError` for a non-CT-e."""
+    return read_dacte(parse_xml(data), cancelled=is_cancelled(_key_hint(data), events))
+
+
+def _key_hint(data: bytes) -> str:
+    marker = data.find(b'Id="CTe')
+    return data[marker + 7 : marker + 51].decode("ascii", "replace").upper() if marker >= 0 else ""
+
+
+def is_cancelled(key: str, events: Iterable[bytes]) -> bool:
+    """Whether a registered cancellation (110111) of ``key`` is among ``events``; unreadable ones are skipped."""
+    for raw in events:
+        try:
+            meta = read_cte_root(parse_xml(raw))
+        except (XmlRejected, DocumentDataError):
+            continue
+        if not isinstance(meta, EventMeta) or meta.tp_evento != CANCEL_EVENT:
+            continue
+        if key and meta.access_key != key:
+            continue
+        if meta.cstat is None or meta.cstat in _REGISTERED:
+            return True
+    return False
+
+
+def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
+    """The DACTE's content of one CT-e or CT-e OS document."""
+    node = _Node(root)
+    local = node.local
+    if root.tag != _P + local or local not in _ROOTS:
+        raise DacteError(
+            f"O XML não é um CT-e (raiz <{local}>): o DACTE é gerado a partir de cteProc, cteOSProc, CTe ou CTeOS."
+        )
+    wrapper = _ROOTS[local]
+    cte = node.find(wrapper) if wrapper else node
+    inf = cte.find("infCte")
+    if not inf:
+        raise DacteError("CT-e sem o grupo infCte: não há o que imprimir no DACTE.")
+    key = (inf.element.get("Id", "") if inf.element is not None else "").removeprefix("CTe").strip().upper()
+    ide = inf.find("ide")
+    if not key:
+        raise DacteError("CT-e sem chave de acesso (atributo Id de infCte).")
+    prot = node.find("protCTe/infProt")
+    parties = {tag: _party(inf.find(tag)) for tag in ("emit", "rem", "exped", "receb", "dest")}
+    taker_role, taker = _taker(inf, ide, parties)
+    norm = inf.find("infCTeNorm")
+    compl = inf.find("compl")
+    modal = ide.text("modal")
+    return Dacte(
+        key=key,
+        model=ide.text("mod") or ("67" if local.startswith("cteOS") or local == "CTeOS" else "57"),
+        version=inf.element.get("versao", "") if inf.element is not None else "",
+        serie=ide.text("serie"),
+        number=ide.text("nCT"),
+        issued_at=ide.text("dhEmi"),
+        environment=ide.text("tpAmb"),
+        emission_type=EMISSION_TYPES.get(ide.text("tpEmis"), ide.text("tpEmis")),
+        cte_type=CTE_TYPES.get(ide.text("tpCTe"), ide.text("tpCTe")),
+        service_type=SERVICE_TYPES.get(ide.text("tpServ"), ide.text("tpServ")),
+        modal=modal,
+        cfop=ide.text("CFOP"),
+        nature=ide.text("natOp"),
+        start=_town(ide.text("xMunIni"), ide.text("UFIni")),
+        end=_town(ide.text("xMunFim"), ide.text("UFFim")),
+        emitter=parties["emit"],
+        sender=parties["rem"],
+        shipper=parties["exped"],
+        receiver=parties["receb"],
+        recipient=parties["dest"],
+        taker=taker,
+        taker_role=taker_role,
+        total=inf.text("vPrest/vTPrest"),
+        receivable=inf.text("vPrest/vRec"),
+        components=tuple(Component(c.text("xNome"), c.text("vComp")) for c in inf.all("vPrest/Comp")),
+        icms=_icms(inf.find("imp/ICMS").first_child()),
+        ibscbs=_ibscbs(inf.find("imp/IBSCBS")),
+        approx_taxes=inf.text("imp/vTotTrib"),
+        product=norm.text("infCarga/proPred"),
+        other_features=norm.text("infCarga/xOutCat"),
+        cargo_value=norm.text("infCarga/vCarga"),
+        quantities=_quantities(norm),
+        documents=_documents(norm),
+        observations=_observations(compl, inf),
+        fisco_observations=tuple(
+            f"{o.element.get('xCampo', '') if o.element is not None else ''}: {o.text('xTexto')}".strip(": ")
+            for o in compl.all("ObsFisco")
+        ),
+        modal_block=read_modal(norm.find("infModal").first_child().element, modal, _P),
+        protocol=prot.text("nProt"),
+        authorised_at=prot.text("dhRecbto"),
+        protocol_status=prot.text("cStat"),
+        qr_url=cte.text("infCTeSupl/qrCodCTe"),
+        service_description=norm.text("infServico/xDescServ"),
+        referenced_key=inf.text("infCteComp/chCTe") or inf.text("infCteComp/chCte") or norm.text("infCteSub/chCte"),
+        cancelled=cancelled,
+    )
+
+
+def _town(city: str, uf: str) -> str:
+    return " - ".join(p for p in (city, uf) if p)
+
+
+def _address(node: _Node) -> Address:
+    return Address(
+        street=node.text("xLgr"),
+        number=node.text("nro"),
+        complement=node.text("xCpl"),
+        district=node.text("xBairro"),
+        city=node.text("xMun"),
+        uf=node.text("UF"),
+        cep=node.text("CEP"),
+        country=node.text("xPais"),
+    )
+
+
+_ADDRESS_TAGS = ("enderEmit", "enderReme", "enderExped", "enderReceb", "enderDest", "enderToma", "enderTome")
+
+
+def _party(node: _Node) -> Party:
+    if not node:
+        return Party()
+    address = Address()
+    phone = node.text("fone")
+    for tag in _ADDRESS_TAGS:
+        found = node.find(tag)
+        if found:
+            address = _address(found)
+            phone = phone or found.text("fone")
+            break
+    return Party(
+        name=node.text("xNome"),
+        doc=(node.text("CNPJ") or node.text("CPF")).upper(),
+        ie=node.text("IE"),
+        phone=phone,
+        address=address,
+        trade_name=node.text("xFant"),
+        email=node.text("email"),
+    )
+
+
+def _taker(inf: _Node, ide: _Node, parties: dict[str, Party]) -> tuple[str, Party]:
+    """Who pays: toma3 (toma03 in old layouts) names one of the four; toma4 / CT-e OS's toma is its own party."""
+    for tag in ("toma3", "toma03"):
+        code = ide.text(f"{tag}/toma")
+        if code in _TAKER_TAGS:
+            return TAKER_ROLES[code], parties[_TAKER_TAGS[code]]
+    toma4 = ide.find("toma4")
+    if toma4:
+        return TAKER_ROLES["4"], _party(toma4)
+    os_taker = inf.find("toma")
+    if os_taker:
+        return "TOMADOR", _party(os_taker)
+    return "", Party()
+
+
+def _icms(group: _Node) -> Icms:
+    if not group:
+        return Icms()
+    cst = group.text("CST")
+    local = group.local
+    if local == "ICMSSN":
+        situation = "SIMPLES NACIONAL"
+    elif local == "ICMSOutraUF":
+        situation = "90 - ICMS OUTRA UF"
+    else:
+        situation = ICMS_SITUATIONS.get(cst, cst)
+    return Icms(
+        situation=situation,
+        base=group.text("vBC") or group.text("vBCOutraUF") or group.text("vBCSTRet"),
+        rate=group.text("pICMS") or group.text("pICMSOutraUF") or group.text("pICMSSTRet"),
+        value=group.text("vICMS") or group.text("vICMSOutraUF"),
+        base_reduction=group.text("pRedBC") or group.text("pRedBCOutraUF"),
+        st_value=group.text("vICMSSTRet"),
+        credit=group.text("vCred"),
+    )
+
+
+def _ibscbs(node: _Node) -> IbsCbs | None:
+    if not node:
+        return None
+    values = node.find("gIBSCBS")
+    return IbsCbs(
+        cst=node.text("CST"),
+        class_code=node.text("cClassTrib"),
+        base=values.text("vBC"),
+        ibs_uf_rate=values.text("gIBSUF/pIBSUF"),
+        ibs_uf=values.text("gIBSUF/vIBSUF"),
+        ibs_mun_rate=values.text("gIBSMun/pIBSMun"),
+        ibs_mun=values.text("gIBSMun/vIBSMun"),
+        ibs_total=values.text("vIBS"),
+        cbs_rate=values.text("gCBS/pCBS"),
+        cbs=values.text("gCBS/vCBS"),
+    )
+
+
+_UNITS = {"00": "M3", "01": "KG", "02": "TON", "03": "UN", "04": "LT", "05": "MMBTU"}
+
+
+def _quantities(norm: _Node) -> tuple[Quantity, ...]:
+    found = [
+        Quantity(q.text("tpMed"), _UNITS.get(q.text("cUnid"), q.text("cUnid")), q.text("qCarga"))
+        for q in norm.all("infCarga/infQ")
+    ]
+    # CT-e OS: infServico/infQ carries only the quantity (passengers, volumes).
+    found += [Quantity("QUANTIDADE", "", q.text("qCarga")) for q in norm.all("infServico/infQ")]
+    return tuple(found)
+
+
+def _documents(norm: _Node) -> tuple[CarriedDoc, ...]:
+    docs: list[CarriedDoc] = []
+    for nfe in norm.all("infDoc/infNFe"):
+        key = nfe.text("chave")
+        docs.append(CarriedDoc("NF-E", key, _serie_number_of_key(key)))
+    for nf in norm.all("infDoc/infNF"):
+        docs.append(CarriedDoc("NF", f"MOD. {nf.text('mod')}".strip(), f"{nf.text('serie')}/{nf.text('nDoc')}"))
+    for other in norm.all("infDoc/infOutros"):
+        kind = _DOC_TYPES_OTHER.get(other.text("tpDoc"), other.text("tpDoc"))
+        docs.append(CarriedDoc(kind, other.text("descOutros"), other.text("nDoc")))
+    for previous in norm.all("docAnt/emiDocAnt"):
+        issuer = previous.text("CNPJ") or previous.text("CPF")
+        for paper in previous.all("idDocAnt/idDocAntPap"):
+            docs.append(CarriedDoc("DOC. ANTERIOR", issuer, f"{paper.text('serie')}/{paper.text('nDoc')}"))
+        for electronic in previous.all("idDocAnt/idDocAntEle"):
+            key = electronic.text("chCTe") or electronic.text("chave")
+            docs.append(CarriedDoc("CT-E ANTERIOR", key, _serie_number_of_key(key)))
+    for ref in norm.all("infDocRef"):  # CT-e OS
+        key = ref.text("chBPe")
+        if key:
+            docs.append(CarriedDoc("BP-E", key, _serie_number_of_key(key)))
+        else:
+            docs.append(CarriedDoc("DOC. REFERENCIADO", ref.text("dEmi"), f"{ref.text('serie')}/{ref.text('nDoc')}"))
+    return tuple(docs)
+
+
+def _serie_number_of_key(key: str) -> str:
+    """The serie/number a 44-character key carries (positions 23-25 and 26-34), without leading zeros."""
+    if len(key) != 44:
+        return ""
+    serie, number = key[22:25].lstrip("0") or "0", key[25:34].lstrip("0") or "0"
+    return f"{serie}/{number}"
+
+
+def _observations(compl: _Node, inf: _Node) -> tuple[str, ...]:
+    lines: list[str] = []
+    for tag in ("xCaracAd", "xCaracSer"):
+        if compl.text(tag):
+            lines.append(compl.text(tag))
+    for obs in compl.all("xObs"):
+        if obs.text():
+            lines.append(obs.text())
+    for obs in compl.all("ObsCont"):
+        label = obs.element.get("xCampo", "") if obs.element is not None else ""
+        text = obs.text("xTexto")
+        if text:
+            lines.append(f"{label}: {text}" if label else text)
+    if inf.text("imp/infAdFisco"):
+        lines.append(inf.text("imp/infAdFisco"))
+    return tuple(lines)

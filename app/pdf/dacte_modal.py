@@ -1,0 +1,212 @@
+"""The modal-specific block of the DACTE (rodoviário, aéreo, aquaviário, ferroviário, dutoviário,
+multimodal, and the CT-e OS road modal), read into labelled fields and an optional table.
+
+Each modal has its own XML group under infModal; the DACTE prints its fields in a titled block
+("DADOS ESPECÍFICOS DO MODAL ..."). The fields are a flat list of (label, value) the layout lays
+out in columns, so one drawing routine serves every modal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lxml import etree
+
+
+@dataclass(frozen=True, slots=True)
+class ModalBlock:
+    title: str
+    fields: tuple[tuple[str, str], ...]
+    table_header: tuple[str, ...] = ()
+    table: tuple[tuple[str, ...], ...] = ()
+    note: str = ""
+
+
+_AIR_UNITS = {"1": "KG", "2": "KG G", "3": "LITROS", "4": "TI", "5": "UNIDADES"}
+_FERRO_TRAFFIC = {"0": "PRÓPRIO", "1": "MÚTUO", "2": "RODOFERROVIÁRIO", "3": "RODOVIÁRIO"}
+_FERRO_BILLING = {"1": "FERROVIA DE ORIGEM", "2": "FERROVIA DE DESTINO"}
+_DIRECTION = {"N": "NORTE", "S": "SUL", "L": "LESTE", "O": "OESTE"}
+_NAVIGATION = {"0": "INTERIOR", "1": "CABOTAGEM"}
+_NEGOTIABLE = {"0": "NÃO NEGOCIÁVEL", "1": "NEGOCIÁVEL"}
+_ROAD_NOTE = "ESTE CONHECIMENTO DE TRANSPORTE ATENDE À LEGISLAÇÃO DE TRANSPORTE RODOVIÁRIO EM VIGOR"
+_CHARTER = {"1": "EVENTUAL", "2": "CONTÍNUO"}
+_OWNER_TYPE = {"0": "TAC AGREGADO", "1": "TAC INDEPENDENTE", "2": "OUTROS"}
+
+
+class _Reader:
+    __slots__ = ("element", "prefix")
+
+    def __init__(self, element: etree._Element | None, prefix: str) -> None:
+        self.element = element
+        self.prefix = prefix
+
+    def _path(self, path: str) -> str:
+        return "/".join(self.prefix + part for part in path.split("/"))
+
+    def text(self, path: str) -> str:
+        if self.element is None:
+            return ""
+        found = self.element.find(self._path(path))
+        return "" if found is None else " ".join("".join(found.itertext()).split())
+
+    def all(self, path: str) -> list[_Reader]:
+        if self.element is None:
+            return []
+        return [_Reader(e, self.prefix) for e in self.element.iterfind(self._path(path))]
+
+    def texts(self, path: str) -> list[str]:
+        return [" ".join("".join(r.element.itertext()).split()) for r in self.all(path) if r.element is not None]
+
+
+def read_modal(element: etree._Element | None, modal: str, prefix: str) -> ModalBlock | None:
+    """The block for ``element`` (the child of infModal); None when the CT-e has no modal group."""
+    if element is None or not isinstance(element.tag, str):
+        return None
+    local = etree.QName(element).localname
+    reader = _Reader(element, prefix)
+    builder = _BUILDERS.get(local)
+    return builder(reader) if builder else ModalBlock(f"DADOS ESPECÍFICOS DO MODAL ({local.upper()})", ())
+
+
+def _road(r: _Reader) -> ModalBlock:
+    orders = tuple(
+        (o.text("serie"), o.text("nOcc"), o.text("dEmi"), o.text("emiOcc/CNPJ"), o.text("emiOcc/UF"))
+        for o in r.all("occ")
+    )
+    return ModalBlock(
+        "DADOS ESPECÍFICOS DO MODAL RODOVIÁRIO",
+        (("RNTRC DA EMPRESA", r.text("RNTRC")), ("DATA PREVISTA DE ENTREGA", r.text("dPrev"))),
+        ("SÉRIE OCC", "NÚMERO OCC", "EMISSÃO", "CNPJ EMITENTE OCC", "UF") if orders else (),
+        orders,
+        _ROAD_NOTE,
+    )
+
+
+def _road_os(r: _Reader) -> ModalBlock:
+    fields = [
+        ("TERMO DE AUTORIZAÇÃO DE FRETAMENTO", r.text("TAF")),
+        ("Nº DE REGISTRO ESTADUAL", r.text("NroRegEstadual")),
+        ("PLACA DO VEÍCULO", r.text("veic/placa")),
+        ("RENAVAM", r.text("veic/RENAVAM")),
+        ("UF DO VEÍCULO", r.text("veic/UF")),
+    ]
+    owner = r.text("veic/prop/xNome")
+    if owner:
+        fields += [
+            ("PROPRIETÁRIO", owner),
+            ("CNPJ/CPF DO PROPRIETÁRIO", r.text("veic/prop/CNPJ") or r.text("veic/prop/CPF")),
+            ("TIPO DE PROPRIETÁRIO", _OWNER_TYPE.get(r.text("veic/prop/tpProp"), r.text("veic/prop/tpProp"))),
+        ]
+    charter = r.text("infFretamento/tpFretamento")
+    if charter:
+        fields += [
+            ("TIPO DE FRETAMENTO", _CHARTER.get(charter, charter)),
+            ("DATA E HORA DA VIAGEM", r.text("infFretamento/dhViagem")),
+        ]
+    return ModalBlock("DADOS ESPECÍFICOS DO MODAL RODOVIÁRIO", tuple(fields), note=_ROAD_NOTE)
+
+
+def _air(r: _Reader) -> ModalBlock:
+    handling = ", ".join(r.texts("natCarga/cInfManu"))
+    fields = (
+        ("NÚMERO DA MINUTA", r.text("nMinu")),
+        ("NÚMERO OPERACIONAL (AWB)", r.text("nOCA")),
+        ("DATA PREVISTA DA ENTREGA", r.text("dPrevAereo")),
+        ("DIMENSÕES (CM)", r.text("natCarga/xDime")),
+        ("INFORMAÇÕES DE MANUSEIO", handling),
+        ("CLASSE DA TARIFA", r.text("tarifa/CL")),
+        ("CÓDIGO DA TARIFA", r.text("tarifa/cTar")),
+        ("VALOR DA TARIFA", r.text("tarifa/vTar")),
+    )
+    dangerous = tuple(
+        (
+            p.text("nONU"),
+            p.text("qTotEmb"),
+            p.text("infTotAP/qTotProd"),
+            _AIR_UNITS.get(p.text("infTotAP/uniAP"), p.text("infTotAP/uniAP")),
+        )
+        for p in r.all("peri")
+    )
+    header = ("Nº ONU (ARTIGO PERIGOSO)", "QTD. VOLUMES", "QTD. TOTAL", "UNIDADE") if dangerous else ()
+    return ModalBlock("DADOS ESPECÍFICOS DO MODAL AÉREO", fields, header, dangerous)
+
+
+def _water(r: _Reader) -> ModalBlock:
+    barges = ", ".join(r.texts("balsa/xBalsa"))
+    fields = (
+        ("BASE DE CÁLCULO AFRMM", r.text("vPrest")),
+        ("VALOR DO AFRMM", r.text("vAFRMM")),
+        ("IDENTIFICAÇÃO DO NAVIO", r.text("xNavio")),
+        ("IRIN DO NAVIO", r.text("irin")),
+        ("NÚMERO DA VIAGEM", r.text("nViag")),
+        ("DIREÇÃO", _DIRECTION.get(r.text("direc"), r.text("direc"))),
+        ("TIPO DE NAVEGAÇÃO", _NAVIGATION.get(r.text("tpNav"), r.text("tpNav"))),
+        ("BALSAS", barges),
+    )
+    containers = tuple(
+        (c.text("nCont"), ", ".join(c.texts("lacre/nLacre")), ", ".join(c.texts("infDoc/infNFe/chave")))
+        for c in r.all("detCont")
+    )
+    header = ("CONTÊINER", "LACRES", "NF-E NO CONTÊINER") if containers else ()
+    return ModalBlock("DADOS ESPECÍFICOS DO MODAL AQUAVIÁRIO", fields, header, containers)
+
+
+def _rail(r: _Reader) -> ModalBlock:
+    fields = [
+        ("TIPO DE TRÁFEGO", _FERRO_TRAFFIC.get(r.text("tpTraf"), r.text("tpTraf"))),
+        ("FLUXO FERROVIÁRIO", r.text("fluxo")),
+    ]
+    if r.text("trafMut/respFat"):
+        fields += [
+            ("RESPONSÁVEL PELO FATURAMENTO", _FERRO_BILLING.get(r.text("trafMut/respFat"), r.text("trafMut/respFat"))),
+            ("FERROVIA EMITENTE", _FERRO_BILLING.get(r.text("trafMut/ferrEmi"), r.text("trafMut/ferrEmi"))),
+            ("VALOR DO FRETE DO TRÁFEGO MÚTUO", r.text("trafMut/vFrete")),
+            ("CT-E FERROVIÁRIO DE ORIGEM", r.text("trafMut/chCTeFerroOrigem")),
+        ]
+    railways = tuple(
+        (f.text("CNPJ"), f.text("xNome"), f.text("IE"), f"{f.text('enderFerro/xMun')} - {f.text('enderFerro/UF')}")
+        for f in r.all("trafMut/ferroEnv")
+    )
+    header = ("CNPJ FERROVIA ENVOLVIDA", "RAZÃO SOCIAL", "IE", "MUNICÍPIO") if railways else ()
+    return ModalBlock("DADOS ESPECÍFICOS DO MODAL FERROVIÁRIO", tuple(fields), header, railways)
+
+
+def _pipeline(r: _Reader) -> ModalBlock:
+    return ModalBlock(
+        "DADOS ESPECÍFICOS DO MODAL DUTOVIÁRIO",
+        (
+            ("VALOR DA TARIFA", r.text("vTar")),
+            ("DATA DE INÍCIO DA PRESTAÇÃO", r.text("dIni")),
+            ("DATA DE FIM DA PRESTAÇÃO", r.text("dFim")),
+            ("CLASSIFICAÇÃO DO DUTO", r.text("classDuto")),
+            ("TIPO DE CONTRATAÇÃO", r.text("tpContratacao")),
+            ("PONTO DE ENTRADA", r.text("codPontoEntrada")),
+            ("PONTO DE SAÍDA", r.text("codPontoSaida")),
+            ("NÚMERO DO CONTRATO", r.text("nContrato")),
+        ),
+    )
+
+
+def _multimodal(r: _Reader) -> ModalBlock:
+    return ModalBlock(
+        "DADOS ESPECÍFICOS DO TRANSPORTE MULTIMODAL",
+        (
+            ("COTM", r.text("COTM")),
+            ("INDICADOR DE NEGOCIABILIDADE", _NEGOTIABLE.get(r.text("indNegociavel"), r.text("indNegociavel"))),
+            ("SEGURADORA", r.text("seg/infSeg/xSeg")),
+            ("CNPJ DA SEGURADORA", r.text("seg/infSeg/CNPJ")),
+            ("NÚMERO DA APÓLICE", r.text("seg/nApol")),
+            ("NÚMERO DA AVERBAÇÃO", r.text("seg/nAver")),
+        ),
+    )
+
+
+_BUILDERS = {
+    "rodo": _road,
+    "rodoOS": _road_os,
+    "aereo": _air,
+    "aquav": _water,
+    "ferrov": _rail,
+    "duto": _pipeline,
+    "multimodal": _multimodal,
+}
