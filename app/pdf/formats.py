@@ -41,6 +41,8 @@ def cep(text: str | None) -> str:
 
 def phone(text: str | None) -> str:
     raw = digits(text)
+    if len(raw) in (12, 13) and raw.startswith("55"):
+        raw = raw[2:]  # the country code some issuers write
     if len(raw) in (10, 11):
         return f"({raw[:2]}) {raw[2:-4]}-{raw[-4:]}"
     if len(raw) in (8, 9):

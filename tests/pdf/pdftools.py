@@ -59,4 +59,4 @@ def barcodes(image: Image.Image) -> list[tuple[str, str]]:
     """(format, text) of every barcode zxing-cpp finds on the image."""
     import zxingcpp
 
-    return [(str(found.format), found.text) for found in zxingcpp.read_barcodes(image)]
+    return [(str(found.format).replace(" ", ""), found.text) for found in zxingcpp.read_barcodes(image)]
