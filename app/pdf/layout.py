@@ -100,19 +100,19 @@ def fit(
     full = width(text, size, bold=bold) if one_line else box_width + 1
     if one_line and full <= box_width and size * LEADING <= box_height + 0.01 * size:
         return Fitted(size, (text,), False)
-    if one_line:  # shrink on one line first, as far as min_size
-        shrunk = size * box_width / full if full else size
-        if shrunk >= min_size:
-            shrunk = min(int(shrunk * 10) / 10, size)
-            if shrunk * LEADING <= box_height * 1.05:
-                return Fitted(shrunk, (text,), False)
-    if wrap_lines:
+    shrunk = min(int(size * box_width / full * 10) / 10, size) if one_line and full else 0.0
+    one_line_ok = shrunk >= min_size and shrunk * LEADING <= box_height * 1.05
+    if one_line_ok and shrunk >= 0.85 * size:  # a little smaller on one line reads best
+        return Fitted(shrunk, (text,), False)
+    if wrap_lines:  # then wrap, at the largest size whose lines fit the box
         candidate = size
-        while candidate >= min_size - 1e-6:
+        while candidate >= min_size - 1e-6 and 2 * candidate * LEADING <= box_height + 0.01:
             lines = wrap(text, box_width, candidate, bold)
             if len(lines) * candidate * LEADING <= box_height + 0.01:
                 return Fitted(candidate, tuple(lines), False)
             candidate -= 0.5
+    if one_line_ok:
+        return Fitted(shrunk, (text,), False)
     if ellipsis:
         chosen = min_size
     else:  # no cut allowed: go below min_size before giving up
