@@ -34,7 +34,7 @@ CONSULT = (
     "Consulta de autenticidade no portal nacional do CT-e, no site da Sefaz Autorizadora "
     "ou em http://www.cte.fazenda.gov.br/portal"
 )
-_MIN_OBS_H = 14.0
+_MIN_OBS_H = 12.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +65,14 @@ def draw_dacte(dacte: Dacte) -> bytes:
     canvas.setLineWidth(0.5)
     sheet = Sheet(canvas, *A4)
     obs_lines = _observation_lines(dacte)
-    pages = _paginate(dacte, obs_lines)
-    for number, page in enumerate(pages, start=1):
-        if number > 1:
-            canvas.showPage()
-            canvas.setLineWidth(0.5)
-        folio = f"{number}/{len(pages)}"
-        if number == 1:
-            _first_page(sheet, dacte, page, folio)
-        else:
-            _continuation(sheet, dacte, page, folio)
+    header_y, top = _first_page_top(sheet, dacte)
+    pages = _paginate(dacte, obs_lines, top)
+    _first_page_rest(sheet, dacte, pages[0], header_y, top, f"1/{len(pages)}")
+    _marks(canvas, dacte)
+    for number, page in enumerate(pages[1:], start=2):
+        canvas.showPage()
+        canvas.setLineWidth(0.5)
+        _continuation(sheet, dacte, page, f"{number}/{len(pages)}")
         _marks(canvas, dacte)
     canvas.save()
     return out.getvalue()
@@ -83,53 +81,40 @@ def draw_dacte(dacte: Dacte) -> bytes:
 # ---------------------------------------------------------------- pagination
 
 
-def _fixed_first(dacte: Dacte) -> float:
-    """Bottom of the fixed blocks of page 1 above the carried documents."""
-    top = 5.0 + (0.0 if dacte.is_os else 23.0)
-    top += HEADER_H
-    top += blocks.PARTY_H * (0 if dacte.is_os else 2)
-    top += 3 * 3.5 + 1.0  # taker
-    top += 8.0 + 7.5 * max(1, -(-len(dacte.quantities) // 5)) if dacte.quantities else 8.0
-    rows = max(4, -(-len(dacte.components) // 3))
-    top += blocks.CAPTION + 3.4 + rows * 3.4 + 0.6
-    top += blocks.CAPTION + 8.0 + (8.0 if dacte.ibscbs is not None else 0.0)
-    return top
-
-
-def _paginate(dacte: Dacte, obs_lines: list[str]) -> list[_Page]:
+def _paginate(dacte: Dacte, obs_lines: list[str], top: float) -> list[_Page]:
+    """Split the carried documents and the observation lines over page 1 (below ``top``) and
+    continuation pages. Page 1 gives the observations what they need (at least 12 mm, at most
+    about half the room) and the documents the rest, as the official layout's large DOCUMENTOS
+    ORIGINÁRIOS area does; a CT-e without documents (CT-e OS) gives it all to the observations."""
     docs = list(dacte.documents)
     bottom = BOTTOM - blocks.RESERVED_H - blocks.modal_height(dacte.modal_block)
-    top = _fixed_first(dacte)
-    obs_needed = max(_MIN_OBS_H, len(obs_lines) * OBS_LINE + 1.0)
     room = bottom - top - blocks.CAPTION
-    # the documents get at least 4 rows; the observations what they need, up to half the room
-    obs_h = min(obs_needed, max(_MIN_OBS_H, room - blocks.documents_height(4)), room / 2 + 10.0)
-    doc_rows = max(1, int((room - obs_h - blocks.CAPTION - blocks.DOC_HEAD - 0.6) / blocks.DOC_ROW))
-    obs_h = room - blocks.documents_height(doc_rows)
+    obs_needed = max(_MIN_OBS_H, len(obs_lines) * OBS_LINE + 1.0)
+    if docs:
+        obs_h = min(obs_needed, max(_MIN_OBS_H, room - blocks.documents_height(4)), room / 2 + 10.0)
+        doc_rows = max(1, int((room - obs_h - blocks.documents_height(0)) / blocks.DOC_ROW))
+        obs_h = room - blocks.documents_height(doc_rows)
+    else:
+        obs_h, doc_rows = room, 0
     obs_fit = int((obs_h - 1.0) / OBS_LINE)
-    first = _Page(tuple(docs[: 2 * doc_rows]), doc_rows, tuple(obs_lines[:obs_fit]), obs_h)
-    pages = [first]
-    docs, rest = docs[2 * doc_rows :], obs_lines[obs_fit:]
-    if rest and len(first.obs) > 0:
-        first = _Page(first.docs, doc_rows, (*first.obs[:-1], "(continua na folha seguinte)"), obs_h)
-        pages[0] = first
-        rest = obs_lines[obs_fit - 1 :]
+    page_obs, rest = obs_lines[:obs_fit], obs_lines[obs_fit:]
+    if rest and page_obs:
+        page_obs, rest = [*page_obs[:-1], "(continua na folha seguinte)"], obs_lines[obs_fit - 1 :]
+    pages = [_Page(tuple(docs[: 2 * doc_rows]), doc_rows, tuple(page_obs), obs_h)]
+    docs = docs[2 * doc_rows :]
     while docs or rest:
-        top = 5.0 + HEADER_H
-        room = BOTTOM - top
+        room = BOTTOM - (5.0 + HEADER_H)
         rows = 0
         if docs:
-            rows = min(-(-len(docs) // 2), int((room - blocks.documents_height(0) - 20.0) / blocks.DOC_ROW))
-            rows = max(rows, 1)
+            cap = int((room - blocks.documents_height(0) - 20.0) / blocks.DOC_ROW)
+            rows = max(1, min(-(-len(docs) // 2), cap))
             room -= blocks.documents_height(rows)
         page_docs, docs = docs[: 2 * rows], docs[2 * rows :]
         obs: list[str] = []
-        obs_h = 0.0
         if rest and room > blocks.CAPTION + 8.0:
             fit = int((room - blocks.CAPTION - 1.0) / OBS_LINE)
             obs, rest = rest[:fit], rest[fit:]
-            obs_h = len(obs) * OBS_LINE + 1.0
-        pages.append(_Page(tuple(page_docs), rows, tuple(obs), obs_h))
+        pages.append(_Page(tuple(page_docs), rows, tuple(obs), len(obs) * OBS_LINE + 1.0))
     return pages
 
 
@@ -151,11 +136,13 @@ def _observation_lines(dacte: Dacte) -> list[str]:
 # ---------------------------------------------------------------- pages
 
 
-def _first_page(sheet: Sheet, dacte: Dacte, page: _Page, folio: str) -> None:
+def _first_page_top(sheet: Sheet, dacte: Dacte) -> tuple[float, float]:
+    """Draw page 1 down to the tax block, leaving the header's place; (header top, bottom drawn)."""
     y = 5.0
     if not dacte.is_os:
         y = blocks.receipt(sheet, y, dacte)
-    y = _header(sheet, y, dacte, folio)
+    header_y = y
+    y += HEADER_H
     if not dacte.is_os:
         blocks.party_box(sheet, X0, y, HALF, "REMETENTE", dacte.sender)
         y = blocks.party_box(sheet, X0 + HALF, y, HALF, "DESTINATÁRIO", dacte.recipient)
@@ -164,12 +151,17 @@ def _first_page(sheet: Sheet, dacte: Dacte, page: _Page, folio: str) -> None:
     y = blocks.taker_box(sheet, y, dacte)
     y = blocks.cargo(sheet, y, dacte)
     y = blocks.components(sheet, y, dacte)
-    y = blocks.taxes(sheet, y, dacte)
+    return header_y, blocks.taxes(sheet, y, dacte)
+
+
+def _first_page_rest(sheet: Sheet, dacte: Dacte, page: _Page, header_y: float, y: float, folio: str) -> None:
+    _header(sheet, header_y, dacte, folio)
     title = "DOCUMENTOS REFERENCIADOS" if dacte.is_os else "DOCUMENTOS ORIGINÁRIOS"
-    y = blocks.documents(sheet, y, page.docs, page.doc_rows, title=title)
+    if page.doc_rows:
+        y = blocks.documents(sheet, y, page.docs, page.doc_rows, title=title)
     y = blocks.observations(sheet, y, page.obs, page.obs_h)
     y = blocks.modal(sheet, y, dacte.modal_block)
-    blocks.reserved(sheet, BOTTOM - blocks.RESERVED_H, dacte)
+    blocks.reserved(sheet, y, dacte, BOTTOM - y)
 
 
 def _continuation(sheet: Sheet, dacte: Dacte, page: _Page, folio: str) -> None:
@@ -204,7 +196,7 @@ def _header(sheet: Sheet, y: float, dacte: Dacte, folio: str) -> float:
                 bold=True, align="center")
     sheet.fields(xm, y + 12.0, 8.0, [
         (10.0, "MODELO", dacte.model), (9.0, "SÉRIE", dacte.serie), (17.0, "NÚMERO", dacte.number),
-        (11.0, "FL", folio), (37.0, "DATA E HORA DE EMISSÃO", formats.date_time(dacte.issued_at)),
+        (11.0, "FOLHA", folio), (37.0, "DATA E HORA DE EMISSÃO", formats.date_time(dacte.issued_at)),
     ], size=7.0, align="center")
     sheet.rect(xm, y + 20.0, mid_w, 13.0)
     canvas = sheet.canvas
@@ -252,12 +244,12 @@ def _marks(canvas: Canvas, dacte: Dacte) -> None:
     if dacte.cancelled:
         marks.append(("CANCELADO", 80.0, (0.85, 0.1, 0.1)))
     if dacte.homologation:
-        marks.append(("SEM VALOR FISCAL", 44.0, (0.55, 0.55, 0.55)))
+        marks.append(("SEM VALOR FISCAL", 44.0, (0.6, 0.6, 0.6)))
     for i, (text, size, color) in enumerate(marks):
         canvas.saveState()
         canvas.translate(width / 2, height / 2 - i * 70.0 * mm)
         canvas.rotate(50)
-        canvas.setFillColorRGB(*color, alpha=0.35)
+        canvas.setFillColorRGB(*color, alpha=0.3)
         canvas.setFont(BOLD, size)
         canvas.drawCentredString(0, 0, text)
         if text == "SEM VALOR FISCAL":

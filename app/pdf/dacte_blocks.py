@@ -72,7 +72,7 @@ def taker_box(sheet: Sheet, y: float, dacte: Dacte) -> float:
     sheet.rect(X0, y, WIDTH, h)
     a = party.address
     left, mid, right = X0 + 1.0, X0 + 100.0, X0 + 150.0
-    role = f" ({dacte.taker_role})" if dacte.taker_role else ""
+    role = f" ({dacte.taker_role})" if dacte.taker_role and not dacte.is_os else ""
     _label_value(sheet, left, y + 0.5, 28.0, 98.0, f"TOMADOR DO SERVIÇO{role}", party.name)
     _label_value(sheet, mid, y + 0.5, 16.0, 49.0, "MUNICÍPIO", a.town)
     _label_value(sheet, right, y + 0.5, 8.0, 46.0, "CEP", formats.cep(a.cep))
@@ -88,13 +88,15 @@ def taker_box(sheet: Sheet, y: float, dacte: Dacte) -> float:
 def cargo(sheet: Sheet, y: float, dacte: Dacte) -> float:
     h = 8.0
     if dacte.is_os:
-        sheet.field(X0, y, WIDTH, h, "DESCRIÇÃO DO SERVIÇO PRESTADO", dacte.service_description, size=VALUE_SIZE)
-    else:
-        sheet.fields(X0, y, h, [
-            (92.0, "PRODUTO PREDOMINANTE", dacte.product),
-            (60.0, "OUTRAS CARACTERÍSTICAS DA CARGA", dacte.other_features),
-            (46.0, "VALOR TOTAL DA CARGA", formats.money(dacte.cargo_value, blank="")),
-        ], size=VALUE_SIZE)
+        amount = " / ".join(formats.quantity(q.amount) for q in dacte.quantities)
+        sheet.fields(X0, y, h, [(150.0, "DESCRIÇÃO DO SERVIÇO PRESTADO", dacte.service_description),
+                                (48.0, "QUANTIDADE (PASSAGEIROS / VOLUMES)", amount)], size=VALUE_SIZE)
+        return y + h
+    sheet.fields(X0, y, h, [
+        (92.0, "PRODUTO PREDOMINANTE", dacte.product),
+        (60.0, "OUTRAS CARACTERÍSTICAS DA CARGA", dacte.other_features),
+        (46.0, "VALOR TOTAL DA CARGA", formats.money(dacte.cargo_value, blank="")),
+    ], size=VALUE_SIZE)
     y += h
     quantities = list(dacte.quantities)
     per_row = 5
@@ -250,6 +252,8 @@ def modal(sheet: Sheet, y: float, block: ModalBlock | None) -> float:
 
 
 def _modal_value(label: str, value: str) -> str:
+    if "CNPJ" in label:
+        return formats.tax_id(value)
     if label.startswith(("VALOR", "BASE DE CÁLCULO")):
         return formats.money(value, blank="")
     if label.startswith("DATA") and len(value) >= 10 and value[4:5] == "-":
@@ -271,14 +275,15 @@ def _table(sheet: Sheet, y: float, header: Sequence[str], rows: Sequence[Sequenc
     return y + h
 
 
-def reserved(sheet: Sheet, y: float, dacte: Dacte) -> float:
+def reserved(sheet: Sheet, y: float, dacte: Dacte, h: float = RESERVED_H) -> float:
     """USO EXCLUSIVO DO EMISSOR DO CT-E and RESERVADO AO FISCO, at the foot of the first page."""
-    sheet.field(X0, y, 120.0, RESERVED_H, "USO EXCLUSIVO DO EMISSOR DO CT-E", "", size=6.0)
+    sheet.rect(X0, y, 120.0, h)
+    sheet.block(X0 + 1.0, y + 0.4, 118.0, 2.5, "USO EXCLUSIVO DO EMISSOR DO CT-E", 5.0, wrap_lines=False)
     fisco = " | ".join(dacte.fisco_observations)
-    sheet.rect(X0 + 120.0, y, WIDTH - 120.0, RESERVED_H)
+    sheet.rect(X0 + 120.0, y, WIDTH - 120.0, h)
     sheet.block(X0 + 121.0, y + 0.4, WIDTH - 122.0, 2.5, "RESERVADO AO FISCO", 5.0, wrap_lines=False)
-    sheet.block(X0 + 121.0, y + 3.0, WIDTH - 122.0, RESERVED_H - 3.4, fisco, 6.0, min_size=4.0, ellipsis=True)
-    return y + RESERVED_H
+    sheet.block(X0 + 121.0, y + 3.0, WIDTH - 122.0, h - 3.4, fisco, 6.0, min_size=4.0, ellipsis=True)
+    return y + h
 
 
 def receipt(sheet: Sheet, y: float, dacte: Dacte) -> float:

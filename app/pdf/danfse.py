@@ -106,9 +106,11 @@ class _Page:
         x, w = X0 + col * COL, span * COL
         if shaded:
             self._shade(x, top, w, h)
-        self.sheet.block(x + 0.8, top + 0.4, w - 1.6, 2.6, label, label_size, bold=True, min_size=4.5,
+        label_h = label_size * LEADING / mm + 0.1
+        self.sheet.block(x + 0.8, top + 0.3, w - 1.6, label_h, label, label_size, bold=True, min_size=4.5,
                          wrap_lines=False, ellipsis=True)
-        self.sheet.block(x + 0.8, top + 3.0, w - 1.6, h - 3.1, value or "-", VALUE_SIZE, min_size=5.5,
+        value_top = top + 0.4 + label_h
+        self.sheet.block(x + 0.8, value_top, w - 1.6, top + h - value_top, value or "-", VALUE_SIZE, min_size=5.5,
                          wrap_lines=False, ellipsis=True)
 
     def _title(self, text: str, h: float = ROW) -> None:
@@ -178,7 +180,7 @@ class _Page:
         )
         for r, row in enumerate(grid):
             for c, (label, value) in enumerate(row):
-                self._field(c, 1, label, value, y=rows + r * step, label_size=7.0, h=step,
+                self._field(c, 1, label, value, y=rows + r * step, label_size=6.5, h=step,
                             shaded=(r == 2 and c == 0))
         qr = 20.0
         qx = X0 + 3 * COL + (COL - qr) / 2
