@@ -120,8 +120,6 @@ def _paginate(dacte: Dacte, obs_lines: list[str], top: float) -> list[_Page]:
 
 def _observation_lines(dacte: Dacte) -> list[str]:
     texts = list(dacte.observations)
-    if dacte.referenced_key:
-        texts.insert(0, f"{dacte.cte_type}: CT-E REFERENCIADO {formats.key_groups(dacte.referenced_key)}")
     if dacte.approx_taxes and not any("aproximado" in t.lower() for t in texts):
         texts.append(
             "O valor aproximado de tributos incidentes sobre o preço deste serviço é de "
@@ -233,8 +231,8 @@ def _emitter(sheet: Sheet, x: float, y: float, w: float, h: float, dacte: Dacte)
         f"CNPJ/CPF: {formats.tax_id(e.doc)}   IE: {e.ie}",
         f"FONE: {formats.phone(e.phone)}" if e.phone else "",
     ]
-    sheet.block(x + 1.5, y + 9.0, w - 3.0, h - 10.0, "\n".join(line for line in lines if line), 7.0,
-                align="center", min_size=5.0, keep_newlines=True)
+    sheet.block(x + 1.5, y + 9.0, w - 3.0, h - 10.0, "\n".join(line for line in lines if line), 7.5,
+                align="center", valign="middle", min_size=5.0, keep_newlines=True)
 
 
 def _marks(canvas: Canvas, dacte: Dacte) -> None:

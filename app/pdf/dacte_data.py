@@ -65,6 +65,7 @@ ICMS_SITUATIONS = {
     "60": "60 - ICMS COBRADO POR SUBSTITUIÇÃO TRIBUTÁRIA",
     "90": "90 - ICMS OUTROS",
 }
+_REFERENCE_KINDS = {"1": "CT-E COMPLEMENTADO", "2": "CT-E ANULADO", "3": "CT-E SUBSTITUÍDO"}
 _DOC_TYPES_OTHER = {"00": "DECLARAÇÃO", "10": "DUTOVIÁRIO", "59": "CF-E SAT", "65": "NFC-E", "99": "OUTROS"}
 
 
@@ -316,6 +317,11 @@ def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
     norm = inf.find("infCTeNorm")
     compl = inf.find("compl")
     modal = ide.text("modal")
+    referenced = inf.text("infCteComp/chCTe") or inf.text("infCteComp/chCte") or norm.text("infCteSub/chCte")
+    documents = _documents(norm)
+    if referenced:
+        kind = _REFERENCE_KINDS.get(ide.text("tpCTe"), "CT-E REFERENCIADO")
+        documents = (CarriedDoc(kind, referenced, _serie_number_of_key(referenced)), *documents)
     return Dacte(
         key=key,
         model=ide.text("mod") or ("67" if local.startswith("cteOS") or local == "CTeOS" else "57"),
@@ -349,7 +355,7 @@ def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
         other_features=norm.text("infCarga/xOutCat"),
         cargo_value=norm.text("infCarga/vCarga"),
         quantities=_quantities(norm),
-        documents=_documents(norm),
+        documents=documents,
         observations=_observations(compl, inf),
         fisco_observations=tuple(
             f"{o.element.get('xCampo', '') if o.element is not None else ''}: {o.text('xTexto')}".strip(": ")
@@ -361,7 +367,7 @@ def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
         protocol_status=prot.text("cStat"),
         qr_url=cte.text("infCTeSupl/qrCodCTe"),
         service_description=norm.text("infServico/xDescServ"),
-        referenced_key=inf.text("infCteComp/chCTe") or inf.text("infCteComp/chCte") or norm.text("infCteSub/chCte"),
+        referenced_key=referenced,
         cancelled=cancelled,
     )
 

@@ -209,3 +209,19 @@ def test_png_renders_for_a_person_to_look_at(capsys: pytest.CaptureFixture[str])
     with capsys.disabled():
         print(f"\nDACTE PNG renders in {RENDERS}: {', '.join(p.name for p in written)}")
     assert len(written) == 3 and all(p.stat().st_size > 20_000 for p in written)
+
+
+def test_a_complement_cte_lists_the_cte_it_complements() -> None:
+    complemented = "42240302484555000343570020003396861082134657"
+    xml = re.sub(rb"<infCTeNorm>.*</infCTeNorm>", f"<infCteComp><chCTe>{complemented}</chCTe></infCteComp>".encode(),
+                 ROAD.read_bytes(), flags=re.S).replace(b"<tpCTe>0</tpCTe>", b"<tpCTe>1</tpCTe>")
+    text = _text(render_dacte(xml))
+    assert "COMPLEMENTO DE VALORES" in text
+    assert re.search(rf"CT-E COMPLEMENTADO {complemented} 2/339686", text)  # serie/number read from the key
+    assert "DADOS ESPECÍFICOS DO MODAL" not in text  # a complement carries no modal group
+
+
+def test_a_bare_cte_with_almost_nothing_still_prints() -> None:
+    key = "42240302484555000343570020003396861082134657"
+    pages = page_texts(render_dacte(f'<CTe xmlns="{CTE_NS}"><infCte Id="CTe{key}" versao="4.00"/></CTe>'.encode()))
+    assert len(pages) == 1 and fmt.key_groups(key) in flat(pages[0])
