@@ -102,7 +102,8 @@ class _Probe:
 def _paginate(
     nfe: Nfe, geo: Geometry, rows: list[items.Row], info: list[str], first: tuple[float, float]
 ) -> list[Page]:
-    info_w_lines = max(1, int((geo.info_h - INFO_TITLE - 0.8) / INFO_LINE))
+    box_lines = max(2, int((geo.info_h - INFO_TITLE - 0.8) / INFO_LINE))
+    info_w_lines = box_lines if len(info) <= box_lines else box_lines - 1  # as ``_additional`` shows them
     pages = [Page()]
     room = first[1] - first[0] - blocks.CAPTION - items.HEAD_H
     queue = list(rows)
@@ -110,6 +111,8 @@ def _paginate(
         room -= queue[0].height
         pages[0].rows.append(queue.pop(0))
     rest = info[info_w_lines:]
+    if rest:  # continued across the page's full width
+        rest = wrap(" ".join(rest), (geo.w - 1.6) * mm, INFO_SIZE)
     later_top = geo.top + HEADER_H + blocks.GAP
     while queue or rest:
         page = Page()
@@ -180,8 +183,8 @@ def _additional(sheet: Sheet, geo: Geometry, info: list[str], info_w: float, y: 
     y += blocks.CAPTION
     h = geo.bottom - y
     sheet.field(geo.x, y, info_w, h, "Informações complementares", "")
-    lines = int((h - INFO_TITLE - 0.8) / INFO_LINE)
-    shown = info[: max(1, lines)]
+    lines = max(1, int((h - INFO_TITLE - 0.8) / INFO_LINE))
+    shown = info[:lines] if len(info) <= lines else info[: lines - 1]  # a line for "continua"
     for k, line in enumerate(shown):
         sheet.text(geo.x + 0.8, y + INFO_TITLE + INFO_LINE * k + INFO_SIZE * 0.93 / mm, line, INFO_SIZE)
     if len(info) > len(shown):
@@ -193,7 +196,7 @@ def _continuation(sheet: Sheet, geo: Geometry, lines: list[str], y: float) -> No
     sheet.section(geo.x, y, "Dados adicionais (continuação)")
     y += blocks.CAPTION
     h = INFO_TITLE + INFO_LINE * len(lines) + 1.0
-    sheet.field(geo.x, y, geo.w * 0.7, h, "Informações complementares (continuação)", "")
+    sheet.field(geo.x, y, geo.w, h, "Informações complementares (continuação)", "")
     for k, line in enumerate(lines):
         sheet.text(geo.x + 0.8, y + INFO_TITLE + INFO_LINE * k + INFO_SIZE * 0.93 / mm, line, INFO_SIZE)
 

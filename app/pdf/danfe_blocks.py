@@ -185,8 +185,8 @@ def invoices(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
     if nfe.invoice:
         inv = nfe.invoice
         quarter = w / 4
-        sheet.fields(x, y, ROW, [
-            (quarter, "Número", inv.get("nFat", "")),
+        sheet.field(x, y, quarter, ROW, "Número", inv.get("nFat", ""))
+        sheet.fields(x + quarter, y, ROW, [
             (quarter, "Valor original", fmt.money(inv.get("vOrig"), blank="")),
             (quarter, "Valor do desconto", fmt.money(inv.get("vDesc"), blank="")),
             (w - 3 * quarter, "Valor líquido", fmt.money(inv.get("vLiq"), blank="")),

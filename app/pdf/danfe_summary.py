@@ -57,7 +57,7 @@ def render_summary(root: etree._Element, events: Sequence[bytes] = ()) -> bytes:
          (w * 0.35, "Protocolo de autorização", text(root, "nProt")),
          (w * 0.3, "Data de autorização", fmt.date_time(text(root, "dhRecbto")))],
         [(w * 0.35, "Situação na SEFAZ", "Cancelada" if cancelled else SITUATION.get(situation, situation or "-")),
-         (w * 0.65, "Manifestação do destinatário", "Pendente: o XML completo vem depois da Ciência ou Confirmação")],
+         (w * 0.65, "Para obter o XML completo", "Registrar a Ciência ou a Confirmação da Operação")],
     ]  # fmt: skip
     for row in rows:
         sheet.fields(x, y, 10, row, size=10)
