@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from app.documents.cte import read_cte_root
+from app.documents.cte import MODAL_LABELS, read_cte_root
 from app.documents.model import DocumentDataError, EventMeta
 from app.pdf.dacte_modal import ModalBlock, read_modal
+from app.pdf.xmlnode import Node
 from app.safexml import XmlRejected, parse_xml
 
 CTE_NS = "http://www.portalfiscal.inf.br/cte"
@@ -39,14 +40,7 @@ SERVICE_TYPES = {
     "8": "EXCESSO DE BAGAGEM",
     "9": "MULTIMODAL",  # layout 3.00 samples carry 9 for a multimodal service
 }
-MODALS = {
-    "01": "RODOVIÁRIO",
-    "02": "AÉREO",
-    "03": "AQUAVIÁRIO",
-    "04": "FERROVIÁRIO",
-    "05": "DUTOVIÁRIO",
-    "06": "MULTIMODAL",
-}
+MODALS = {code: label.upper() for code, label in MODAL_LABELS.items()}
 TAKER_ROLES = {"0": "REMETENTE", "1": "EXPEDIDOR", "2": "RECEBEDOR", "3": "DESTINATÁRIO", "4": "OUTROS"}
 _TAKER_TAGS = {"0": "rem", "1": "exped", "2": "receb", "3": "dest"}
 EMISSION_TYPES = {
@@ -223,51 +217,6 @@ class Dacte:
 # ---------------------------------------------------------------- reading
 
 
-class _Node:
-    """Namespace-aware look-ups below one CT-e element; an absent element reads as empty."""
-
-    __slots__ = ("element",)
-
-    def __init__(self, element: etree._Element | None) -> None:
-        self.element = element
-
-    def __bool__(self) -> bool:
-        return self.element is not None
-
-    def _path(self, path: str) -> str:
-        return "/".join(_P + part for part in path.split("/"))
-
-    def find(self, path: str) -> _Node:
-        if self.element is None:
-            return _Node(None)
-        return _Node(self.element.find(self._path(path)))
-
-    def all(self, path: str) -> list[_Node]:
-        if self.element is None:
-            return []
-        return [_Node(e) for e in self.element.iterfind(self._path(path))]
-
-    def text(self, path: str = "") -> str:
-        element = self.element if not path else self.find(path).element
-        if element is None:
-            return ""
-        return " ".join("".join(element.itertext()).split())
-
-    def first_child(self) -> _Node:
-        if self.element is None:
-            return _Node(None)
-        for child in self.element:
-            if isinstance(child.tag, str):
-                return _Node(child)
-        return _Node(None)
-
-    @property
-    def local(self) -> str:
-        if self.element is None or not isinstance(self.element.tag, str):
-            return ""
-        return str(etree.QName(self.element).localname)
-
-
 def read_dacte_bytes(data: bytes, events: Sequence[bytes] = ()) -> Dacte:
     """:func:`read_dacte` of raw bytes; ``XmlRejected`` for bad XML, :class:`DacteError` for a non-CT-e."""
     return read_dacte(parse_xml(data), cancelled=is_cancelled(_key_hint(data), events))
@@ -296,7 +245,7 @@ def is_cancelled(key: str, events: Iterable[bytes]) -> bool:
 
 def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
     """The DACTE's content of one CT-e or CT-e OS document."""
-    node = _Node(root)
+    node = Node(root, _P)
     local = node.local
     if root.tag != _P + local or local not in _ROOTS:
         raise DacteError(
@@ -307,7 +256,7 @@ def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
     inf = cte.find("infCte")
     if not inf:
         raise DacteError("CT-e sem o grupo infCte: não há o que imprimir no DACTE.")
-    key = (inf.element.get("Id", "") if inf.element is not None else "").removeprefix("CTe").strip().upper()
+    key = inf.attr("Id").removeprefix("CTe").upper()
     ide = inf.find("ide")
     if not key:
         raise DacteError("CT-e sem chave de acesso (atributo Id de infCte).")
@@ -325,7 +274,7 @@ def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
     return Dacte(
         key=key,
         model=ide.text("mod") or ("67" if local.startswith("cteOS") or local == "CTeOS" else "57"),
-        version=inf.element.get("versao", "") if inf.element is not None else "",
+        version=inf.attr("versao"),
         serie=ide.text("serie"),
         number=ide.text("nCT"),
         issued_at=ide.text("dhEmi"),
@@ -358,10 +307,10 @@ def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
         documents=documents,
         observations=_observations(compl, inf),
         fisco_observations=tuple(
-            f"{o.element.get('xCampo', '') if o.element is not None else ''}: {o.text('xTexto')}".strip(": ")
+            f"{o.attr('xCampo')}: {o.text('xTexto')}".strip(": ")
             for o in compl.all("ObsFisco")
         ),
-        modal_block=read_modal(norm.find("infModal").first_child().element, modal, _P),
+        modal_block=read_modal(norm.find("infModal").first_child(), modal),
         protocol=prot.text("nProt"),
         authorised_at=prot.text("dhRecbto"),
         protocol_status=prot.text("cStat"),
@@ -376,7 +325,7 @@ def _town(city: str, uf: str) -> str:
     return " - ".join(p for p in (city, uf) if p)
 
 
-def _address(node: _Node) -> Address:
+def _address(node: Node) -> Address:
     return Address(
         street=node.text("xLgr"),
         number=node.text("nro"),
@@ -392,7 +341,7 @@ def _address(node: _Node) -> Address:
 _ADDRESS_TAGS = ("enderEmit", "enderReme", "enderExped", "enderReceb", "enderDest", "enderToma", "enderTome")
 
 
-def _party(node: _Node) -> Party:
+def _party(node: Node) -> Party:
     if not node:
         return Party()
     address = Address()
@@ -414,7 +363,7 @@ def _party(node: _Node) -> Party:
     )
 
 
-def _taker(inf: _Node, ide: _Node, parties: dict[str, Party]) -> tuple[str, Party]:
+def _taker(inf: Node, ide: Node, parties: dict[str, Party]) -> tuple[str, Party]:
     """Who pays: toma3 (toma03 in old layouts) names one of the four; toma4 / CT-e OS's toma is its own party."""
     for tag in ("toma3", "toma03"):
         code = ide.text(f"{tag}/toma")
@@ -429,7 +378,7 @@ def _taker(inf: _Node, ide: _Node, parties: dict[str, Party]) -> tuple[str, Part
     return "", Party()
 
 
-def _icms(group: _Node) -> Icms:
+def _icms(group: Node) -> Icms:
     if not group:
         return Icms()
     cst = group.text("CST")
@@ -451,7 +400,7 @@ def _icms(group: _Node) -> Icms:
     )
 
 
-def _ibscbs(node: _Node) -> IbsCbs | None:
+def _ibscbs(node: Node) -> IbsCbs | None:
     if not node:
         return None
     values = node.find("gIBSCBS")
@@ -472,7 +421,7 @@ def _ibscbs(node: _Node) -> IbsCbs | None:
 _UNITS = {"00": "M3", "01": "KG", "02": "TON", "03": "UN", "04": "LT", "05": "MMBTU"}
 
 
-def _quantities(norm: _Node) -> tuple[Quantity, ...]:
+def _quantities(norm: Node) -> tuple[Quantity, ...]:
     found = [
         Quantity(q.text("tpMed"), _UNITS.get(q.text("cUnid"), q.text("cUnid")), q.text("qCarga"))
         for q in norm.all("infCarga/infQ")
@@ -482,7 +431,7 @@ def _quantities(norm: _Node) -> tuple[Quantity, ...]:
     return tuple(found)
 
 
-def _documents(norm: _Node) -> tuple[CarriedDoc, ...]:
+def _documents(norm: Node) -> tuple[CarriedDoc, ...]:
     docs: list[CarriedDoc] = []
     for nfe in norm.all("infDoc/infNFe"):
         key = nfe.text("chave")
@@ -516,7 +465,7 @@ def _serie_number_of_key(key: str) -> str:
     return f"{serie}/{number}"
 
 
-def _observations(compl: _Node, inf: _Node) -> tuple[str, ...]:
+def _observations(compl: Node, inf: Node) -> tuple[str, ...]:
     lines: list[str] = []
     for tag in ("xCaracAd", "xCaracSer"):
         if compl.text(tag):
@@ -525,7 +474,7 @@ def _observations(compl: _Node, inf: _Node) -> tuple[str, ...]:
         if obs.text():
             lines.append(obs.text())
     for obs in compl.all("ObsCont"):
-        label = obs.element.get("xCampo", "") if obs.element is not None else ""
+        label = obs.attr("xCampo")
         text = obs.text("xTexto")
         if text:
             lines.append(f"{label}: {text}" if label else text)

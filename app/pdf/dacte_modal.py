@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lxml import etree
+from app.pdf.xmlnode import Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,42 +33,15 @@ _CHARTER = {"1": "EVENTUAL", "2": "CONTÍNUO"}
 _OWNER_TYPE = {"0": "TAC AGREGADO", "1": "TAC INDEPENDENTE", "2": "OUTROS"}
 
 
-class _Reader:
-    __slots__ = ("element", "prefix")
-
-    def __init__(self, element: etree._Element | None, prefix: str) -> None:
-        self.element = element
-        self.prefix = prefix
-
-    def _path(self, path: str) -> str:
-        return "/".join(self.prefix + part for part in path.split("/"))
-
-    def text(self, path: str) -> str:
-        if self.element is None:
-            return ""
-        found = self.element.find(self._path(path))
-        return "" if found is None else " ".join("".join(found.itertext()).split())
-
-    def all(self, path: str) -> list[_Reader]:
-        if self.element is None:
-            return []
-        return [_Reader(e, self.prefix) for e in self.element.iterfind(self._path(path))]
-
-    def texts(self, path: str) -> list[str]:
-        return [" ".join("".join(r.element.itertext()).split()) for r in self.all(path) if r.element is not None]
-
-
-def read_modal(element: etree._Element | None, modal: str, prefix: str) -> ModalBlock | None:
-    """The block for ``element`` (the child of infModal); None when the CT-e has no modal group."""
-    if element is None or not isinstance(element.tag, str):
+def read_modal(group: Node, modal: str) -> ModalBlock | None:
+    """The block for ``group`` (the child of infModal); None when the CT-e has no modal group."""
+    if not group:
         return None
-    local = etree.QName(element).localname
-    reader = _Reader(element, prefix)
-    builder = _BUILDERS.get(local)
-    return builder(reader) if builder else ModalBlock(f"DADOS ESPECÍFICOS DO MODAL ({local.upper()})", ())
+    builder = _BUILDERS.get(group.local)
+    return builder(group) if builder else ModalBlock(f"DADOS ESPECÍFICOS DO MODAL ({group.local.upper()})", ())
 
 
-def _road(r: _Reader) -> ModalBlock:
+def _road(r: Node) -> ModalBlock:
     orders = tuple(
         (o.text("serie"), o.text("nOcc"), o.text("dEmi"), o.text("emiOcc/CNPJ"), o.text("emiOcc/UF"))
         for o in r.all("occ")
@@ -82,7 +55,7 @@ def _road(r: _Reader) -> ModalBlock:
     )
 
 
-def _road_os(r: _Reader) -> ModalBlock:
+def _road_os(r: Node) -> ModalBlock:
     fields = [
         ("TERMO DE AUTORIZAÇÃO DE FRETAMENTO", r.text("TAF")),
         ("Nº DE REGISTRO ESTADUAL", r.text("NroRegEstadual")),
@@ -106,7 +79,7 @@ def _road_os(r: _Reader) -> ModalBlock:
     return ModalBlock("DADOS ESPECÍFICOS DO MODAL RODOVIÁRIO", tuple(fields), note=_ROAD_NOTE)
 
 
-def _air(r: _Reader) -> ModalBlock:
+def _air(r: Node) -> ModalBlock:
     handling = ", ".join(r.texts("natCarga/cInfManu"))
     fields = (
         ("NÚMERO DA MINUTA", r.text("nMinu")),
@@ -131,7 +104,7 @@ def _air(r: _Reader) -> ModalBlock:
     return ModalBlock("DADOS ESPECÍFICOS DO MODAL AÉREO", fields, header, dangerous)
 
 
-def _water(r: _Reader) -> ModalBlock:
+def _water(r: Node) -> ModalBlock:
     barges = ", ".join(r.texts("balsa/xBalsa"))
     fields = (
         ("BASE DE CÁLCULO AFRMM", r.text("vPrest")),
@@ -151,7 +124,7 @@ def _water(r: _Reader) -> ModalBlock:
     return ModalBlock("DADOS ESPECÍFICOS DO MODAL AQUAVIÁRIO", fields, header, containers)
 
 
-def _rail(r: _Reader) -> ModalBlock:
+def _rail(r: Node) -> ModalBlock:
     fields = [
         ("TIPO DE TRÁFEGO", _FERRO_TRAFFIC.get(r.text("tpTraf"), r.text("tpTraf"))),
         ("FLUXO FERROVIÁRIO", r.text("fluxo")),
@@ -171,7 +144,7 @@ def _rail(r: _Reader) -> ModalBlock:
     return ModalBlock("DADOS ESPECÍFICOS DO MODAL FERROVIÁRIO", tuple(fields), header, railways)
 
 
-def _pipeline(r: _Reader) -> ModalBlock:
+def _pipeline(r: Node) -> ModalBlock:
     return ModalBlock(
         "DADOS ESPECÍFICOS DO MODAL DUTOVIÁRIO",
         (
@@ -187,7 +160,7 @@ def _pipeline(r: _Reader) -> ModalBlock:
     )
 
 
-def _multimodal(r: _Reader) -> ModalBlock:
+def _multimodal(r: Node) -> ModalBlock:
     return ModalBlock(
         "DADOS ESPECÍFICOS DO TRANSPORTE MULTIMODAL",
         (

@@ -19,6 +19,7 @@ from lxml import etree
 from app.core.keys import UF_BY_CODE
 from app.pdf import formats
 from app.pdf.errors import PdfError
+from app.pdf.xmlnode import Node
 from app.safexml import XmlRejected, parse_xml
 
 NFSE_NS = "http://www.sped.fazenda.gov.br/nfse"
@@ -144,38 +145,6 @@ class Danfse:
         return self.environment == "2"
 
 
-class _Node:
-    """Look-ups below one NFS-e element; an absent element reads as empty text."""
-
-    __slots__ = ("element",)
-
-    def __init__(self, element: etree._Element | None) -> None:
-        self.element = element
-
-    def __bool__(self) -> bool:
-        return self.element is not None
-
-    def find(self, path: str) -> _Node:
-        if self.element is None:
-            return _Node(None)
-        return _Node(self.element.find("/".join(_P + p for p in path.split("/"))))
-
-    def deep(self, name: str) -> _Node:
-        """The first descendant called ``name`` (the NFS-e nests tribFed, exigSusp... at varying depths)."""
-        if self.element is None:
-            return _Node(None)
-        return _Node(next(self.element.iterfind(f".//{_P}{name}"), None))
-
-    def text(self, path: str) -> str:
-        found = self.find(path).element
-        return "" if found is None else " ".join("".join(found.itertext()).split())
-
-    def all(self, path: str) -> list[_Node]:
-        if self.element is None:
-            return []
-        return [_Node(e) for e in self.element.iterfind("/".join(_P + p for p in path.split("/")))]
-
-
 def _or_dash(text: str) -> str:
     return text.strip() or DASH
 
@@ -224,7 +193,7 @@ def event_marks(key: str, events: Iterable[bytes]) -> tuple[bool, bool]:
     cancelled = substituted = False
     for raw in events:
         try:
-            node = _Node(parse_xml(raw))
+            node = Node(parse_xml(raw), _P)
         except XmlRejected:
             continue
         ped = node.deep("infPedReg")
@@ -238,7 +207,7 @@ def event_marks(key: str, events: Iterable[bytes]) -> tuple[bool, bool]:
 
 
 def read_danfse(root: etree._Element) -> Danfse:
-    node = _Node(root)
+    node = Node(root, _P)
     if root.tag != f"{_P}NFSe":
         local = etree.QName(root).localname if isinstance(root.tag, str) else "?"
         raise PdfError(f"Não foi possível gerar o DANFSe: o XML não é uma NFS-e Nacional (raiz <{local}>).")
@@ -246,7 +215,7 @@ def read_danfse(root: etree._Element) -> Danfse:
     dps = inf.find("DPS/infDPS")
     if not inf or not dps:
         raise PdfError("Não foi possível gerar o DANFSe: a NFS-e não tem os grupos infNFSe e DPS/infDPS.")
-    key = (inf.element.get("Id", "") if inf.element is not None else "").removeprefix("NFS").strip()
+    key = inf.attr("Id").removeprefix("NFS")
     if not key:
         raise PdfError("Não foi possível gerar o DANFSe: NFS-e sem chave de acesso (atributo Id de infNFSe).")
     serv = dps.find("serv")
@@ -307,7 +276,7 @@ def _dotted(code: str, cuts: tuple[int, ...]) -> str:
     return ".".join(parts)
 
 
-def _towns(inf: _Node, dps: _Node, nfse_ibscbs: _Node) -> dict[str, str]:
+def _towns(inf: Node, dps: Node, nfse_ibscbs: Node) -> dict[str, str]:
     """Municipality names the NFS-e itself spells out, by IBGE code: an address carries only the
     code, and the app ships no table of the 5,570 municipalities."""
     found = {
@@ -319,7 +288,7 @@ def _towns(inf: _Node, dps: _Node, nfse_ibscbs: _Node) -> dict[str, str]:
     return {code: name for code, name in found.items() if code and name}
 
 
-def _person(node: _Node, towns: dict[str, str]) -> Person | None:
+def _person(node: Node, towns: dict[str, str]) -> Person | None:
     if not node:
         return None
     end = node.find("end")
@@ -345,9 +314,9 @@ def _person(node: _Node, towns: dict[str, str]) -> Person | None:
     )
 
 
-def _provider(prest: _Node, emit: _Node, inf: _Node, tp_emit: str, towns: dict[str, str]) -> Person:
+def _provider(prest: Node, emit: Node, inf: Node, tp_emit: str, towns: dict[str, str]) -> Person:
     """The provider from the DPS, completed from infNFSe/emit when the provider issued it (tpEmit 1)."""
-    fallback = emit if tp_emit in ("", "1") else _Node(None)
+    fallback = emit if tp_emit in ("", "1") else Node(None, _P)
     mine = _person(prest, towns) if prest.find("end") else None
     address = fallback.find("enderNac")
     c_mun = address.text("cMun")
@@ -366,7 +335,7 @@ def _provider(prest: _Node, emit: _Node, inf: _Node, tp_emit: str, towns: dict[s
     )
 
 
-def _issqn(inf: _Node, dps: _Node, values: _Node, dps_values: _Node, nfse_ibscbs: _Node) -> dict[str, str] | None:
+def _issqn(inf: Node, dps: Node, values: Node, dps_values: Node, nfse_ibscbs: Node) -> dict[str, str] | None:
     trib = dps_values.find("trib/tribMun")
     if not trib:
         return None
@@ -394,7 +363,7 @@ def _issqn(inf: _Node, dps: _Node, values: _Node, dps_values: _Node, nfse_ibscbs
     }
 
 
-def _federal(fed: _Node) -> dict[str, str]:
+def _federal(fed: Node) -> dict[str, str]:
     pis_cofins = fed.find("piscofins")
     return {
         "irrf": _money(fed.text("vRetIRRF")),
@@ -406,7 +375,7 @@ def _federal(fed: _Node) -> dict[str, str]:
     }
 
 
-def _ibscbs(dps_ibscbs: _Node, nfse_ibscbs: _Node, values: _Node, dps_values: _Node) -> dict[str, str]:
+def _ibscbs(dps_ibscbs: Node, nfse_ibscbs: Node, values: Node, dps_values: Node) -> dict[str, str]:
     group = dps_ibscbs.find("valores/trib/gIBSCBS")
     rates = nfse_ibscbs.find("valores")
     total = nfse_ibscbs.find("totCIBS")
@@ -433,7 +402,7 @@ def _ibscbs(dps_ibscbs: _Node, nfse_ibscbs: _Node, values: _Node, dps_values: _N
     }
 
 
-def _totals(values: _Node, dps_values: _Node, nfse_ibscbs: _Node) -> dict[str, str]:
+def _totals(values: Node, dps_values: Node, nfse_ibscbs: Node) -> dict[str, str]:
     ibs, cbs = nfse_ibscbs.text("totCIBS/gIBS/vIBSTot"), nfse_ibscbs.text("totCIBS/gCBS/vCBS")
     return {
         "service": _money(dps_values.text("vServPrest/vServ")),
@@ -454,7 +423,7 @@ def _approx(value: str, pct: str) -> str:
     return DASH
 
 
-def _additional(inf: _Node, dps: _Node, serv: _Node, dps_values: _Node) -> str:
+def _additional(inf: Node, dps: Node, serv: Node, dps_values: Node) -> str:
     """INFORMAÇÕES COMPLEMENTARES: the optional fields in the NT's order, "|"-separated, then the
     approximate taxes of Lei 12.741/2012, which always close the block."""
     info = serv.find("infoCompl")
