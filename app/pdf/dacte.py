@@ -85,12 +85,12 @@ def _paginate(dacte: Dacte, obs_lines: list[str], top: float) -> list[_Page]:
     """Split the carried documents and the observation lines over page 1 (below ``top``) and
     continuation pages. Page 1 gives the observations what they need (at least 12 mm, at most
     about half the room) and the documents the rest, as the official layout's large DOCUMENTOS
-    ORIGINÁRIOS area does; a CT-e without documents (CT-e OS) gives it all to the observations."""
+    ORIGINÁRIOS area does; a CT-e OS without referenced documents gives it all to the observations."""
     docs = list(dacte.documents)
     bottom = BOTTOM - blocks.RESERVED_H - blocks.modal_height(dacte.modal_block)
     room = bottom - top - blocks.CAPTION
     obs_needed = max(_MIN_OBS_H, len(obs_lines) * OBS_LINE + 1.0)
-    if docs:
+    if docs or not dacte.is_os:  # a CT-e always has its DOCUMENTOS ORIGINÁRIOS block
         obs_h = min(obs_needed, max(_MIN_OBS_H, room - blocks.documents_height(4)), room / 2 + 10.0)
         doc_rows = max(1, int((room - obs_h - blocks.documents_height(0)) / blocks.DOC_ROW))
         obs_h = room - blocks.documents_height(doc_rows)
@@ -213,6 +213,9 @@ def _header(sheet: Sheet, y: float, dacte: Dacte, folio: str) -> float:
         draw_qr(canvas, (xr + (right_w - qr_size) / 2) * mm, (sheet.height - (y + 4.0 + qr_size)) * mm,
                 qr_size * mm, dacte.qr_url)
         sheet.block(xr + 1.0, y + 38.0, right_w - 2.0, 6.0, "CONSULTA VIA LEITOR DE QR CODE", 5.2, align="center")
+    else:  # layouts before 3.00 and some bare imports carry no infCTeSupl
+        sheet.block(xr + 2.0, y + 4.0, right_w - 4.0, 30.0, "QR CODE NÃO INFORMADO NO XML DO CT-E", 6.0,
+                    align="center", valign="middle")
     y += 54.0
     sheet.fields(X0, y, 8.0, [(HALF, "INÍCIO DA PRESTAÇÃO", dacte.start),
                               (HALF, "TÉRMINO DA PRESTAÇÃO", dacte.end)], size=7.5)

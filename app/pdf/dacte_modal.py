@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.pdf import formats
 from app.pdf.xmlnode import Node
 
 
@@ -95,7 +96,7 @@ def _air(r: Node) -> ModalBlock:
         (
             p.text("nONU"),
             p.text("qTotEmb"),
-            p.text("infTotAP/qTotProd"),
+            formats.quantity(p.text("infTotAP/qTotProd")),
             _AIR_UNITS.get(p.text("infTotAP/uniAP"), p.text("infTotAP/uniAP")),
         )
         for p in r.all("peri")
