@@ -203,8 +203,8 @@ def documents(sheet: Sheet, y: float, docs: Sequence[CarriedDoc], rows: int, *, 
                 sheet.block(x, ry, w - 1.0, DOC_ROW, value, 6.0, wrap_lines=False, valign="middle", min_size=4.0)
                 x += w
     if not docs:
-        sheet.block(X0, y + DOC_HEAD, WIDTH, min(h - DOC_HEAD, 8.0), "NENHUM DOCUMENTO INFORMADO NO CT-E", 6.5,
-                    align="center", valign="middle")
+        sheet.block(X0 + 1.0, y + DOC_HEAD, HALF - 2.0, min(h - DOC_HEAD, 6.0), "NENHUM DOCUMENTO INFORMADO NO CT-E",
+                    6.5, align="center", valign="middle")
     return y + h
 
 

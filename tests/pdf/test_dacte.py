@@ -225,3 +225,10 @@ def test_a_bare_cte_with_almost_nothing_still_prints() -> None:
     key = "42240302484555000343570020003396861082134657"
     pages = page_texts(render_dacte(f'<CTe xmlns="{CTE_NS}"><infCte Id="CTe{key}" versao="4.00"/></CTe>'.encode()))
     assert len(pages) == 1 and fmt.key_groups(key) in flat(pages[0])
+
+
+def test_a_cte_without_documents_or_qr_says_so() -> None:
+    text = _text(render_dacte((FIXTURES / "cte" / "43120178408960000182570010000000041000000047-cte.xml").read_bytes()))
+    assert "DOCUMENTOS ORIGINÁRIOS NENHUM DOCUMENTO INFORMADO NO CT-E" in text.replace(
+        " TIPO DOC CNPJ/CHAVE SÉRIE/NRO. DOCUMENTO", "")
+    assert "QR CODE NÃO INFORMADO NO XML DO CT-E" in text
