@@ -106,7 +106,7 @@ def _paginate(dacte: Dacte, obs_lines: list[str], top: float) -> list[_Page]:
         room = BOTTOM - (5.0 + HEADER_H)
         rows = 0
         if docs:
-            cap = int((room - blocks.documents_height(0) - 20.0) / blocks.DOC_ROW)
+            cap = int((room - blocks.documents_height(0)) / blocks.DOC_ROW)  # documents first, then the rest
             rows = max(1, min(-(-len(docs) // 2), cap))
             room -= blocks.documents_height(rows)
         page_docs, docs = docs[: 2 * rows], docs[2 * rows :]

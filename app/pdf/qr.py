@@ -9,6 +9,8 @@ tests) reads from a 150 dpi render.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import segno
 from reportlab.pdfgen.canvas import Canvas
 
@@ -26,7 +28,7 @@ def draw_qr(canvas: Canvas, x: float, y: float, size: float, data: str, *, level
     """A QR code of ``data`` filling the square whose bottom-left corner is (x, y), in points."""
     if not data:
         return
-    matrix = segno.make_qr(data, error=level, boost_error=False).matrix
+    matrix = _matrix(data, level)
     count = len(matrix)
     module = size / (count + 2 * QUIET)
     path = canvas.beginPath()
@@ -45,3 +47,9 @@ def draw_qr(canvas: Canvas, x: float, y: float, size: float, data: str, *, level
     canvas.setFillColorRGB(0, 0, 0)
     canvas.drawPath(path, stroke=0, fill=1)
     canvas.restoreState()
+
+
+@lru_cache(maxsize=16)
+def _matrix(data: str, level: str) -> tuple[tuple[int, ...], ...]:
+    """The modules of ``data`` (a DACTE repeats its QR on every page: encode it once)."""
+    return tuple(tuple(row) for row in segno.make_qr(data, error=level, boost_error=False).matrix)

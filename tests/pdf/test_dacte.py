@@ -232,3 +232,23 @@ def test_a_cte_without_documents_or_qr_says_so() -> None:
     assert "DOCUMENTOS ORIGINÁRIOS NENHUM DOCUMENTO INFORMADO NO CT-E" in text.replace(
         " TIPO DOC CNPJ/CHAVE SÉRIE/NRO. DOCUMENTO", "")
     assert "QR CODE NÃO INFORMADO NO XML DO CT-E" in text
+
+
+def test_hundreds_of_documents_and_long_observations_spread_over_numbered_pages() -> None:
+    xml = MULTI.read_text(encoding="utf-8")
+    keys = [f"{i:044d}" for i in range(1, 301)]
+    xml = re.sub(r"<infDoc>.*</infDoc>", "<infDoc>" + "".join(f"<infNFe><chave>{k}</chave></infNFe>" for k in keys)
+                 + "</infDoc>", xml, flags=re.S)
+    notes = "".join(f'<ObsCont xCampo="C{i}"><xTexto>Observação número {i} do contribuinte</xTexto></ObsCont>'
+                    for i in range(60))
+    pages = [flat(p) for p in page_texts(render_dacte(xml.replace("</compl>", notes + "</compl>").encode()))]
+    total = len(pages)
+    assert total >= 3
+    for number, page in enumerate(pages, start=1):
+        assert re.search(rf"FOLHA.*{number}/{total}", page)
+    printed = re.findall(r"\b\d{44}\b", " ".join(pages))
+    assert sorted(printed) == keys
+    assert "(continua na folha seguinte)" in pages[0]
+    assert "OBSERVAÇÕES (CONTINUAÇÃO)" in pages[-1] and "C59: Observação número 59" in pages[-1]
+    shown = re.findall(r"C(\d+): Observação número", " ".join(pages))
+    assert sorted(map(int, shown)) == list(range(60))  # every note exactly once
