@@ -17,7 +17,7 @@ from lxml import etree
 
 from app.documents.cte import MODAL_LABELS, read_cte_root
 from app.documents.model import DocumentDataError, EventMeta
-from app.pdf.dacte_modal import ModalBlock, read_modal
+from app.pdf.dacte_modal import ModalBlock, delivery_text, read_modal
 from app.pdf.xmlnode import Node
 from app.safexml import XmlRejected, parse_xml
 
@@ -310,7 +310,7 @@ def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
             f"{o.attr('xCampo')}: {o.text('xTexto')}".strip(": ")
             for o in compl.all("ObsFisco")
         ),
-        modal_block=read_modal(norm.find("infModal").first_child(), modal),
+        modal_block=read_modal(norm.find("infModal").first_child(), delivery=delivery_text(compl.find("Entrega"))),
         protocol=prot.text("nProt"),
         authorised_at=prot.text("dhRecbto"),
         protocol_status=prot.text("cStat"),

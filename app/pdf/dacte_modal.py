@@ -34,26 +34,45 @@ _CHARTER = {"1": "EVENTUAL", "2": "CONTÍNUO"}
 _OWNER_TYPE = {"0": "TAC AGREGADO", "1": "TAC INDEPENDENTE", "2": "OUTROS"}
 
 
-def read_modal(group: Node, modal: str) -> ModalBlock | None:
-    """The block for ``group`` (the child of infModal); None when the CT-e has no modal group."""
+def read_modal(group: Node, *, delivery: str = "") -> ModalBlock | None:
+    """The block for ``group`` (the child of infModal); None when the CT-e has no modal group.
+    ``delivery`` is the expected delivery of compl/Entrega (layout 4.00 moved it out of rodo)."""
     if not group:
         return None
+    if group.local == "rodo":
+        return _road(group, delivery)
     builder = _BUILDERS.get(group.local)
     return builder(group) if builder else ModalBlock(f"DADOS ESPECÍFICOS DO MODAL ({group.local.upper()})", ())
 
 
-def _road(r: Node) -> ModalBlock:
+def _road(r: Node, delivery: str) -> ModalBlock:
     orders = tuple(
-        (o.text("serie"), o.text("nOcc"), o.text("dEmi"), o.text("emiOcc/CNPJ"), o.text("emiOcc/UF"))
+        (o.text("serie"), o.text("nOcc"), formats.date(o.text("dEmi")), formats.tax_id(o.text("emiOcc/CNPJ")),
+         o.text("emiOcc/UF"))
         for o in r.all("occ")
     )
     return ModalBlock(
         "DADOS ESPECÍFICOS DO MODAL RODOVIÁRIO",
-        (("RNTRC DA EMPRESA", r.text("RNTRC")), ("DATA PREVISTA DE ENTREGA", r.text("dPrev"))),
+        (("RNTRC DA EMPRESA", r.text("RNTRC")), ("DATA PREVISTA DE ENTREGA", r.text("dPrev") or delivery)),
         ("SÉRIE OCC", "NÚMERO OCC", "EMISSÃO", "CNPJ EMITENTE OCC", "UF") if orders else (),
         orders,
         _ROAD_NOTE,
     )
+
+
+def delivery_text(entrega: Node) -> str:
+    """compl/Entrega as one line: "15/04/2024 08:00" / "DE 10/04/2024 ATÉ 12/04/2024" / ""."""
+    day = entrega.text("comData/dProg")
+    if not day and entrega.text("noPeriodo/dIni"):
+        day = f"DE {formats.date(entrega.text('noPeriodo/dIni'))} ATÉ {formats.date(entrega.text('noPeriodo/dFim'))}"
+    elif day:
+        day = formats.date(day)
+    hour = entrega.text("comHora/hProg")
+    if not hour and entrega.text("noInter/hIni"):
+        hour = f"DAS {entrega.text('noInter/hIni')[:5]} ÀS {entrega.text('noInter/hFim')[:5]}"
+    elif hour:
+        hour = hour[:5]
+    return " ".join(p for p in (day, hour) if p)
 
 
 def _road_os(r: Node) -> ModalBlock:
@@ -176,7 +195,6 @@ def _multimodal(r: Node) -> ModalBlock:
 
 
 _BUILDERS = {
-    "rodo": _road,
     "rodoOS": _road_os,
     "aereo": _air,
     "aquav": _water,

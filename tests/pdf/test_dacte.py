@@ -252,3 +252,10 @@ def test_hundreds_of_documents_and_long_observations_spread_over_numbered_pages(
     assert "OBSERVAÇÕES (CONTINUAÇÃO)" in pages[-1] and "C59: Observação número 59" in pages[-1]
     shown = re.findall(r"C(\d+): Observação número", " ".join(pages))
     assert sorted(map(int, shown)) == list(range(60))  # every note exactly once
+
+
+def test_the_road_block_shows_the_expected_delivery_of_layout_4() -> None:
+    entrega = (b"<Entrega><noPeriodo><tpPer>4</tpPer><dIni>2024-04-10</dIni><dFim>2024-04-12</dFim></noPeriodo>"
+               b"<comHora><tpHor>2</tpHor><hProg>14:30:00</hProg></comHora></Entrega>")
+    xml = re.sub(rb"<Entrega>.*?</Entrega>", entrega, ROAD.read_bytes(), flags=re.S)
+    assert "DATA PREVISTA DE ENTREGA DE 10/04/2024 ATÉ 12/04/2024 14:30" in _text(render_dacte(xml))
