@@ -166,3 +166,23 @@ def test_png_render_for_a_person_to_look_at(capsys: pytest.CaptureFixture[str]) 
     with capsys.disabled():
         print(f"\nDANFSe PNG renders in {RENDERS}: {', '.join(p.name for p in written)}")
     assert len(written) == 2 and all(p.stat().st_size > 20_000 for p in written)
+
+
+def test_an_intermediary_and_a_foreign_taker_get_their_blocks() -> None:
+    nfse = factory().nfse(provider=SUPPLIER, taker=CLIENT, intermediary=CARRIER, issued_at=ISSUED_AT)
+    root = etree.fromstring(nfse.nfse)
+    taker = root.find(".//n:infDPS/n:toma", {"n": NS})
+    assert taker is not None
+    for child in list(taker):
+        taker.remove(child)
+    for element in etree.fromstring(
+        f'<toma xmlns="{NS}"><NIF>DE123456789</NIF><xNome>MÜLLER GMBH 😀</xNome><end><endExt><cPais>DE</cPais>'
+        "<cEndPost>10115</cEndPost><xCidade>BERLIN</xCidade><xEstProvReg>BERLIN</xEstProvReg></endExt>"
+        "<xLgr>INVALIDENSTRASSE</xLgr><nro>42</nro><xBairro>MITTE</xBairro></end></toma>"
+    ):
+        taker.append(element)
+    text = _text(render_danfse(etree.tostring(root)))
+    for value in ("INTERMEDIÁRIO DA OPERAÇÃO", CARRIER.name, "12.ABC.345/01DE-35", "DE123456789", "MÜLLER GMBH",
+                  "BERLIN / BERLIN / DE", "INVALIDENSTRASSE, 42, MITTE", "10115"):
+        assert value in text, value
+    assert "INTERMEDIÁRIO DA OPERAÇÃO NÃO IDENTIFICADO" not in text
