@@ -85,17 +85,14 @@ def _paginate(dacte: Dacte, obs_lines: list[str], top: float) -> list[_Page]:
     """Split the carried documents and the observation lines over page 1 (below ``top``) and
     continuation pages. Page 1 gives the observations what they need (at least 12 mm, at most
     about half the room) and the documents the rest, as the official layout's large DOCUMENTOS
-    ORIGINÁRIOS area does; a CT-e OS without referenced documents gives it all to the observations."""
+    ORIGINÁRIOS area does."""
     docs = list(dacte.documents)
     bottom = BOTTOM - blocks.RESERVED_H - blocks.modal_height(dacte.modal_block)
     room = bottom - top - blocks.CAPTION
     obs_needed = max(_MIN_OBS_H, len(obs_lines) * OBS_LINE + 1.0)
-    if docs or not dacte.is_os:  # a CT-e always has its DOCUMENTOS ORIGINÁRIOS block
-        obs_h = min(obs_needed, max(_MIN_OBS_H, room - blocks.documents_height(4)), room / 2 + 10.0)
-        doc_rows = max(1, int((room - obs_h - blocks.documents_height(0)) / blocks.DOC_ROW))
-        obs_h = room - blocks.documents_height(doc_rows)
-    else:
-        obs_h, doc_rows = room, 0
+    obs_h = min(obs_needed, max(_MIN_OBS_H, room - blocks.documents_height(4)), room / 2 + 10.0)
+    doc_rows = max(1, int((room - obs_h - blocks.documents_height(0)) / blocks.DOC_ROW))
+    obs_h = room - blocks.documents_height(doc_rows)
     obs_fit = int((obs_h - 1.0) / OBS_LINE)
     page_obs, rest = obs_lines[:obs_fit], obs_lines[obs_fit:]
     if rest and page_obs:
@@ -155,8 +152,7 @@ def _first_page_top(sheet: Sheet, dacte: Dacte) -> tuple[float, float]:
 def _first_page_rest(sheet: Sheet, dacte: Dacte, page: _Page, header_y: float, y: float, folio: str) -> None:
     _header(sheet, header_y, dacte, folio)
     title = "DOCUMENTOS REFERENCIADOS" if dacte.is_os else "DOCUMENTOS ORIGINÁRIOS"
-    if page.doc_rows:
-        y = blocks.documents(sheet, y, page.docs, page.doc_rows, title=title)
+    y = blocks.documents(sheet, y, page.docs, page.doc_rows, title=title, dacte_os=dacte.is_os)
     y = blocks.observations(sheet, y, page.obs, page.obs_h)
     y = blocks.modal(sheet, y, dacte.modal_block)
     blocks.reserved(sheet, y, dacte, BOTTOM - y)

@@ -91,7 +91,13 @@ def cargo(sheet: Sheet, y: float, dacte: Dacte) -> float:
         amount = " / ".join(formats.quantity(q.amount) for q in dacte.quantities)
         sheet.fields(X0, y, h, [(150.0, "DESCRIÇÃO DO SERVIÇO PRESTADO", dacte.service_description),
                                 (48.0, "QUANTIDADE (PASSAGEIROS / VOLUMES)", amount)], size=VALUE_SIZE)
-        return y + h
+        y += h
+        for responsible, insurer, policy in dacte.insurance or (("", "", ""),):
+            sheet.fields(X0, y, h, [(50.0, "RESPONSÁVEL PELO SEGURO", responsible),
+                                    (70.0, "NOME DA SEGURADORA", insurer), (40.0, "NÚMERO DA APÓLICE", policy),
+                                    (38.0, "PERCURSO DO VEÍCULO (UF)", dacte.route)], size=VALUE_SIZE)
+            y += h
+        return y
     sheet.fields(X0, y, h, [
         (92.0, "PRODUTO PREDOMINANTE", dacte.product),
         (60.0, "OUTRAS CARACTERÍSTICAS DA CARGA", dacte.other_features),
@@ -178,7 +184,9 @@ def documents_height(rows: int) -> float:
     return CAPTION + DOC_HEAD + rows * DOC_ROW + 0.6
 
 
-def documents(sheet: Sheet, y: float, docs: Sequence[CarriedDoc], rows: int, *, title: str) -> float:
+def documents(
+    sheet: Sheet, y: float, docs: Sequence[CarriedDoc], rows: int, *, title: str, dacte_os: bool = False
+) -> float:
     """DOCUMENTOS ORIGINÁRIOS in two columns of ``rows`` lines each, left column first."""
     y = caption(sheet, y, title)
     h = DOC_HEAD + rows * DOC_ROW + 0.6
@@ -203,8 +211,9 @@ def documents(sheet: Sheet, y: float, docs: Sequence[CarriedDoc], rows: int, *, 
                 sheet.block(x, ry, w - 1.0, DOC_ROW, value, 6.0, wrap_lines=False, valign="middle", min_size=4.0)
                 x += w
     if not docs:
-        sheet.block(X0 + 1.0, y + DOC_HEAD, HALF - 2.0, min(h - DOC_HEAD, 6.0), "NENHUM DOCUMENTO INFORMADO NO CT-E",
-                    6.5, align="center", valign="middle")
+        note = "NENHUM DOCUMENTO REFERENCIADO NO CT-E OS" if dacte_os else "NENHUM DOCUMENTO INFORMADO NO CT-E"
+        sheet.block(X0 + 1.0, y + DOC_HEAD, HALF - 2.0, min(h - DOC_HEAD, 6.0), note, 6.5, align="center",
+                    valign="middle")
     return y + h
 
 

@@ -59,6 +59,7 @@ ICMS_SITUATIONS = {
     "60": "60 - ICMS COBRADO POR SUBSTITUIÇÃO TRIBUTÁRIA",
     "90": "90 - ICMS OUTROS",
 }
+_INSURANCE_RESPONSIBLE = {"4": "EMITENTE DO CT-E OS", "5": "TOMADOR DO SERVIÇO"}
 _REFERENCE_KINDS = {"1": "CT-E COMPLEMENTADO", "2": "CT-E ANULADO", "3": "CT-E SUBSTITUÍDO"}
 _DOC_TYPES_OTHER = {"00": "DECLARAÇÃO", "10": "DUTOVIÁRIO", "59": "CF-E SAT", "65": "NFC-E", "99": "OUTROS"}
 
@@ -202,6 +203,8 @@ class Dacte:
     protocol_status: str
     qr_url: str
     service_description: str = ""  # CT-e OS: infServico/xDescServ
+    insurance: tuple[tuple[str, str, str], ...] = ()  # CT-e OS: (responsible, insurer, policy) of infCTeNorm/seg
+    route: str = ""  # CT-e OS: the states crossed (ide/infPercurso/UFPer)
     referenced_key: str = ""  # complement / annulment / substitute: the CT-e it refers to
     cancelled: bool = False
 
@@ -316,6 +319,11 @@ def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
         protocol_status=prot.text("cStat"),
         qr_url=cte.text("infCTeSupl/qrCodCTe"),
         service_description=norm.text("infServico/xDescServ"),
+        insurance=tuple(
+            (_INSURANCE_RESPONSIBLE.get(g.text("respSeg"), g.text("respSeg")), g.text("xSeg"), g.text("nApol"))
+            for g in norm.all("seg")
+        ),
+        route=" > ".join(ide.texts("infPercurso/UFPer")),
         referenced_key=referenced,
         cancelled=cancelled,
     )

@@ -182,7 +182,9 @@ def test_cte_os_prints_its_taker_service_and_road_os_block() -> None:
     text = _text(render_dacte(CTE_OS.read_bytes()))
     for value in ("DACTE OS", "ASSOCIAÇÃO DOS CONTABILISTAS DE TESTE", "TRANSPORTE DE PESSOAS",
                   "TRANSPORTE DE PASSAGEIROS EM FRETAMENTO EVENTUAL", "123456789012", "ABC1D23", "EVENTUAL",
-                  "R$ 4.850,00", "582,00", "12/11/2026 06:00:00"):
+                  "R$ 4.850,00", "582,00", "12/11/2026 06:00:00", "EMITENTE DO CT-E OS",
+                  "SEGURADORA EXEMPLO DE VIAGENS SA", "APL-2026-0001", "SP > RJ",
+                  "NENHUM DOCUMENTO REFERENCIADO NO CT-E OS"):
         assert value in text, value
     assert "DECLARO QUE RECEBI" not in text  # a CT-e OS has no receipt stub
 
