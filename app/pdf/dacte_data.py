@@ -11,7 +11,7 @@ or "-"), never a crash: a DACTE of a strange but authorised CT-e must still prin
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lxml import etree
 
@@ -222,12 +222,8 @@ class Dacte:
 
 def read_dacte_bytes(data: bytes, events: Sequence[bytes] = ()) -> Dacte:
     """:func:`read_dacte` of raw bytes; ``XmlRejected`` for bad XML, :class:`DacteError` for a non-CT-e."""
-    return read_dacte(parse_xml(data), cancelled=is_cancelled(_key_hint(data), events))
-
-
-def _key_hint(data: bytes) -> str:
-    marker = data.find(b'Id="CTe')
-    return data[marker + 7 : marker + 51].decode("ascii", "replace").upper() if marker >= 0 else ""
+    dacte = read_dacte(parse_xml(data))
+    return replace(dacte, cancelled=True) if is_cancelled(dacte.key, events) else dacte
 
 
 def is_cancelled(key: str, events: Iterable[bytes]) -> bool:
@@ -239,14 +235,14 @@ def is_cancelled(key: str, events: Iterable[bytes]) -> bool:
             continue
         if not isinstance(meta, EventMeta) or meta.tp_evento != CANCEL_EVENT:
             continue
-        if key and meta.access_key != key:
+        if meta.access_key != key:
             continue
         if meta.cstat is None or meta.cstat in _REGISTERED:
             return True
     return False
 
 
-def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
+def read_dacte(root: etree._Element) -> Dacte:
     """The DACTE's content of one CT-e or CT-e OS document."""
     node = Node(root, _P)
     local = node.local
@@ -325,7 +321,6 @@ def read_dacte(root: etree._Element, *, cancelled: bool = False) -> Dacte:
         ),
         route=" > ".join(ide.texts("infPercurso/UFPer")),
         referenced_key=referenced,
-        cancelled=cancelled,
     )
 
 
