@@ -4,8 +4,8 @@ Pure functions from the lxml tree to frozen dataclasses of display-ready strings
 (``app.pdf.danfse``) only places them. Following the NT, an empty field prints "-"; the domain
 codes (tribISSQN, tpRetISSQN, opSimpNac...) print their official descriptions.
 
-The NFS-e does not say it was cancelled or substituted: those are events (101101 cancellation,
-105102 cancellation by substitution), read from ``events`` by :func:`event_marks`.
+The NFS-e does not say it was cancelled or substituted: those are events (101101, 105104 and
+305101 cancel it, 105102 cancels it by substitution), read from ``events`` by :func:`event_marks`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from app.safexml import XmlRejected, parse_xml
 NFSE_NS = "http://www.sped.fazenda.gov.br/nfse"
 _P = f"{{{NFSE_NS}}}"
 DASH = "-"
-CANCEL_EVENT = "101101"
+# 101101 cancellation, 105104 cancellation granted after the tax office's analysis, 305101 ex officio
+CANCEL_EVENTS = ("101101", "105104", "305101")
 SUBSTITUTION_EVENT = "105102"
 
 EMITTER_TYPES = {"1": "Prestador", "2": "Tomador", "3": "Intermediário"}
@@ -199,7 +200,7 @@ def event_marks(key: str, events: Iterable[bytes]) -> tuple[bool, bool]:
         ped = node.deep("infPedReg")
         if not ped or ped.text("chNFSe").upper() != key.upper():
             continue
-        if ped.find(f"e{CANCEL_EVENT}"):
+        if any(ped.find(f"e{code}") for code in CANCEL_EVENTS):
             cancelled = True
         if ped.find(f"e{SUBSTITUTION_EVENT}"):
             substituted = True

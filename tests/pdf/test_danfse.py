@@ -186,3 +186,9 @@ def test_an_intermediary_and_a_foreign_taker_get_their_blocks() -> None:
                   "BERLIN / BERLIN / DE", "INVALIDENSTRASSE, 42, MITTE", "10115"):
         assert value in text, value
     assert "INTERMEDIÁRIO DA OPERAÇÃO NÃO IDENTIFICADO" not in text
+
+
+@pytest.mark.parametrize("code", ["105104", "305101"])
+def test_cancellations_by_the_tax_office_mark_it_cancelled_too(code: str) -> None:
+    event = CANCEL_EVENT.read_bytes().replace(b"e101101>", f"e{code}>".encode())
+    assert "CANCELADA" in _text(render_danfse(CANCELLED.read_bytes(), events=[event]))
