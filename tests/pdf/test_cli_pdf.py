@@ -106,3 +106,13 @@ def test_unknown_key_writes_nothing(cli: Cli, tmp_path: Path) -> None:
     assert cli("documents", "pdf", "35261199888777000100550010000000011000000010", "-o", str(out)) == 1
     assert "não encontrado" in cli.err and not out.exists()
     assert RECIPIENT  # the harness's company is the one asked about
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_pdf(tmp_path: Path) -> None:
+    from app.desk.pdfs import PdfCache
+
+    blocked = tmp_path / "dados"
+    blocked.write_bytes(b"")  # a file where the data folder should be: nothing can be kept under it
+    xml = (FIXTURES / "nfe" / "42210775277525000178550030000266631762885493-procNFe.xml").read_bytes()
+    pdf = PdfCache(blocked).pdf(Product.NFE, "42210775277525000178550030000266631762885493", xml)
+    assert "FOLHA 1/1" in flat(page_texts(pdf)[0])
