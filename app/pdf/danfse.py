@@ -318,10 +318,19 @@ class _Page:
         self._rule()
 
     def _additional(self) -> None:
+        """The optional fields fill what the page has left, cut with "..."; the approximate taxes
+        line always closes the block (NT 008), so it is placed first, at the foot."""
         self.sheet.block(X0 + 0.8, self.y + 0.5, W - 1.6, 3.0, "INFORMAÇÕES COMPLEMENTARES", 7.0, bold=True)
         self.y += STRIP + 0.2
-        room = Y0 + H - self.y - 1.0
-        self._paragraph(X0 + 0.8, self.y, W - 1.6, room, self.d.additional)
+        bottom = Y0 + H - 1.0
+        approx = fit(sanitize(self.d.approx_taxes), (W - 1.6) * mm, 20 * mm, VALUE_SIZE, min_size=VALUE_SIZE)
+        approx_h = len(approx.lines) * approx.size * LEADING / mm
+        body = self.d.additional
+        if body:
+            used = self._paragraph(X0 + 0.8, self.y, W - 1.6, bottom - self.y - approx_h, f"{body} |")
+            self.y += used
+        self.sheet.draw_lines(X0 + 0.8, self.y, W - 1.6, approx_h + 0.5, approx, bold=False, align="left",
+                              valign="top")
 
     def _marks(self) -> None:
         d = self.d

@@ -137,7 +137,8 @@ class Danfse:
     show_pis_cofins: bool
     ibscbs: dict[str, str] | None
     totals: dict[str, str]
-    additional: str
+    additional: str  # the optional fields, "|"-separated ("" when none)
+    approx_taxes: str  # Lei 12.741/2012 line, which always closes INFORMAÇÕES COMPLEMENTARES
     cancelled: bool = False
     substituted: bool = False
 
@@ -261,7 +262,8 @@ def read_danfse(root: etree._Element) -> Danfse:
         show_pis_cofins=(competence[:4] or "0000") <= "2026",
         ibscbs=_ibscbs(dps_ibscbs, nfse_ibscbs, values, dps_values) if (dps_ibscbs or nfse_ibscbs) else None,
         totals=_totals(values, dps_values, nfse_ibscbs),
-        additional=_additional(inf, dps, serv, dps_values),
+        additional=_additional(inf, dps, serv),
+        approx_taxes=_approx_taxes(dps_values),
     )
 
 
@@ -424,9 +426,8 @@ def _approx(value: str, pct: str) -> str:
     return DASH
 
 
-def _additional(inf: Node, dps: Node, serv: Node, dps_values: Node) -> str:
-    """INFORMAÇÕES COMPLEMENTARES: the optional fields in the NT's order, "|"-separated, then the
-    approximate taxes of Lei 12.741/2012, which always close the block."""
+def _additional(inf: Node, dps: Node, serv: Node) -> str:
+    """INFORMAÇÕES COMPLEMENTARES: the optional fields in the NT's order, "|"-separated."""
     info = serv.find("infoCompl")
     segments = [
         ("Inf. Cont.:", info.text("xInfComp")),
@@ -440,6 +441,11 @@ def _additional(inf: Node, dps: Node, serv: Node, dps_values: Node) -> str:
         ("Item Ped.:", "; ".join(i.text("xItemPed") for i in info.all("gItemPed") if i.text("xItemPed"))),
         ("Inf. A. T. Mun.:", inf.text("xOutInf")),
     ]
+    return " | ".join(f"{label} {value}" for label, value in segments if value)
+
+
+def _approx_taxes(dps_values: Node) -> str:
+    """The approximate taxes of Lei 12.741/2012, in value or percentage, as the DPS gives them."""
     total = dps_values.find("trib/totTrib")
     approx = (
         "Totais Aproximados dos Tributos cfe. Lei nº 12.741/2012: "
@@ -449,5 +455,4 @@ def _additional(inf: Node, dps: Node, serv: Node, dps_values: Node) -> str:
     )
     if total.text("pTotTribSN"):
         approx += f" ; Simples Nacional: {formats.decimal(total.text('pTotTribSN'), 2)}%"
-    body = " | ".join(f"{label} {value}" for label, value in segments if value)
-    return f"{body} | {approx}" if body else approx
+    return approx

@@ -139,12 +139,17 @@ def test_long_texts_are_cut_with_dots_and_the_page_stays_one() -> None:
     assert description is not None and name is not None
     description.text = "SERVIÇO DE ENFERMAGEM DOMICILIAR CONFORME CONTRATO " * 120
     name.text = "FUNDO MUNICIPAL DE SAÚDE DE VÁRZEA ALEGRE - SECRETARIA DE SAÚDE " * 4
+    service = root.find(".//n:serv", {"n": NS})
+    assert service is not None
+    service.append(etree.fromstring(f'<infoCompl xmlns="{NS}"><xInfComp>{"EMPENHO 2024/0001 " * 400}</xInfComp>'
+                                    "</infoCompl>"))
     pages = page_texts(render_danfse(etree.tostring(root)))
     assert len(pages) == 1
     text = flat(pages[0])
     assert "..." in text
     assert text.count("SERVIÇO DE ENFERMAGEM DOMICILIAR") < 120
-    assert "Totais Aproximados dos Tributos" in text  # the closing line of the NT survives
+    assert "Inf. Cont.: EMPENHO 2024/0001" in text and text.count("EMPENHO") < 400
+    assert text.endswith("Municipais: -")  # the approximate taxes still close the page (NT 008)
 
 
 def test_a_malformed_nfse_is_refused_with_a_clear_message() -> None:
