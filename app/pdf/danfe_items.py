@@ -20,6 +20,7 @@ SIZE = 6.0  # points: the table's text
 HEAD_H = 6.0  # mm: the column titles
 PAD = 0.7  # mm: vertical padding inside a row
 LINE = SIZE * LEADING / mm  # mm per line of text
+MAX_LINES = 60  # per row: 60 lines is about 150 mm, less than any page's room for rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +97,19 @@ def measure(nfe: Nfe, cols: list[Column]) -> list[Row]:
     code_w = (cols[0].width - 1.4) * mm
     for item in nfe.items:
         values = cells(item, nfe.nt_2026_010)
-        description = tuple(wrap(values[1], desc_w, SIZE))
-        code = tuple(wrap(values[0], code_w, SIZE))
+        description = _at_most(wrap(values[1], desc_w, SIZE))
+        code = _at_most(wrap(values[0], code_w, SIZE))
         lines = max(len(description), len(code), 1)
         rows.append(Row(values, description, code, lines * LINE + 2 * PAD))
     return rows
+
+
+def _at_most(lines: list[str]) -> tuple[str, ...]:
+    """A row never taller than a page: beyond what the XSD allows (infAdProd is 500 characters)
+    the text is cut, visibly."""
+    if len(lines) <= MAX_LINES:
+        return tuple(lines)
+    return (*lines[: MAX_LINES - 1], lines[MAX_LINES - 1][:-3] + "...")
 
 
 def draw_head(sheet: Sheet, x: float, y: float, cols: list[Column]) -> float:

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 from pypdf import PdfReader
 
@@ -218,3 +220,32 @@ def test_png_renders_for_a_person_to_look_at(capsys: pytest.CaptureFixture[str])
     assert all(p.stat().st_size > 10_000 for p in written)
     with capsys.disabled():
         print(f"\nDANFE PNGs em {RENDERS}")
+
+
+def _xml_legal(ch: str) -> bool:
+    code = ord(ch)
+    return code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or code >= 0x10000
+
+
+@settings(max_examples=20)
+@given(st.text(st.characters(exclude_categories=("Cs",)).filter(_xml_legal), min_size=1, max_size=400))
+def test_any_text_in_any_field_never_raises(hostile: str) -> None:
+    root = etree.fromstring(NFE_FILES[2].read_bytes())
+    ns = "{http://www.portalfiscal.inf.br/nfe}"
+    for tag in ("xNome", "xProd", "infCpl", "xLgr", "natOp", "cProd", "xMun", "esp"):
+        for element in root.iter(ns + tag):
+            element.text = hostile
+    pdf = render_pdf(etree.tostring(root))
+    assert "FOLHA 1/" in flat(page_texts(pdf)[0])
+
+
+def test_an_item_longer_than_a_page_is_cut_visibly_and_stays_on_its_page() -> None:
+    xml = re.sub(
+        rb"<xProd>[^<]*</xProd>",
+        b"<xProd>" + b"descricao muito longa " * 800 + b"</xProd>",
+        NFE_FILES[1].read_bytes(),
+        count=1,
+    )
+    pages = _pages(render_pdf(xml))
+    assert re.search(r"muito l?o?n?g?a?\.\.\.", pages[0])  # cut, with the dots
+    assert all(f"FOLHA {n}/{len(pages)}" in text for n, text in enumerate(pages, start=1))
