@@ -281,11 +281,12 @@ class _Page:
         t = self.d.ibscbs or {}
         self._title("TRIBUTAÇÃO IBS / CBS")
         self._field(1, 1, "CST / cClassTrib", t["cst"])
-        self._field(2, 2, "Indicador de Operação / Código IBGE / Município / UF da Incidência", t["operation"])
+        self._field(2, 2, "Indicador de Operação / Código IBGE Incidência / Município Incidência / Sigla UF",
+                    t["operation"])
         self.y += ROW
         self._row((
-            ("Exclusões e Reduções da BC", t["exclusions"]),
-            ("BC Após Exclusões e Reduções", t["base"]),
+            ("Exclusões e Reduções da Base de Cálculo", t["exclusions"]),
+            ("Base de Cálculo Após Exclusões e Reduções", t["base"]),
             ("Red. Alíquota IBS UF / Mun / CBS", t["reductions"]),
             ("Alíquota - IBS UF / IBS Mun", t["ibs_rates"]),
         ))
@@ -305,8 +306,8 @@ class _Page:
 
     def _totals(self) -> None:
         t = self.d.totals
-        self._title("VALOR TOTAL DA NFS-e")
-        self._field(1, 1, "Valor do Serviço", t["service"])
+        self._title("VALOR TOTAL DA NFS-E")
+        self._field(1, 1, "Valor da Operação / Serviço", t["service"])
         self._field(2, 1, "Desconto Incondicionado", t["unconditional"])
         self._field(3, 1, "Desconto Condicionado", t["conditional"])
         self.y += ROW
