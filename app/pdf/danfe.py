@@ -81,6 +81,7 @@ def _first_page_fixed(sheet: Sheet | None, geo: Geometry, nfe: Nfe, pages: int) 
     probe = sheet if sheet is not None else _Probe.sheet()
     y = blocks.header(probe, geo.x, y, geo.w, nfe, 1, pages) + blocks.GAP
     y = blocks.recipient(probe, geo.x, y, geo.w, nfe)
+    y = blocks.places(probe, geo.x, y, geo.w, nfe)
     y = blocks.invoices(probe, geo.x, y, geo.w, nfe)
     y = blocks.taxes(probe, geo.x, y, geo.w, nfe)
     y = blocks.carrier(probe, geo.x, y, geo.w, nfe)

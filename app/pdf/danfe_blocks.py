@@ -173,6 +173,35 @@ def recipient(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
     return y + ROW + GAP
 
 
+def places(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
+    """INFORMAÇÕES DO LOCAL DE RETIRADA / DE ENTREGA, when the NF-e names them."""
+    for title, party in (
+        ("Informações do local de retirada", nfe.pickup),
+        ("Informações do local de entrega", nfe.delivery),
+    ):
+        if party is None:
+            continue
+        sheet.section(x, y, title)
+        y += CAPTION
+        id_w, ie_w = 38.0, 34.0
+        sheet.fields(x, y, ROW, [
+            (w - id_w - ie_w, "Nome / Razão social", party.name),
+            (id_w, "CNPJ / CPF", fmt.tax_id(party.tax_id)),
+            (ie_w, "Inscrição estadual", party.ie),
+        ])  # fmt: skip
+        y += ROW
+        sheet.fields(x, y, ROW, [
+            (w - 135, "Endereço", party.street),
+            (38, "Bairro / Distrito", party.district),
+            (20, "CEP", fmt.cep(party.cep)),
+            (40, "Município", party.city),
+            (9, "UF", party.uf),
+            (28, "Fone / Fax", fmt.phone(party.phone)),
+        ])  # fmt: skip
+        y += ROW + GAP
+    return y
+
+
 def invoices(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
     """FATURA / DUPLICATAS: the invoice line, every instalment, and the payment forms."""
     cells = [f"Nº {n or '-'}\nVenc. {fmt.date(d)}\nR$ {fmt.money(v)}" for n, d, v in nfe.duplicates]
@@ -297,7 +326,7 @@ ISSQN_HEIGHT = CAPTION + ROW + GAP
 
 def additional_text(nfe: Nfe) -> str:
     """INFORMAÇÕES COMPLEMENTARES: the fisco's notes first, then the taxpayer's."""
-    parts = []
+    parts = [nfe.contingency] if nfe.contingency else []
     if nfe.fisco_info:
         parts.append(f"Inf. fisco: {nfe.fisco_info}")
     if nfe.complementary_info:

@@ -63,10 +63,12 @@ class Party:
         return self.street
 
 
-def _party(element: etree._Element | None, address_tag: str) -> Party:
+def _party(element: etree._Element | None, address_tag: str | None) -> Party:
+    """A party; ``address_tag`` None when the address fields sit in the element itself
+    (retirada, entrega)."""
     if element is None:
         return Party()
-    address = _find(element, address_tag)
+    address = _find(element, address_tag) if address_tag else element
     street = ", ".join(p for p in (text(address, "xLgr"), text(address, "nro"), text(address, "xCpl")) if p)
     return Party(
         name=text(element, "xNome"),
@@ -221,6 +223,9 @@ class Nfe:
     protocol: str
     protocol_at: str
     protocol_status: str
+    pickup: Party | None = None  # retirada: where the goods are collected, when not at the emitter
+    delivery: Party | None = None  # entrega: where they go, when not to the recipient
+    contingency: str = ""  # dhCont and xJust when issued in contingency
     cancelled: bool = False
 
     @property
@@ -323,8 +328,19 @@ def read_nfe(root: etree._Element, events: Sequence[bytes] = ()) -> Nfe:
         protocol=text(prot, "nProt"),
         protocol_at=text(prot, "dhRecbto"),
         protocol_status=text(prot, "cStat"),
+        pickup=_party(_find(inf, "retirada"), None) if _find(inf, "retirada") is not None else None,
+        delivery=_party(_find(inf, "entrega"), None) if _find(inf, "entrega") is not None else None,
+        contingency=_contingency(ide),
         cancelled=is_cancelled(key, events),
     )
+
+
+def _contingency(ide: etree._Element | None) -> str:
+    if text(ide, "tpEmis") in ("", "1"):
+        return ""
+    when = text(ide, "dhCont")
+    shown = f"{when[8:10]}/{when[5:7]}/{when[:4]} {when[11:19]}" if len(when) >= 19 else when
+    return f"EMITIDA EM CONTINGÊNCIA (tpEmis {text(ide, 'tpEmis')}) em {shown}: {text(ide, 'xJust')}".strip()
 
 
 def _local(tag: object) -> str:

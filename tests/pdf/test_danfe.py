@@ -249,3 +249,25 @@ def test_an_item_longer_than_a_page_is_cut_visibly_and_stays_on_its_page() -> No
     pages = _pages(render_pdf(xml))
     assert re.search(r"muito l?o?n?g?a?\.\.\.", pages[0])  # cut, with the dots
     assert all(f"FOLHA {n}/{len(pages)}" in text for n, text in enumerate(pages, start=1))
+
+
+def test_pickup_and_delivery_places_and_contingency_are_printed() -> None:
+    ns = "http://www.portalfiscal.inf.br/nfe"
+    root = etree.fromstring(NFE_FILES[2].read_bytes())
+    (dest,) = root.iter(f"{{{ns}}}dest")
+    for tag, name in (("entrega", "DEPOSITO CENTRAL DO CLIENTE"), ("retirada", "ARMAZEM GERAL DO FORNECEDOR")):
+        place = etree.fromstring(
+            f'<{tag} xmlns="{ns}"><CNPJ>11444777000161</CNPJ><xNome>{name}</xNome><xLgr>Rua das Docas</xLgr>'
+            f"<nro>12</nro><xBairro>Porto</xBairro><cMun>4106902</cMun><xMun>Curitiba</xMun><UF>PR</UF></{tag}>"
+        )
+        dest.addnext(place)
+    (ide,) = root.iter(f"{{{ns}}}ide")
+    ide.find(f"{{{ns}}}tpEmis").text = "9"  # type: ignore[union-attr]
+    for tag, value in (("dhCont", "2021-12-15T10:00:00-03:00"), ("xJust", "SEFAZ fora do ar desde as 9 horas")):
+        element = etree.SubElement(ide, f"{{{ns}}}{tag}")
+        element.text = value
+    text = _pages(render_pdf(etree.tostring(root)))[0]
+    assert "INFORMAÇÕES DO LOCAL DE RETIRADA" in text and "ARMAZEM GERAL DO FORNECEDOR" in text
+    assert "INFORMAÇÕES DO LOCAL DE ENTREGA" in text and "DEPOSITO CENTRAL DO CLIENTE" in text
+    assert text.index("LOCAL DE RETIRADA") < text.index("LOCAL DE ENTREGA") < text.index("CÁLCULO DO IMPOSTO")
+    assert "EMITIDA EM CONTINGÊNCIA (tpEmis 9) em 15/12/2021 10:00:00: SEFAZ fora do ar desde as 9 horas" in text
