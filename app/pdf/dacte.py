@@ -22,7 +22,8 @@ from app.pdf import dacte_blocks as blocks
 from app.pdf import formats
 from app.pdf.barcode import draw_code128
 from app.pdf.dacte_blocks import BOTTOM, HALF, OBS_LINE, OBS_SIZE, WIDTH, X0
-from app.pdf.dacte_data import MODALS, CarriedDoc, Dacte, DacteError, read_dacte_bytes
+from app.pdf.dacte_data import MODALS, DacteError, read_dacte_bytes
+from app.pdf.dacte_model import CarriedDoc, Dacte
 from app.pdf.errors import PdfError
 from app.pdf.fonts import BOLD, sanitize
 from app.pdf.layout import Sheet, new_canvas, wrap

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.pdf import formats
-from app.pdf.dacte_data import CarriedDoc, Dacte, Party
 from app.pdf.dacte_modal import ModalBlock
+from app.pdf.dacte_model import CarriedDoc, Dacte, Party
 from app.pdf.layout import Sheet
 
 X0 = 6.0

@@ -17,6 +17,7 @@ from decimal import Decimal, InvalidOperation
 from lxml import etree
 
 from app.core.keys import UF_BY_CODE
+from app.pdf import danfse_codes as codes
 from app.pdf import formats
 from app.pdf.errors import PdfError
 from app.pdf.xmlnode import Node
@@ -28,68 +29,6 @@ DASH = "-"
 # 101101 cancellation, 105104 cancellation granted after the tax office's analysis, 305101 ex officio
 CANCEL_EVENTS = ("101101", "105104", "305101")
 SUBSTITUTION_EVENT = "105102"
-
-EMITTER_TYPES = {"1": "Prestador", "2": "Tomador", "3": "Intermediário"}
-GENERATORS = {"1": "Sistema Próprio do Município", "2": "Sefin Nacional NFS-e"}
-ENVIRONMENTS = {"1": "Produção", "2": "Produção Restrita"}
-STATUSES = {
-    "100": "NFS-e Gerada",
-    "101": "NFS-e de Substituição Gerada",
-    "102": "NFS-e de Decisão Judicial",
-    "103": "NFS-e Avulsa Gerada",
-    "107": "NFS-e MEI Gerada",
-}
-PURPOSES = {"0": "NFS-e regular", "1": "NFS-e de crédito", "2": "NFS-e de débito"}
-ISSQN_TAXATION = {
-    "1": "Operação Tributável",
-    "2": "Exportação de Serviço",
-    "3": "Não Incidência",
-    "4": "Imunidade",
-}
-ISSQN_RETENTION = {"1": "Não Retido", "2": "Retido pelo Tomador", "3": "Retido pelo Intermediário"}
-SIMPLES = {
-    "1": "Não Optante",
-    "2": "Optante - Microempreendedor Individual (MEI)",
-    "3": "Optante - Microempresa ou Empresa de Pequeno Porte (ME/EPP)",
-}
-SIMPLES_REGIME = {
-    "1": "Regime de apuração dos tributos federais e municipal pelo Simples Nacional",
-    "2": "Regime de apuração dos tributos federais pelo SN e o ISSQN pela NFS-e conforme legislação municipal",
-    "3": "Regime de apuração dos tributos federais e municipal pela NFS-e conforme legislações de cada tributo",
-}
-SPECIAL_REGIMES = {
-    "0": "Nenhum",
-    "1": "Ato Cooperado (Cooperativa)",
-    "2": "Estimativa",
-    "3": "Microempresa Municipal",
-    "4": "Notário ou Registrador",
-    "5": "Profissional Autônomo",
-    "6": "Sociedade de Profissionais",
-    "9": "Outros",
-}
-IMMUNITIES = {
-    "0": "Imunidade (tipo não informado)",
-    "1": "Patrimônio, renda ou serviços uns dos outros (CF88, art. 150, VI, a)",
-    "2": "Templos de qualquer culto (CF88, art. 150, VI, b)",
-    "3": "Partidos políticos, sindicatos, educação e assistência social (CF88, art. 150, VI, c)",
-    "4": "Livros, jornais, periódicos e o papel destinado a sua impressão (CF88, art. 150, VI, d)",
-    "5": "Fonogramas e videofonogramas musicais produzidos no Brasil (CF88, art. 150, VI, e)",
-}
-SUSPENSIONS = {"1": "Decisão Judicial", "2": "Processo Administrativo"}
-BENEFITS = {"1": "Isenção", "2": "Redução da BC em %", "3": "Redução da BC em R$", "4": "Alíquota Diferenciada"}
-PIS_COFINS_RETENTION = {
-    "0": "PIS/COFINS/CSLL Não Retidos",
-    "1": "PIS/COFINS Retidos",
-    "2": "PIS/COFINS Não Retidos",
-    "3": "PIS/COFINS/CSLL Retidos",
-    "4": "PIS/COFINS Retidos, CSLL Não Retido",
-    "5": "PIS Retido, COFINS/CSLL Não Retidos",
-    "6": "COFINS Retido, PIS/CSLL Não Retidos",
-    "7": "PIS Não Retido, COFINS/CSLL Retidos",
-    "8": "PIS/COFINS Não Retidos, CSLL Retido",
-    "9": "COFINS Não Retido, PIS/CSLL Retidos",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Person:
@@ -235,20 +174,20 @@ def read_danfse(root: etree._Element) -> Danfse:
         key=key,
         environment=dps.text("tpAmb"),
         header_town="" if tax_code[:2] == "99" else _join(inf.text("xLocEmi"), emit.text("enderNac/UF")),
-        generator=GENERATORS.get(inf.text("ambGer"), _or_dash(inf.text("ambGer"))),
-        environment_name=ENVIRONMENTS.get(dps.text("tpAmb"), _or_dash(dps.text("tpAmb"))),
+        generator=codes.GENERATORS.get(inf.text("ambGer"), _or_dash(inf.text("ambGer"))),
+        environment_name=codes.ENVIRONMENTS.get(dps.text("tpAmb"), _or_dash(dps.text("tpAmb"))),
         number=_or_dash(inf.text("nNFSe")),
         competence=_or_dash(formats.date(competence)),
         issued_at=_or_dash(formats.date_time(inf.text("dhProc"))),
         dps_number=_or_dash(dps.text("nDPS")),
         dps_serie=_or_dash(dps.text("serie")),
         dps_issued_at=_or_dash(formats.date_time(dps.text("dhEmi"))),
-        emitter_type=EMITTER_TYPES.get(dps.text("tpEmit"), _or_dash(dps.text("tpEmit"))),
-        status=STATUSES.get(inf.text("cStat"), _or_dash(inf.text("cStat"))),
-        purpose=PURPOSES.get(dps_ibscbs.text("finNFSe"), _or_dash(dps_ibscbs.text("finNFSe"))),
+        emitter_type=codes.EMITTER_TYPES.get(dps.text("tpEmit"), _or_dash(dps.text("tpEmit"))),
+        status=codes.STATUSES.get(inf.text("cStat"), _or_dash(inf.text("cStat"))),
+        purpose=codes.PURPOSES.get(dps_ibscbs.text("finNFSe"), _or_dash(dps_ibscbs.text("finNFSe"))),
         provider=_provider(dps.find("prest"), emit, inf, dps.text("tpEmit"), towns),
-        simples=SIMPLES.get(reg.text("opSimpNac"), _or_dash(reg.text("opSimpNac"))),
-        simples_regime=SIMPLES_REGIME.get(reg.text("regApTribSN"), _or_dash(reg.text("regApTribSN"))),
+        simples=codes.SIMPLES.get(reg.text("opSimpNac"), _or_dash(reg.text("opSimpNac"))),
+        simples_regime=codes.SIMPLES_REGIME.get(reg.text("regApTribSN"), _or_dash(reg.text("regApTribSN"))),
         taker=_person(dps.find("toma"), towns),
         recipient=_person(dps_ibscbs.find("dest"), towns),
         intermediary=_person(dps.find("interm"), towns),
@@ -348,20 +287,20 @@ def _issqn(inf: Node, dps: Node, values: Node, dps_values: Node, nfse_ibscbs: No
     reimbursed = nfse_ibscbs.text("valores/vCalcReeRepRes")
     discount = dps_values.text("vDescCondIncond/vDescIncond")
     return {
-        "taxation": ISSQN_TAXATION.get(trib.text("tribISSQN"), _or_dash(trib.text("tribISSQN"))),
+        "taxation": codes.ISSQN_TAXATION.get(trib.text("tribISSQN"), _or_dash(trib.text("tribISSQN"))),
         "town": _join(inf.text("xLocIncid"), _uf_of(inf.text("cLocIncid")), trib.text("cPaisResult") or "BR"),
-        "special": SPECIAL_REGIMES.get(dps.text("prest/regTrib/regEspTrib"), DASH),
-        "immunity": IMMUNITIES.get(trib.text("tpImunidade"), _or_dash(trib.text("tpImunidade"))),
-        "suspension": SUSPENSIONS.get(susp.text("tpSusp"), DASH),
+        "special": codes.SPECIAL_REGIMES.get(dps.text("prest/regTrib/regEspTrib"), DASH),
+        "immunity": codes.IMMUNITIES.get(trib.text("tpImunidade"), _or_dash(trib.text("tpImunidade"))),
+        "suspension": codes.SUSPENSIONS.get(susp.text("tpSusp"), DASH),
         "process": _or_dash(susp.text("nProcesso")),
-        "benefit": BENEFITS.get(values.text("tpBM"), DASH) if values.text("tpBM") else (
+        "benefit": codes.BENEFITS.get(values.text("tpBM"), DASH) if values.text("tpBM") else (
             _or_dash(benefit.text("nBM"))),
         "benefit_value": _money(values.text("vCalcBM") or benefit.text("vRedBCBM")),
         "deductions": _money(_sum(deductions, reimbursed)) if (deductions or reimbursed) else DASH,
         "discount": _money(discount),
         "base": _money(values.text("vBC")),
         "rate": _pct(values.text("pAliqAplic") or trib.text("pAliq")),
-        "retention": ISSQN_RETENTION.get(trib.text("tpRetISSQN"), _or_dash(trib.text("tpRetISSQN"))),
+        "retention": codes.ISSQN_RETENTION.get(trib.text("tpRetISSQN"), _or_dash(trib.text("tpRetISSQN"))),
         "value": _money(values.text("vISSQN")),
     }
 
@@ -374,7 +313,7 @@ def _federal(fed: Node) -> dict[str, str]:
         "csll": _money(fed.text("vRetCSLL")),
         "pis": _money(pis_cofins.text("vPis")),
         "cofins": _money(pis_cofins.text("vCofins")),
-        "retention": PIS_COFINS_RETENTION.get(pis_cofins.text("tpRetPisCofins"), DASH),
+        "retention": codes.PIS_COFINS_RETENTION.get(pis_cofins.text("tpRetPisCofins"), DASH),
     }
 
 
