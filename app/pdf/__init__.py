@@ -77,6 +77,6 @@ def render_pdf(xml: bytes, *, events: Sequence[bytes] = ()) -> bytes:
         return renderer(xml, events=events)
     except PdfError:
         raise
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, ArithmeticError) as error:
         # a renderer's bug on an odd document: the user gets a sentence, the log gets the cause
         raise PdfError(f"Não foi possível gerar o {_kind}: {type(error).__name__} ({error}).") from error

@@ -6,7 +6,7 @@ printed as it came, so a damaged field is still visible instead of breaking the 
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 
 
 def digits(text: str | None) -> str:
@@ -61,7 +61,12 @@ def decimal(text: str | None, places: int = 2, *, blank: str = "") -> str:
     if not value.is_finite():
         return str(text).strip()
     quantum = Decimal(1).scaleb(-places)
-    shown = f"{value.quantize(quantum):,.{places}f}"
+    try:
+        with localcontext() as context:
+            context.prec = max(28, len(value.as_tuple().digits) + places + 2)  # 60-digit values exist in the wild
+            shown = f"{value.quantize(quantum):,.{places}f}"
+    except InvalidOperation:
+        return str(text).strip()
     return shown.replace(",", "\0").replace(".", ",").replace("\0", ".")
 
 

@@ -84,6 +84,8 @@ def test_formats_follow_pt_br() -> None:
     assert fmt.date("2026-12-01T10:20:30-03:00") == "01/12/2026"
     assert fmt.time("2026-12-01T10:20:30-03:00") == "10:20:30"
     assert fmt.cep("01310100") == "01310-100"
+    assert fmt.money("9" * 60) == "999.999.999.999.999.999.999.999.999.999.999.999.999.999.999.999.999.999.999.999,00"
+    assert fmt.quantity("1e999999999") and fmt.decimal("NaN") == "NaN"  # absurd values print, never raise
     assert fmt.key_groups("3519 0602427026001207570040000522031000522035").count(" ") == 10
 
 

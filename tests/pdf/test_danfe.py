@@ -271,3 +271,9 @@ def test_pickup_and_delivery_places_and_contingency_are_printed() -> None:
     assert "INFORMAÇÕES DO LOCAL DE ENTREGA" in text and "DEPOSITO CENTRAL DO CLIENTE" in text
     assert text.index("LOCAL DE RETIRADA") < text.index("LOCAL DE ENTREGA") < text.index("CÁLCULO DO IMPOSTO")
     assert "EMITIDA EM CONTINGÊNCIA (tpEmis 9) em 15/12/2021 10:00:00: SEFAZ fora do ar desde as 9 horas" in text
+
+
+def test_absurd_numbers_print_as_written() -> None:
+    xml = _set(_set(NFE_FILES[1].read_bytes(), "vNF", "9" * 60), "qCom", "1e999999999")
+    text = _pages(render_pdf(xml))[0]
+    assert "999.999.999" in text and "1e999999999" in text
