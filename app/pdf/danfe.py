@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reportlab.lib.pagesizes import A4, landscape
 from reportlab.lib.units import mm
@@ -140,6 +140,10 @@ def draw_danfe(nfe: Nfe) -> bytes:
     info = wrap(blocks.additional_text(nfe), (info_w - 1.6) * mm, INFO_SIZE) if blocks.additional_text(nfe) else []
     first = _first_page_fixed(None, geo, nfe, 1)
     pages = _paginate(nfe, geo, rows, info, first)
+    # The landscape stub is on page 1 only: later pages use the whole width (rows measured for the
+    # narrower table still fit the wider description column).
+    later = replace(geo, x=MARGIN, w=geo.page[0] / mm - 2 * MARGIN) if geo.landscape else geo
+    later_cols = items.columns(nfe, later.w) if geo.landscape else cols
     out = io.BytesIO()
     canvas = new_canvas(out, geo.page, f"DANFE {nfe.key}")
     for number, page in enumerate(pages, start=1):
@@ -155,21 +159,25 @@ def draw_danfe(nfe: Nfe) -> bytes:
                 y = blocks.issqn(sheet, geo.x, y, geo.w, nfe)
             _additional(sheet, geo, info, info_w, y)
         else:
-            y = blocks.header(sheet, geo.x, geo.top, geo.w, nfe, number, len(pages)) + blocks.GAP
-            if page.rows:
-                end = (
-                    geo.bottom
-                    if not page.info
-                    else y + blocks.CAPTION + items.HEAD_H + sum(r.height for r in page.rows)
-                )
-                _item_block(sheet, geo, cols, page.rows, y, end)
-                y = end + blocks.GAP
-            if page.info:
-                _continuation(sheet, geo, page.info, y)
+            _later_page(sheet, later, later_cols, nfe, page, number, len(pages))
         _marks(sheet, nfe)
         canvas.showPage()
     canvas.save()
     return out.getvalue()
+
+
+def _later_page(
+    sheet: Sheet, geo: Geometry, cols: list[items.Column], nfe: Nfe, page: Page, number: int, pages: int
+) -> None:
+    """Pages 2+: the header with FOLHA X/Y, the rows that continue, then continued information."""
+    y = blocks.header(sheet, geo.x, geo.top, geo.w, nfe, number, pages) + blocks.GAP
+    if page.rows:
+        rows_h = blocks.CAPTION + items.HEAD_H + sum(r.height for r in page.rows)
+        end = geo.bottom if not page.info else y + rows_h
+        _item_block(sheet, geo, cols, page.rows, y, end)
+        y = end + blocks.GAP
+    if page.info:
+        _continuation(sheet, geo, page.info, y)
 
 
 def _item_block(sheet: Sheet, geo: Geometry, cols: list[items.Column], rows: list[items.Row], top: float,
