@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 from lxml import etree
 
 from app.documents.cte import read_cte_document
@@ -15,6 +16,7 @@ from app.pdf import formats as fmt
 from app.pdf.dacte import render_dacte
 from tests.pdf.pdftools import RENDERS, barcodes, flat, page_images, page_texts, write_pngs
 from tests.pdf.sandbox_docs import CARRIER, CLIENT, FIXTURES, ISSUED_AT, SUPPLIER, factory
+from tests.pdf.strategies import xml_text
 
 CTE_NS = "http://www.portalfiscal.inf.br/cte"
 CTE_FIXTURES = sorted((FIXTURES / "cte").glob("*.xml"))
@@ -261,3 +263,15 @@ def test_the_road_block_shows_the_expected_delivery_of_layout_4() -> None:
                b"<comHora><tpHor>2</tpHor><hProg>14:30:00</hProg></comHora></Entrega>")
     xml = re.sub(rb"<Entrega>.*?</Entrega>", entrega, ROAD.read_bytes(), flags=re.S)
     assert "DATA PREVISTA DE ENTREGA DE 10/04/2024 ATÉ 12/04/2024 14:30" in _text(render_dacte(xml))
+
+
+@settings(max_examples=15, deadline=None)
+@given(xml_text())
+def test_any_text_in_every_field_never_breaks_the_dacte(hostile: str) -> None:
+    root = etree.fromstring(MULTI.read_bytes())
+    for element in root.iter():
+        if isinstance(element.tag, str) and len(element) == 0:
+            element.text = hostile  # money, dates, codes and names alike
+    pages = [flat(p) for p in page_texts(render_dacte(etree.tostring(root)))]
+    assert pages and "4224 0302 4845 5500 0343 5700 2000 3396 8610 8213 4657" in pages[0]
+    assert all(re.search(rf"FOLHA.*{n}/{len(pages)}", p) for n, p in enumerate(pages, start=1))

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 from lxml import etree
 
 from app.pdf import PdfError, render_pdf
@@ -13,6 +14,7 @@ from app.pdf.danfse import render_danfse
 from app.pdf.qr import nfse_consultation_url
 from tests.pdf.pdftools import RENDERS, barcodes, flat, page_images, page_texts, write_pngs
 from tests.pdf.sandbox_docs import CARRIER, CLIENT, FIXTURES, ISSUED_AT, SUPPLIER, factory
+from tests.pdf.strategies import xml_text
 
 NS = "http://www.sped.fazenda.gov.br/nfse"
 NFSE_FIXTURES = [
@@ -197,3 +199,14 @@ def test_an_intermediary_and_a_foreign_taker_get_their_blocks() -> None:
 def test_cancellations_by_the_tax_office_mark_it_cancelled_too(code: str) -> None:
     event = CANCEL_EVENT.read_bytes().replace(b"e101101>", f"e{code}>".encode())
     assert "CANCELADA" in _text(render_danfse(CANCELLED.read_bytes(), events=[event]))
+
+
+@settings(max_examples=15, deadline=None)
+@given(xml_text())
+def test_any_text_in_every_field_keeps_the_danfse_on_one_page(hostile: str) -> None:
+    root = etree.fromstring((FIXTURES / "nfse" / "nfse-homolog-2025.xml").read_bytes())
+    for element in root.iter():
+        if isinstance(element.tag, str) and len(element) == 0:
+            element.text = hostile
+    pages = page_texts(render_danfse(etree.tostring(root)))
+    assert len(pages) == 1 and "15054862231305199000190000000000000225121645026250" in flat(pages[0])
