@@ -275,3 +275,13 @@ def test_any_text_in_every_field_never_breaks_the_dacte(hostile: str) -> None:
     pages = [flat(p) for p in page_texts(render_dacte(etree.tostring(root)))]
     assert pages and "4224 0302 4845 5500 0343 5700 2000 3396 8610 8213 4657" in pages[0]
     assert all(re.search(rf"FOLHA.*{n}/{len(pages)}", p) for n, p in enumerate(pages, start=1))
+
+
+def test_a_fourth_party_taker_and_the_shipper_and_receiver_are_printed() -> None:
+    payer = type(CLIENT)("33000167000101", "PAGADORA DO FRETE S.A.", "RJ", "3304557", ie="81234567")
+    cte = factory().cte(emitter=CARRIER, sender=SUPPLIER, recipient=CLIENT, taker_role=4, taker=payer,
+                        expeditor=SUPPLIER, receiver=CLIENT, issued_at=ISSUED_AT)
+    text = _text(render_dacte(cte.cte_proc))
+    assert "TOMADOR DO SERVIÇO (OUTROS) PAGADORA DO FRETE S.A." in text
+    assert "33.000.167/0001-01" in text and "RIO DE JANEIRO - RJ" in text
+    assert f"EXPEDIDOR {SUPPLIER.name}" in text and f"RECEBEDOR {CLIENT.name}" in text
