@@ -199,7 +199,9 @@ def _header(sheet: Sheet, y: float, dacte: Dacte, folio: str) -> float:
     sheet.field(xm, y + 33.0, mid_w, 8.0, "CHAVE DE ACESSO", formats.key_groups(dacte.key), size=7.5, bold=True,
                 align="center")
     protocol = " ".join(p for p in (dacte.protocol, formats.date_time(dacte.authorised_at)) if p)
-    sheet.field(xm, y + 41.0, mid_w, 8.0, "PROTOCOLO DE AUTORIZAÇÃO DE USO", protocol or "-", size=7.5, bold=True,
+    # a bare CTe (an import without protCTe) proves no authorisation: say so where the protocol goes
+    protocol = protocol or "XML SEM PROTOCOLO DE AUTORIZAÇÃO"
+    sheet.field(xm, y + 41.0, mid_w, 8.0, "PROTOCOLO DE AUTORIZAÇÃO DE USO", protocol, size=7.5, bold=True,
                 align="center")
     sheet.rect(xm, y + 49.0, mid_w, 5.0)
     sheet.block(xm + 1.0, y + 49.3, mid_w - 2.0, 4.4, CONSULT, 5.2, align="center", valign="middle")

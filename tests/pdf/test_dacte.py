@@ -236,6 +236,7 @@ def test_a_cte_without_documents_or_qr_says_so() -> None:
     assert "DOCUMENTOS ORIGINÁRIOS NENHUM DOCUMENTO INFORMADO NO CT-E" in text.replace(
         " TIPO DOC CNPJ/CHAVE SÉRIE/NRO. DOCUMENTO", "")
     assert "QR CODE NÃO INFORMADO NO XML DO CT-E" in text
+    assert "PROTOCOLO DE AUTORIZAÇÃO DE USO XML SEM PROTOCOLO DE AUTORIZAÇÃO" in text  # a bare CTe, no protCTe
 
 
 def test_hundreds_of_documents_and_long_observations_spread_over_numbered_pages() -> None:
