@@ -163,6 +163,11 @@ def taxes(sheet: Sheet, y: float, dacte: Dacte) -> float:
         (23.0, "CRÉDITO PRESUMIDO", formats.money(icms.credit, blank="")),
     ], size=VALUE_SIZE)
     y += h
+    if dacte.federal_taxes:  # CT-e OS: federal taxes of the service
+        cell = WIDTH / len(dacte.federal_taxes)
+        sheet.fields(X0, y, h, [(cell, f"VALOR DO {label}", formats.money(value, blank=""))
+                                for label, value in dacte.federal_taxes], size=VALUE_SIZE)
+        y += h
     ibs = dacte.ibscbs
     if ibs is not None:
         sheet.fields(X0, y, h, [

@@ -174,6 +174,11 @@ def read_dacte(root: etree._Element) -> Dacte:
             for g in norm.all("seg")
         ),
         route=" > ".join(ide.texts("infPercurso/UFPer")),
+        federal_taxes=tuple(
+            (label, inf.text(f"imp/infTribFed/{tag}"))
+            for tag, label in (("vPIS", "PIS"), ("vCOFINS", "COFINS"), ("vIR", "IR"), ("vINSS", "INSS"),
+                               ("vCSLL", "CSLL"))
+        ) if inf.find("imp/infTribFed") else (),
         referenced_key=referenced,
     )
 

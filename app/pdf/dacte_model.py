@@ -140,6 +140,7 @@ class Dacte:
     service_description: str = ""  # CT-e OS: infServico/xDescServ
     insurance: tuple[tuple[str, str, str], ...] = ()  # CT-e OS: (responsible, insurer, policy) of infCTeNorm/seg
     route: str = ""  # CT-e OS: the states crossed (ide/infPercurso/UFPer)
+    federal_taxes: tuple[tuple[str, str], ...] = ()  # CT-e OS: imp/infTribFed (label, value), when present
     referenced_key: str = ""  # complement / annulment / substitute: the CT-e it refers to
     cancelled: bool = False
 

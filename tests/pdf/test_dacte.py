@@ -186,7 +186,7 @@ def test_cte_os_prints_its_taker_service_and_road_os_block() -> None:
                   "TRANSPORTE DE PASSAGEIROS EM FRETAMENTO EVENTUAL", "123456789012", "ABC1D23", "EVENTUAL",
                   "R$ 4.850,00", "582,00", "12/11/2026 06:00:00", "EMITENTE DO CT-E OS",
                   "SEGURADORA EXEMPLO DE VIAGENS SA", "APL-2026-0001", "SP > RJ",
-                  "NENHUM DOCUMENTO REFERENCIADO NO CT-E OS"):
+                  "NENHUM DOCUMENTO REFERENCIADO NO CT-E OS", "VALOR DO COFINS 145,50", "VALOR DO CSLL 48,50"):
         assert value in text, value
     assert "DECLARO QUE RECEBI" not in text  # a CT-e OS has no receipt stub
 
