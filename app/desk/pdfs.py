@@ -21,7 +21,7 @@ from app.desk.files import write_atomic
 from app.pdf import render_pdf
 
 log = logging.getLogger(__name__)
-RENDERER_VERSION = b"danfe-1"  # change when the DANFE's drawing changes: kept files regenerate
+RENDERER_VERSION = b"danfe-2"  # change when the DANFE's drawing changes: kept files regenerate
 CACHE_DIR = "pdf"
 _SAFE_KEY = re.compile(r"[0-9A-Za-z]{1,60}")
 

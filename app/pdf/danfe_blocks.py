@@ -236,6 +236,10 @@ def invoices(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
 
 def taxes(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
     """CÁLCULO DO IMPOSTO (two rows), and the IBS/CBS/IS totals of NT 2026.010."""
+    if nfe.nt_2026_010:
+        from app.pdf.danfe_nt2026 import totals
+
+        return totals(sheet, x, y, w, nfe)
     sheet.section(x, y, "Cálculo do imposto")
     y += CAPTION
     t = nfe.totals
@@ -257,19 +261,6 @@ def taxes(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
         ("V. tot. trib.", "vTotTrib"), ("Valor da COFINS", "vCOFINS"), ("V. total da nota", "vNF"),
     ])  # fmt: skip
     y += ROW
-    if nfe.nt_2026_010:
-        sheet.section(x, y + GAP, "Total do IBS / CBS / IS")
-        y += GAP + CAPTION
-        ib = nfe.ibscbs  # absent tags stay blank (NT 2026.010: nothing is printed that the XML lacks)
-        cells = [
-            ("Base de cálc. IBS / CBS", "vBCIBSCBS"), ("Valor do IBS UF", "vIBSUF"),
-            ("Valor do IBS município", "vIBSMun"), ("Valor total do IBS", "vIBS"), ("Valor da CBS", "vCBS"),
-            ("Valor do imposto seletivo", "vIS"), ("Valor total da NF-e", "vNFTot"),
-        ]  # fmt: skip
-        cw = w / len(cells)
-        for i, (title, tag) in enumerate(cells):
-            sheet.field(x + i * cw, y, cw, ROW, title, fmt.money(ib.get(tag), blank=""), align="right")
-        y += ROW
     return y + GAP
 
 

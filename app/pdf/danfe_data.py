@@ -106,6 +106,7 @@ class Item:
     class_trib: str = ""  # cClassTrib (NT 2026.010)
     ibs_value: str = ""
     cbs_value: str = ""
+    reform: dict[str, str] = field(default_factory=dict)  # IBS/CBS/IS item values present (NT 2026.010)
 
 
 def _item(det: etree._Element) -> Item:
@@ -139,7 +140,24 @@ def _item(det: etree._Element) -> Item:
         class_trib=text(ibscbs, "cClassTrib"),
         ibs_value=text(group, "vIBS") or _sum(text(group, "gIBSUF/vIBSUF"), text(group, "gIBSMun/vIBSMun")),
         cbs_value=text(group, "gCBS/vCBS"),
+        reform=_reform(tax, group),
     )
+
+
+_REFORM_PATHS = {  # item value -> path under gIBSCBS ("IS/..." under imposto)
+    "vBC": "vBC", "pIBSUF": "gIBSUF/pIBSUF", "vIBSUF": "gIBSUF/vIBSUF", "pIBSMun": "gIBSMun/pIBSMun",
+    "vIBSMun": "gIBSMun/vIBSMun", "pCBS": "gCBS/pCBS", "vCBS": "gCBS/vCBS",
+}  # fmt: skip
+
+
+def _reform(tax: etree._Element | None, group: etree._Element | None) -> dict[str, str]:
+    values = {name: value for name, path in _REFORM_PATHS.items() if (value := text(group, path))}
+    for name in ("vBCIS", "pIS", "vIS"):
+        if value := text(tax, f"IS/{name}"):
+            values[name] = value
+    if cst := text(tax, "IBSCBS/CST"):
+        values["CST"] = cst
+    return values
 
 
 def _sum(*values: str) -> str:

@@ -31,8 +31,12 @@ class Column:
 
 
 def columns(nfe: Nfe, width: float) -> list[Column]:
-    """MOC 7.0's columns; NT 2026.010 adds the item's cClassTrib. Extra width (landscape) is
-    shared by the description and the value columns."""
+    """MOC 7.0's columns (NT 2026.010's for NF-e issued from 2026-12-01). Extra width (landscape)
+    is shared by the description and the value columns."""
+    if nfe.nt_2026_010:
+        from app.pdf import danfe_nt2026
+
+        return danfe_nt2026.columns(nfe, width)
     cst_title = "CSOSN" if nfe.emitter.crt in ("1", "4") else "O/CST"
     cols = [
         Column("CÓDIGO PRODUTO", 15, "left"),
@@ -50,8 +54,6 @@ def columns(nfe: Nfe, width: float) -> list[Column]:
         Column("ALÍQ. ICMS", 7.5, "right"),
         Column("ALÍQ. IPI", 7.5, "right"),
     ]
-    if nfe.nt_2026_010:
-        cols.insert(3, Column("CLASS. TRIB.", 10, "center"))
     fixed = sum(c.width for c in cols)
     spare = width - fixed
     if spare > 90:  # landscape: widen the numbers a little, the rest to the description
@@ -61,7 +63,17 @@ def columns(nfe: Nfe, width: float) -> list[Column]:
     return [Column(c.title, spare, c.align) if c.width == 0 else c for c in cols]
 
 
-def cells(item: Item, nt_2026_010: bool) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Pairs:
+    """A cell of labelled values, each line one or two (label, value) side by side."""
+
+    lines: tuple[tuple[tuple[str, str], ...], ...]
+
+
+Cell = str | Pairs
+
+
+def cells(item: Item) -> list[str]:
     values = [
         item.code,
         item.description,
@@ -78,14 +90,22 @@ def cells(item: Item, nt_2026_010: bool) -> list[str]:
         fmt.decimal(item.icms_rate, 2),
         fmt.decimal(item.ipi_rate, 2),
     ]
-    if nt_2026_010:
-        values.insert(3, item.class_trib)
     return [sanitize(v, keep_newlines=True) for v in values]
+
+
+def _clean(value: Cell) -> Cell:
+    if isinstance(value, Pairs):
+        return Pairs(tuple(tuple((sanitize(a), sanitize(b)) for a, b in line) for line in value.lines))
+    return sanitize(value, keep_newlines=True)
+
+
+def _lines(value: Cell) -> int:
+    return len(value.lines) if isinstance(value, Pairs) else value.count("\n") + 1
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    values: list[str]
+    values: list[Cell]
     description: tuple[str, ...]  # wrapped lines
     code: tuple[str, ...]
     height: float  # mm
@@ -95,11 +115,17 @@ def measure(nfe: Nfe, cols: list[Column]) -> list[Row]:
     rows = []
     desc_w = (cols[1].width - 1.4) * mm
     code_w = (cols[0].width - 1.4) * mm
+    if nfe.nt_2026_010:
+        from app.pdf import danfe_nt2026
+
+        make = danfe_nt2026.cells
+    else:
+        make = cells  # type: ignore[assignment]
     for item in nfe.items:
-        values = cells(item, nfe.nt_2026_010)
-        description = _at_most(wrap(values[1], desc_w, SIZE))
-        code = _at_most(wrap(values[0], code_w, SIZE))
-        lines = max(len(description), len(code), 1)
+        values: list[Cell] = [_clean(v) for v in make(item)]
+        description = _at_most(wrap(str(values[1]), desc_w, SIZE))
+        code = _at_most(wrap(str(values[0]), code_w, SIZE))
+        lines = max(len(description), len(code), *(_lines(v) for v in values[2:]))
         rows.append(Row(values, description, code, lines * LINE + 2 * PAD))
     return rows
 
@@ -146,7 +172,23 @@ def draw_rows(sheet: Sheet, x: float, y: float, cols: list[Column], rows: list[R
                 for k, line in enumerate(lines):
                     sheet.text(cx + 0.6, top + PAD + LINE * k + SIZE * 0.93 / mm, line, SIZE)
             else:
-                sheet.block(cx + 0.6, top + PAD, inner, LINE, row.values[index], SIZE, min_size=3.8,
-                            align=col.align, wrap_lines=False)  # fmt: skip
+                _cell(sheet, cx + 0.6, top + PAD, inner, row.values[index], col.align)
             cx += col.width
         top += row.height
+
+
+def _cell(sheet: Sheet, x: float, y: float, w: float, value: Cell, align: str) -> None:
+    """One cell, line by line; a Pairs line is split evenly, each label left and value right."""
+    if isinstance(value, Pairs):
+        for k, line in enumerate(value.lines):
+            gap = 1.2 if len(line) > 1 else 0.0  # between the two values of a line
+            part = (w - gap) / len(line)
+            for i, (label, shown) in enumerate(line):
+                px = x + i * (part + gap)
+                sheet.block(px, y + LINE * k, part - 0.4, LINE, label, SIZE - 0.5, min_size=3.5, wrap_lines=False)
+                label_w = min(part * 0.45, 4.0 + 1.2 * len(label))
+                sheet.block(px + label_w, y + LINE * k, part - label_w - 0.4, LINE, shown, SIZE - 0.5,
+                            min_size=3.5, align="right", wrap_lines=False)  # fmt: skip
+        return
+    for k, text in enumerate(value.split("\n")):
+        sheet.block(x, y + LINE * k, w, LINE, text, SIZE, min_size=3.8, align=align, wrap_lines=False)

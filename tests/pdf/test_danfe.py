@@ -187,8 +187,11 @@ def test_nt_2026_010_from_december_2026() -> None:
     before = (FIXTURES / "nfe" / "nfe_reforma_tributaria.xml").read_bytes()
     after = _set(before, "dhEmi", "2026-12-02T09:00:00-03:00")
     old, new = _pages(render_pdf(before))[0], _pages(render_pdf(after))[0]
-    assert "TOTAL DO IBS / CBS / IS" not in old and "CLASS. TRIB." not in old
-    assert "TOTAL DO IBS / CBS / IS" in new
+    assert "TOTAL DO IBS / CBS / IS" not in old and "cClassTrib" not in old and "CÁLCULO DO IMPOSTO" in old
+    assert "TOTAL DO IBS / CBS / IS" in new and "CÁLCULO DO IMPOSTO" not in new
+    assert "TOTAL DOS PRODUTOS E TOTAL DA NOTA" in new and "TOTAL DO ICMS / IPI" in new
+    assert "BASES DE CÁLCULO" in new and "ALÍQUOTAS" in new and "VALOR DOS TRIBUTOS" in new
+    assert "[NCM 08119000]" in new and "IBS MUN" in new
     assert "CÓDIGO DO REGIME TRIBUTÁRIO" in new
     nfe = parse_nfe(after)
     assert nfe.items[0].class_trib and nfe.items[0].class_trib in new
@@ -216,7 +219,9 @@ def test_nfe_without_inf_nfe_is_refused_in_portuguese() -> None:
 def test_png_renders_for_a_person_to_look_at(capsys: pytest.CaptureFixture[str]) -> None:
     portrait = render_pdf(NFE_FILES[2].read_bytes())
     wide = render_pdf(_set((FIXTURES / "pdf" / "bfr-nfe_multi_page_products.xml").read_bytes(), "tpImp", "2"))
+    reform = _set((FIXTURES / "nfe" / "nfe_reforma_tributaria.xml").read_bytes(), "dhEmi", "2026-12-02T09:00:00-03:00")
     written = write_pngs(portrait, "danfe-retrato") + write_pngs(wide, "danfe-paisagem")
+    written += write_pngs(render_pdf(reform), "danfe-nt-2026-010")
     assert all(p.stat().st_size > 10_000 for p in written)
     with capsys.disabled():
         print(f"\nDANFE PNGs em {RENDERS}")
@@ -277,3 +282,11 @@ def test_absurd_numbers_print_as_written() -> None:
     xml = _set(_set(NFE_FILES[1].read_bytes(), "vNF", "9" * 60), "qCom", "1e999999999")
     text = _pages(render_pdf(xml))[0]
     assert "999.999.999" in text and "1e999999999" in text
+
+
+def test_sandbox_nfe_of_december_2026_uses_the_nt_2026_010_layout(factory: DocumentFactory) -> None:
+    issued = datetime(2026, 12, 5, 13, 30, tzinfo=UTC)
+    generated = factory.nfe(emitter=ALNUM_SUPPLIER, recipient=CLIENT, issued_at=issued, items=90)
+    xml = generated.nfe_proc
+    pages = _check_danfe(xml, render_pdf(xml))
+    assert len(pages) >= 2 and all("VALOR DOS TRIBUTOS" in text for text in pages)
