@@ -157,7 +157,8 @@ def _rail(r: Node) -> ModalBlock:
             ("CT-E FERROVIÁRIO DE ORIGEM", r.text("trafMut/chCTeFerroOrigem")),
         ]
     railways = tuple(
-        (f.text("CNPJ"), f.text("xNome"), f.text("IE"), f"{f.text('enderFerro/xMun')} - {f.text('enderFerro/UF')}")
+        (formats.tax_id(f.text("CNPJ")), f.text("xNome"), f.text("IE"),
+         f"{f.text('enderFerro/xMun')} - {f.text('enderFerro/UF')}")
         for f in r.all("trafMut/ferroEnv")
     )
     header = ("CNPJ FERROVIA ENVOLVIDA", "RAZÃO SOCIAL", "IE", "MUNICÍPIO") if railways else ()

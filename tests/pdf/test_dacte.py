@@ -147,6 +147,7 @@ _MODALS = {
         "<enderFerro><xLgr>RUA A</xLgr><cMun>3550308</cMun><xMun>SAO PAULO</xMun><UF>SP</UF></enderFerro></ferroEnv>"
         "</trafMut><fluxo>FLX-998</fluxo></ferrov>",
         ("DADOS ESPECÍFICOS DO MODAL FERROVIÁRIO", "MÚTUO", "FLX-998", "1.500,00", "FERROVIA CENTRO OESTE SA",
+         "11.222.333/0001-81",
          "FERROVIA DE ORIGEM"),
     ),
     "duto": (
