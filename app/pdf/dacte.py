@@ -1,7 +1,7 @@
 """DACTE: the printed CT-e (model 57) and CT-e OS (model 67), portrait A4, from the stored XML.
 
 The first page carries the whole layout; carried documents and observations that do not fit
-continue on later pages under the same header, each numbered "FOLHA X/Y" (the FL box).
+continue on later pages under the same header, each numbered in its FOLHA box ("2/3").
 Homologation prints "SEM VALOR FISCAL"; a registered cancellation (110111) among ``events``
 prints CANCELADO across every page.
 
