@@ -36,6 +36,7 @@ CONSULT = (
     "ou em http://www.cte.fazenda.gov.br/portal"
 )
 _MIN_OBS_H = 12.0
+_DENIED = frozenset({"110", "301", "302"})  # protCTe cStat of a denied use, as app.documents.cte reads it
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,11 +239,14 @@ def _emitter(sheet: Sheet, x: float, y: float, w: float, h: float, dacte: Dacte)
 
 
 def _marks(canvas: Canvas, dacte: Dacte) -> None:
-    """Diagonal marks over the content: CANCELADO (red) and, in homologation, SEM VALOR FISCAL."""
+    """Diagonal marks over the content: CANCELADO or USO DENEGADO (red) and, in homologation,
+    SEM VALOR FISCAL."""
     width, height = A4
     marks: list[tuple[str, float, tuple[float, float, float]]] = []
     if dacte.cancelled:
         marks.append(("CANCELADO", 80.0, (0.85, 0.1, 0.1)))
+    elif dacte.protocol_status in _DENIED:
+        marks.append(("USO DENEGADO", 64.0, (0.85, 0.1, 0.1)))
     if dacte.homologation:
         marks.append(("SEM VALOR FISCAL", 44.0, (0.6, 0.6, 0.6)))
     for i, (text, size, color) in enumerate(marks):

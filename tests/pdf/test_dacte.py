@@ -287,3 +287,9 @@ def test_a_fourth_party_taker_and_the_shipper_and_receiver_are_printed() -> None
     assert "TOMADOR DO SERVIÇO (OUTROS) PAGADORA DO FRETE S.A." in text
     assert "33.000.167/0001-01" in text and "RIO DE JANEIRO - RJ" in text
     assert f"EXPEDIDOR {SUPPLIER.name}" in text and f"RECEBEDOR {CLIENT.name}" in text
+
+
+def test_a_denied_cte_is_marked_uso_denegado() -> None:
+    xml = ROAD.read_bytes().replace(b"<cStat>100</cStat>", b"<cStat>301</cStat>")
+    assert "USO DENEGADO" in _text(render_dacte(xml))
+    assert "USO DENEGADO" not in _text(render_dacte(ROAD.read_bytes()))
