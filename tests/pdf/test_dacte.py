@@ -293,3 +293,13 @@ def test_a_denied_cte_is_marked_uso_denegado() -> None:
     xml = ROAD.read_bytes().replace(b"<cStat>100</cStat>", b"<cStat>301</cStat>")
     assert "USO DENEGADO" in _text(render_dacte(xml))
     assert "USO DENEGADO" not in _text(render_dacte(ROAD.read_bytes()))
+
+
+def test_only_the_embedded_font_family_is_used() -> None:
+    import io
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(render_dacte(MULTI.read_bytes())))
+    names = {str(f.get_object()["/BaseFont"]) for page in reader.pages for f in page["/Resources"]["/Font"].values()}
+    assert names and all("DejaVuSansCondensed" in n for n in names)

@@ -210,3 +210,13 @@ def test_any_text_in_every_field_keeps_the_danfse_on_one_page(hostile: str) -> N
             element.text = hostile
     pages = page_texts(render_danfse(etree.tostring(root)))
     assert len(pages) == 1 and "15054862231305199000190000000000000225121645026250" in flat(pages[0])
+
+
+def test_only_the_embedded_font_family_is_used() -> None:
+    import io
+
+    from pypdf import PdfReader
+
+    page = PdfReader(io.BytesIO(render_danfse(CANCELLED.read_bytes(), events=[CANCEL_EVENT.read_bytes()]))).pages[0]
+    names = {str(f.get_object()["/BaseFont"]) for f in page["/Resources"]["/Font"].values()}
+    assert names and all("DejaVuSansCondensed" in n for n in names)
