@@ -18,7 +18,7 @@ from app.pdf.layout import LEADING, Sheet, wrap
 
 SIZE = 6.0  # points: the table's text
 HEAD_H = 6.0  # mm: the column titles
-PAD = 0.7  # mm: vertical padding inside a row
+PAD = 0.45  # mm: vertical padding inside a row
 LINE = SIZE * LEADING / mm  # mm per line of text
 MAX_LINES = 60  # per row: 60 lines is about 150 mm, less than any page's room for rows
 
