@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from lxml import etree
+from pypdf import PdfReader
 
 from app.documents.cte import read_cte_document
 from app.documents.model import CteMeta
@@ -296,10 +298,6 @@ def test_a_denied_cte_is_marked_uso_denegado() -> None:
 
 
 def test_only_the_embedded_font_family_is_used() -> None:
-    import io
-
-    from pypdf import PdfReader
-
     reader = PdfReader(io.BytesIO(render_dacte(MULTI.read_bytes())))
     names = {str(f.get_object()["/BaseFont"]) for page in reader.pages for f in page["/Resources"]["/Font"].values()}
     assert names and all("DejaVuSansCondensed" in n for n in names)

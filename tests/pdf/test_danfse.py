@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from lxml import etree
+from pypdf import PdfReader
 
 from app.pdf import PdfError, render_pdf
 from app.pdf.danfse import render_danfse
@@ -213,10 +215,6 @@ def test_any_text_in_every_field_keeps_the_danfse_on_one_page(hostile: str) -> N
 
 
 def test_only_the_embedded_font_family_is_used() -> None:
-    import io
-
-    from pypdf import PdfReader
-
     page = PdfReader(io.BytesIO(render_danfse(CANCELLED.read_bytes(), events=[CANCEL_EVENT.read_bytes()]))).pages[0]
     names = {str(f.get_object()["/BaseFont"]) for f in page["/Resources"]["/Font"].values()}
     assert names and all("DejaVuSansCondensed" in n for n in names)
