@@ -54,11 +54,16 @@ def columns(nfe: Nfe, width: float) -> list[Column]:
         Column("ALÍQ. ICMS", 7.5, "right"),
         Column("ALÍQ. IPI", 7.5, "right"),
     ]
-    fixed = sum(c.width for c in cols)
-    spare = width - fixed
-    if spare > 90:  # landscape: widen the numbers a little, the rest to the description
-        extra = (spare - 90) / 3
-        cols = [Column(c.title, c.width + extra / 7 if c.align == "right" else c.width, c.align) for c in cols]
+    return fill_width(cols, width, [c.align == "right" for c in cols])
+
+
+def fill_width(cols: list[Column], width: float, grows: list[bool]) -> list[Column]:
+    """The description (width 0) takes what the others leave; on a landscape page a third of the
+    extra room is shared by the ``grows`` columns."""
+    spare = width - sum(c.width for c in cols)
+    if spare > 90:
+        share = (spare - 90) / 3 / max(1, sum(grows))
+        cols = [Column(c.title, c.width + share, c.align) if grow else c for c, grow in zip(cols, grows, strict=True)]
         spare = width - sum(c.width for c in cols)
     return [Column(c.title, spare, c.align) if c.width == 0 else c for c in cols]
 

@@ -12,7 +12,7 @@ from itertools import zip_longest
 
 from app.pdf import formats as fmt
 from app.pdf.danfe_data import Item, Nfe
-from app.pdf.danfe_items import Column, Pairs
+from app.pdf.danfe_items import Column, Pairs, fill_width
 from app.pdf.layout import Sheet
 
 ROW = 7.0
@@ -33,12 +33,7 @@ def columns(nfe: Nfe, width: float) -> list[Column]:
         Column("ALÍQUOTAS", 29, "right"),
         Column("VALOR DOS TRIBUTOS", 33, "right"),
     ]
-    spare = width - sum(c.width for c in cols)
-    if spare > 90:  # landscape: the tax cells get a share of the extra width
-        extra = (spare - 90) / 3
-        cols = [Column(c.title, c.width + extra / 3, c.align) if i >= 6 else c for i, c in enumerate(cols)]
-        spare = width - sum(c.width for c in cols)
-    return [Column(c.title, spare, c.align) if c.width == 0 else c for c in cols]
+    return fill_width(cols, width, [i >= 6 for i in range(len(cols))])  # landscape: the tax cells grow
 
 
 def _rate(value: str) -> str:
