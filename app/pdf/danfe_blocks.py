@@ -127,12 +127,14 @@ def header(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe, page: int, page
     y += ROW
     cells: list[tuple[float, str, object]]
     if nfe.nt_2026_010:
-        quarter = w / 4
+        fifth = w / 5
         cells = [
-            (quarter, "Inscrição estadual", emitter.ie),
-            (quarter, "Inscrição estadual do subst. trib.", emitter.iest),
-            (quarter, "CNPJ / CPF", fmt.tax_id(emitter.tax_id)),
-            (w - 3 * quarter, "Código do regime tributário", CRT.get(emitter.crt, emitter.crt)),
+            (fifth, "Inscrição estadual", emitter.ie),
+            (fifth, "Inscrição estadual do subst. trib.", emitter.iest),
+            (fifth, "CNPJ / CPF", fmt.tax_id(emitter.tax_id)),
+            (fifth, "Código do regime tributário", CRT.get(emitter.crt, emitter.crt)),
+            # reserved by the NT until a tag carries it: printed blank, never guessed
+            (w - 4 * fifth, "Tipo de regime de apuração do IBS e da CBS", ""),
         ]
     else:
         third = w / 3

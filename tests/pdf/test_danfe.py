@@ -192,7 +192,8 @@ def test_nt_2026_010_from_december_2026() -> None:
     assert "TOTAL DOS PRODUTOS E TOTAL DA NOTA" in new and "TOTAL DO ICMS / IPI" in new
     assert "BASES DE CÁLCULO" in new and "ALÍQUOTAS" in new and "VALOR DOS TRIBUTOS" in new
     assert "[NCM 08119000]" in new and "IBS MUN" in new
-    assert "CÓDIGO DO REGIME TRIBUTÁRIO" in new
+    assert "CÓDIGO DO REGIME TRIBUTÁRIO" in new and "3 - Regime Normal" in new
+    assert "TIPO DE REGIME DE APURAÇÃO DO IBS E DA CBS" in new
     nfe = parse_nfe(after)
     assert nfe.items[0].class_trib and nfe.items[0].class_trib in new
     assert fmt.money(nfe.ibscbs["vCBS"]) in new and fmt.money(nfe.ibscbs["vIS"]) in new
