@@ -26,6 +26,8 @@ DEBIAN_QT_RUNTIME = [
     "libdbus-1-3", "libglib2.0-0", "libx11-xcb1", "libxcb-cursor0", "libxcb-icccm4", "libxcb-keysyms1",
     "libxcb-shape0",
 ]
+# Tools the PDF tests use to rasterise what they rendered (pdftoppm).
+DEBIAN_TEST_TOOLS = ["poppler-utils"]
 
 
 def venv_python() -> Path:
@@ -41,7 +43,7 @@ def ensure_debian_libraries() -> None:
     if not sys.platform.startswith("linux") or shutil.which("dpkg-query") is None:
         return
     missing = []
-    for package in DEBIAN_QT_RUNTIME:
+    for package in DEBIAN_QT_RUNTIME + DEBIAN_TEST_TOOLS:
         probe = subprocess.run(
             ["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False
         )
@@ -54,7 +56,7 @@ def ensure_debian_libraries() -> None:
         run("apt-get", "update", "-qq", env=env)
         run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, env=env)
     else:
-        print("Aviso: instale as bibliotecas do Qt: sudo apt-get install " + " ".join(missing), file=sys.stderr)
+        print("Aviso: instale (Qt, poppler): sudo apt-get install " + " ".join(missing), file=sys.stderr)
 
 
 def ensure_venv(extras: str) -> Path:

@@ -390,6 +390,8 @@ def _xml(args: argparse.Namespace) -> int:
 def _pdf(args: argparse.Namespace) -> int:
     with open_desk(args) as desk:
         _company, row = find_document(desk, args.key, args.company)
-    name = PDF_NAMES[row.product]
-    # No renderer yet: say so rather than write a placeholder that looks like a document.
-    raise CapturaError(f"{name} ainda não disponível nesta versão: use `documents xml` para obter o XML.")
+        content = desk.pdf(row)
+    write_output(args.output, content)
+    if args.output != "-":
+        print(f"{PDF_NAMES[row.product]} gravado em {args.output} ({len(content)} bytes).")
+    return 0

@@ -33,6 +33,7 @@ from app.desk.grid import (
     document_rows,
     to_query,
 )
+from app.desk.pdfs import PdfCache
 from app.desk.search import parse_search
 from app.desk.views import (
     Alerts,
@@ -344,6 +345,15 @@ class Desk:
         content = self.xml(row)
         write_atomic(target, content)
         return len(content)
+
+    def pdf(self, row: GridRow) -> bytes:
+        """The row's DANFE, DACTE or DANFSe (a resNFe: its summary page); slow: call from a worker.
+        The DANFE is kept after its first rendering (``app.desk.pdfs``)."""
+        if row.is_event_row:
+            raise DeskError("Eventos não têm PDF: abra o documento a que o evento se refere.")
+        key = row.access_key or ""
+        events = [self.ctx.events.get_xml(e.id) for e in self.ctx.events.for_key(row.company_id, row.product, key)]
+        return PdfCache(self.office.data_dir).pdf(row.product, key, self.xml(row), events)
 
     def alerts(self, product: Product, company_ids: tuple[int, ...] = ()) -> Alerts:
         """Counts for the banner: cancelled after capture, deadlines within 5 days, quarantined."""

@@ -110,9 +110,9 @@ def test_show_xml_and_pdf_of_a_summary_then_of_the_complete_nfe(harness: Harness
     assert "Ciência da Operação (manual): registrada" in cli.out and "tentativas" not in cli.out
 
     pdf = tmp_path / "danfe.pdf"
-    assert cli("documents", "pdf", key, "-o", str(pdf)) == 1
-    assert "DANFE ainda não disponível nesta versão" in cli.err
-    assert not pdf.exists()
+    assert cli("documents", "pdf", key, "-o", str(pdf)) == 0
+    assert "DANFE gravado em" in cli.out
+    assert pdf.read_bytes().startswith(b"%PDF-")  # the full DANFE: tests/pdf/test_cli_pdf.py reads it back
 
 
 def test_unknown_or_invalid_key_is_refused(harness: Harness, cli: Cli, tmp_path: Path) -> None:

@@ -1,0 +1,345 @@
+"""What a DACTE prints, read from a cteProc / cteOSProc (or a bare CTe / CTeOS), layouts 3.00 and 4.00.
+
+Pure functions from the lxml tree to small frozen dataclasses; the drawing (``app.pdf.dacte``)
+never touches XML. Values stay as the XML writes them ("221.19", "2024-03-27T00:00:00-03:00"):
+the layout formats them in pt-BR. A field the document lacks is "" (the layout prints it blank
+or "-"), never a crash: a DACTE of a strange but authorised CT-e must still print.
+
+    dacte = read_dacte(parse_xml(data))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from lxml import etree
+
+from app.documents.cte import MODAL_LABELS, read_cte_root
+from app.documents.model import DocumentDataError, EventMeta
+from app.pdf.dacte_modal import delivery_text, read_modal
+from app.pdf.dacte_model import Address, CarriedDoc, Component, Dacte, IbsCbs, Icms, Party, Quantity
+from app.pdf.xmlnode import Node
+from app.safexml import XmlRejected, parse_xml
+
+CTE_NS = "http://www.portalfiscal.inf.br/cte"
+_P = f"{{{CTE_NS}}}"
+_ROOTS = {"cteProc": "CTe", "CTe": None, "cteOSProc": "CTeOS", "CTeOS": None}
+# Cancellation of a CT-e (110111); 135/136 register it, 155 is a late but registered one.
+CANCEL_EVENT = "110111"
+_REGISTERED = frozenset({"135", "136", "155"})
+
+CTE_TYPES = {"0": "NORMAL", "1": "COMPLEMENTO DE VALORES", "2": "ANULAÇÃO", "3": "SUBSTITUTO"}
+SERVICE_TYPES = {
+    "0": "NORMAL",
+    "1": "SUBCONTRATAÇÃO",
+    "2": "REDESPACHO",
+    "3": "REDESPACHO INTERMEDIÁRIO",
+    "4": "SERVIÇO VINCULADO A MULTIMODAL",
+    "6": "TRANSPORTE DE PESSOAS",
+    "7": "TRANSPORTE DE VALORES",
+    "8": "EXCESSO DE BAGAGEM",
+    "9": "MULTIMODAL",  # layout 3.00 samples carry 9 for a multimodal service
+}
+MODALS = {code: label.upper() for code, label in MODAL_LABELS.items()}
+TAKER_ROLES = {"0": "REMETENTE", "1": "EXPEDIDOR", "2": "RECEBEDOR", "3": "DESTINATÁRIO", "4": "OUTROS"}
+_TAKER_TAGS = {"0": "rem", "1": "exped", "2": "receb", "3": "dest"}
+EMISSION_TYPES = {
+    "1": "NORMAL",
+    "4": "EPEC PELA SVC",
+    "5": "CONTINGÊNCIA FSDA",
+    "7": "AUTORIZAÇÃO PELA SVC-RS",
+    "8": "AUTORIZAÇÃO PELA SVC-SP",
+}
+ICMS_SITUATIONS = {
+    "00": "00 - TRIBUTAÇÃO NORMAL ICMS",
+    "20": "20 - TRIBUTAÇÃO COM BC REDUZIDA DO ICMS",
+    "40": "40 - ICMS ISENÇÃO",
+    "41": "41 - ICMS NÃO TRIBUTADA",
+    "51": "51 - ICMS DIFERIDO",
+    "60": "60 - ICMS COBRADO POR SUBSTITUIÇÃO TRIBUTÁRIA",
+    "90": "90 - ICMS OUTROS",
+}
+_INSURANCE_RESPONSIBLE = {"4": "EMITENTE DO CT-E OS", "5": "TOMADOR DO SERVIÇO"}
+_REFERENCE_KINDS = {"1": "CT-E COMPLEMENTADO", "2": "CT-E ANULADO", "3": "CT-E SUBSTITUÍDO"}
+_DOC_TYPES_OTHER = {"00": "DECLARAÇÃO", "10": "DUTOVIÁRIO", "59": "CF-E SAT", "65": "NFC-E", "99": "OUTROS"}
+
+
+class DacteError(DocumentDataError):
+    """The XML is well-formed but not a CT-e this app can print (another root, no infCte)."""
+
+    reason = "dacte"
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_dacte_bytes(data: bytes, events: Sequence[bytes] = ()) -> Dacte:
+    """:func:`read_dacte` of raw bytes; ``XmlRejected`` for bad XML, :class:`DacteError` for a non-CT-e."""
+    dacte = read_dacte(parse_xml(data))
+    return replace(dacte, cancelled=True) if is_cancelled(dacte.key, events) else dacte
+
+
+def is_cancelled(key: str, events: Iterable[bytes]) -> bool:
+    """Whether a registered cancellation (110111) of ``key`` is among ``events``; unreadable ones are skipped."""
+    for raw in events:
+        try:
+            meta = read_cte_root(parse_xml(raw))
+        except (XmlRejected, DocumentDataError):
+            continue
+        if not isinstance(meta, EventMeta) or meta.tp_evento != CANCEL_EVENT:
+            continue
+        if meta.access_key != key:
+            continue
+        if meta.cstat is None or meta.cstat in _REGISTERED:
+            return True
+    return False
+
+
+def read_dacte(root: etree._Element) -> Dacte:
+    """The DACTE's content of one CT-e or CT-e OS document."""
+    node = Node(root, _P)
+    local = node.local
+    if root.tag != _P + local or local not in _ROOTS:
+        raise DacteError(
+            f"O XML não é um CT-e (raiz <{local}>): o DACTE é gerado a partir de cteProc, cteOSProc, CTe ou CTeOS."
+        )
+    wrapper = _ROOTS[local]
+    cte = node.find(wrapper) if wrapper else node
+    inf = cte.find("infCte")
+    if not inf:
+        raise DacteError("CT-e sem o grupo infCte: não há o que imprimir no DACTE.")
+    key = inf.attr("Id").removeprefix("CTe").upper()
+    ide = inf.find("ide")
+    if not key:
+        raise DacteError("CT-e sem chave de acesso (atributo Id de infCte).")
+    prot = node.find("protCTe/infProt")
+    parties = {tag: _party(inf.find(tag)) for tag in ("emit", "rem", "exped", "receb", "dest")}
+    taker_role, taker = _taker(inf, ide, parties)
+    norm = inf.find("infCTeNorm")
+    compl = inf.find("compl")
+    modal = ide.text("modal")
+    referenced = inf.text("infCteComp/chCTe") or inf.text("infCteComp/chCte") or norm.text("infCteSub/chCte")
+    documents = _documents(norm)
+    if referenced:
+        kind = _REFERENCE_KINDS.get(ide.text("tpCTe"), "CT-E REFERENCIADO")
+        documents = (CarriedDoc(kind, referenced, _serie_number_of_key(referenced)), *documents)
+    return Dacte(
+        key=key,
+        model=ide.text("mod") or ("67" if local.startswith("cteOS") or local == "CTeOS" else "57"),
+        version=inf.attr("versao"),
+        serie=ide.text("serie"),
+        number=ide.text("nCT"),
+        issued_at=ide.text("dhEmi"),
+        environment=ide.text("tpAmb"),
+        emission_type=EMISSION_TYPES.get(ide.text("tpEmis"), ide.text("tpEmis")),
+        cte_type=CTE_TYPES.get(ide.text("tpCTe"), ide.text("tpCTe")),
+        service_type=SERVICE_TYPES.get(ide.text("tpServ"), ide.text("tpServ")),
+        modal=modal,
+        cfop=ide.text("CFOP"),
+        nature=ide.text("natOp"),
+        start=_town(ide.text("xMunIni"), ide.text("UFIni")),
+        end=_town(ide.text("xMunFim"), ide.text("UFFim")),
+        emitter=parties["emit"],
+        sender=parties["rem"],
+        shipper=parties["exped"],
+        receiver=parties["receb"],
+        recipient=parties["dest"],
+        taker=taker,
+        taker_role=taker_role,
+        total=inf.text("vPrest/vTPrest"),
+        receivable=inf.text("vPrest/vRec"),
+        components=tuple(Component(c.text("xNome"), c.text("vComp")) for c in inf.all("vPrest/Comp")),
+        icms=_icms(inf.find("imp/ICMS").first_child()),
+        ibscbs=_ibscbs(inf.find("imp/IBSCBS")),
+        approx_taxes=inf.text("imp/vTotTrib"),
+        product=norm.text("infCarga/proPred"),
+        other_features=norm.text("infCarga/xOutCat"),
+        cargo_value=norm.text("infCarga/vCarga"),
+        quantities=_quantities(norm),
+        documents=documents,
+        observations=_observations(compl, inf),
+        fisco_observations=tuple(
+            f"{o.attr('xCampo')}: {o.text('xTexto')}".strip(": ")
+            for o in compl.all("ObsFisco")
+        ),
+        modal_block=read_modal(norm.find("infModal").first_child(), delivery=delivery_text(compl.find("Entrega"))),
+        protocol=prot.text("nProt"),
+        authorised_at=prot.text("dhRecbto"),
+        protocol_status=prot.text("cStat"),
+        qr_url=cte.text("infCTeSupl/qrCodCTe"),
+        service_description=norm.text("infServico/xDescServ"),
+        insurance=tuple(
+            (_INSURANCE_RESPONSIBLE.get(g.text("respSeg"), g.text("respSeg")), g.text("xSeg"), g.text("nApol"))
+            for g in norm.all("seg")
+        ),
+        route=" > ".join(ide.texts("infPercurso/UFPer")),
+        federal_taxes=tuple(
+            (label, inf.text(f"imp/infTribFed/{tag}"))
+            for tag, label in (("vPIS", "PIS"), ("vCOFINS", "COFINS"), ("vIR", "IR"), ("vINSS", "INSS"),
+                               ("vCSLL", "CSLL"))
+        ) if inf.find("imp/infTribFed") else (),
+        referenced_key=referenced,
+    )
+
+
+def _town(city: str, uf: str) -> str:
+    return " - ".join(p for p in (city, uf) if p)
+
+
+def _address(node: Node) -> Address:
+    return Address(
+        street=node.text("xLgr"),
+        number=node.text("nro"),
+        complement=node.text("xCpl"),
+        district=node.text("xBairro"),
+        city=node.text("xMun"),
+        uf=node.text("UF"),
+        cep=node.text("CEP"),
+        country=node.text("xPais"),
+    )
+
+
+_ADDRESS_TAGS = ("enderEmit", "enderReme", "enderExped", "enderReceb", "enderDest", "enderToma", "enderTome")
+
+
+def _party(node: Node) -> Party:
+    if not node:
+        return Party()
+    address = Address()
+    phone = node.text("fone")
+    for tag in _ADDRESS_TAGS:
+        found = node.find(tag)
+        if found:
+            address = _address(found)
+            phone = phone or found.text("fone")
+            break
+    return Party(
+        name=node.text("xNome"),
+        doc=(node.text("CNPJ") or node.text("CPF")).upper(),
+        ie=node.text("IE"),
+        phone=phone,
+        address=address,
+        trade_name=node.text("xFant"),
+        email=node.text("email"),
+    )
+
+
+def _taker(inf: Node, ide: Node, parties: dict[str, Party]) -> tuple[str, Party]:
+    """Who pays: toma3 (toma03 in old layouts) names one of the four; toma4 / CT-e OS's toma is its own party."""
+    for tag in ("toma3", "toma03"):
+        code = ide.text(f"{tag}/toma")
+        if code in _TAKER_TAGS:
+            return TAKER_ROLES[code], parties[_TAKER_TAGS[code]]
+    toma4 = ide.find("toma4")
+    if toma4:
+        return TAKER_ROLES["4"], _party(toma4)
+    os_taker = inf.find("toma")
+    if os_taker:
+        return "TOMADOR", _party(os_taker)
+    return "", Party()
+
+
+def _icms(group: Node) -> Icms:
+    if not group:
+        return Icms()
+    cst = group.text("CST")
+    local = group.local
+    if local == "ICMSSN":
+        situation = "SIMPLES NACIONAL"
+    elif local == "ICMSOutraUF":
+        situation = "90 - ICMS OUTRA UF"
+    else:
+        situation = ICMS_SITUATIONS.get(cst, cst)
+    return Icms(
+        situation=situation,
+        base=group.text("vBC") or group.text("vBCOutraUF") or group.text("vBCSTRet"),
+        rate=group.text("pICMS") or group.text("pICMSOutraUF") or group.text("pICMSSTRet"),
+        value=group.text("vICMS") or group.text("vICMSOutraUF"),
+        base_reduction=group.text("pRedBC") or group.text("pRedBCOutraUF"),
+        st_value=group.text("vICMSSTRet"),
+        credit=group.text("vCred"),
+    )
+
+
+def _ibscbs(node: Node) -> IbsCbs | None:
+    if not node:
+        return None
+    values = node.find("gIBSCBS")
+    return IbsCbs(
+        cst=node.text("CST"),
+        class_code=node.text("cClassTrib"),
+        base=values.text("vBC"),
+        ibs_uf_rate=values.text("gIBSUF/pIBSUF"),
+        ibs_uf=values.text("gIBSUF/vIBSUF"),
+        ibs_mun_rate=values.text("gIBSMun/pIBSMun"),
+        ibs_mun=values.text("gIBSMun/vIBSMun"),
+        ibs_total=values.text("vIBS"),
+        cbs_rate=values.text("gCBS/pCBS"),
+        cbs=values.text("gCBS/vCBS"),
+    )
+
+
+_UNITS = {"00": "M3", "01": "KG", "02": "TON", "03": "UN", "04": "LT", "05": "MMBTU"}
+
+
+def _quantities(norm: Node) -> tuple[Quantity, ...]:
+    found = [
+        Quantity(q.text("tpMed"), _UNITS.get(q.text("cUnid"), q.text("cUnid")), q.text("qCarga"))
+        for q in norm.all("infCarga/infQ")
+    ]
+    # CT-e OS: infServico/infQ carries only the quantity (passengers, volumes).
+    found += [Quantity("QUANTIDADE", "", q.text("qCarga")) for q in norm.all("infServico/infQ")]
+    return tuple(found)
+
+
+def _documents(norm: Node) -> tuple[CarriedDoc, ...]:
+    docs: list[CarriedDoc] = []
+    for nfe in norm.all("infDoc/infNFe"):
+        key = nfe.text("chave")
+        docs.append(CarriedDoc("NF-E", key, _serie_number_of_key(key)))
+    for nf in norm.all("infDoc/infNF"):
+        docs.append(CarriedDoc("NF", f"MOD. {nf.text('mod')}".strip(), f"{nf.text('serie')}/{nf.text('nDoc')}"))
+    for other in norm.all("infDoc/infOutros"):
+        kind = _DOC_TYPES_OTHER.get(other.text("tpDoc"), other.text("tpDoc"))
+        docs.append(CarriedDoc(kind, other.text("descOutros"), other.text("nDoc")))
+    for previous in norm.all("docAnt/emiDocAnt"):
+        issuer = previous.text("CNPJ") or previous.text("CPF")
+        for paper in previous.all("idDocAnt/idDocAntPap"):
+            docs.append(CarriedDoc("DOC. ANTERIOR", issuer, f"{paper.text('serie')}/{paper.text('nDoc')}"))
+        for electronic in previous.all("idDocAnt/idDocAntEle"):
+            key = electronic.text("chCTe") or electronic.text("chave")
+            docs.append(CarriedDoc("CT-E ANTERIOR", key, _serie_number_of_key(key)))
+    for ref in norm.all("infDocRef"):  # CT-e OS
+        key = ref.text("chBPe")
+        if key:
+            docs.append(CarriedDoc("BP-E", key, _serie_number_of_key(key)))
+        else:
+            docs.append(CarriedDoc("DOC. REFERENCIADO", ref.text("dEmi"), f"{ref.text('serie')}/{ref.text('nDoc')}"))
+    return tuple(docs)
+
+
+def _serie_number_of_key(key: str) -> str:
+    """The serie/number a 44-character key carries (positions 23-25 and 26-34), without leading zeros."""
+    if len(key) != 44:
+        return ""
+    serie, number = key[22:25].lstrip("0") or "0", key[25:34].lstrip("0") or "0"
+    return f"{serie}/{number}"
+
+
+def _observations(compl: Node, inf: Node) -> tuple[str, ...]:
+    lines: list[str] = []
+    for tag in ("xCaracAd", "xCaracSer"):
+        if compl.text(tag):
+            lines.append(compl.text(tag))
+    for obs in compl.all("xObs"):
+        if obs.text():
+            lines.append(obs.text())
+    for obs in compl.all("ObsCont"):
+        label = obs.attr("xCampo")
+        text = obs.text("xTexto")
+        if text:
+            lines.append(f"{label}: {text}" if label else text)
+    if inf.text("imp/infAdFisco"):
+        lines.append(inf.text("imp/infAdFisco"))
+    return tuple(lines)

@@ -1,0 +1,395 @@
+"""What a DANFE prints, read from an nfeProc (or a bare NFe) into plain values.
+
+Only reading happens here: no drawing, no formatting beyond choosing which XML field a DANFE
+box shows. Every value is the XML's text (``""`` when absent), so the renderer decides how to
+print it and an odd value never raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from lxml import etree
+
+from app.pdf.errors import PdfError
+from app.safexml import parse_xml
+from app.safexml.errors import XmlRejected
+
+NS = "http://www.portalfiscal.inf.br/nfe"
+N = f"{{{NS}}}"
+NT_2026_010_FROM = "2026-12-01"  # dhEmi from this day: the NT 2026.010 layout (IBS/CBS/IS)
+CANCELLATION = "110111"
+CANCELLATION_ACCEPTED = {"135", "136", "155"}
+
+
+def _find(element: etree._Element | None, path: str) -> etree._Element | None:
+    if element is None:
+        return None
+    return element.find("/".join(N + part for part in path.split("/")))
+
+
+def text(element: etree._Element | None, path: str) -> str:
+    found = _find(element, path)
+    return (found.text or "").strip() if found is not None else ""
+
+
+def _first(element: etree._Element | None, *paths: str) -> str:
+    for path in paths:
+        value = text(element, path)
+        if value:
+            return value
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Party:
+    name: str = ""
+    tax_id: str = ""  # CNPJ, CPF or idEstrangeiro as written
+    ie: str = ""
+    street: str = ""
+    district: str = ""
+    city: str = ""
+    uf: str = ""
+    cep: str = ""
+    phone: str = ""
+    fantasy: str = ""
+    iest: str = ""
+    im: str = ""
+    crt: str = ""
+
+    def address_line(self) -> str:
+        return self.street
+
+
+def _party(element: etree._Element | None, address_tag: str | None) -> Party:
+    """A party; ``address_tag`` None when the address fields sit in the element itself
+    (retirada, entrega)."""
+    if element is None:
+        return Party()
+    address = _find(element, address_tag) if address_tag else element
+    street = ", ".join(p for p in (text(address, "xLgr"), text(address, "nro"), text(address, "xCpl")) if p)
+    return Party(
+        name=text(element, "xNome"),
+        tax_id=_first(element, "CNPJ", "CPF", "idEstrangeiro"),
+        ie=text(element, "IE"),
+        street=street,
+        district=text(address, "xBairro"),
+        city=text(address, "xMun"),
+        uf=text(address, "UF"),
+        cep=text(address, "CEP"),
+        phone=text(address, "fone"),
+        fantasy=text(element, "xFant"),
+        iest=text(element, "IEST"),
+        im=text(element, "IM"),
+        crt=text(element, "CRT"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    code: str
+    description: str  # xProd plus infAdProd, as the DANFE prints it in the description column
+    ncm: str
+    cst: str  # orig + CST, or orig + CSOSN
+    cfop: str
+    unit: str
+    quantity: str
+    unit_value: str
+    total: str
+    icms_base: str
+    icms_value: str
+    ipi_value: str
+    icms_rate: str
+    ipi_rate: str
+    class_trib: str = ""  # cClassTrib (NT 2026.010)
+    ibs_value: str = ""
+    cbs_value: str = ""
+    reform: dict[str, str] = field(default_factory=dict)  # IBS/CBS/IS item values present (NT 2026.010)
+
+
+def _item(det: etree._Element) -> Item:
+    prod = _find(det, "prod")
+    tax = _find(det, "imposto")
+    icms_group = _find(tax, "ICMS")
+    icms = icms_group[0] if icms_group is not None and len(icms_group) else None
+    orig, cst = text(icms, "orig"), _first(icms, "CST", "CSOSN")
+    ipi = _find(tax, "IPI/IPITrib")
+    ibscbs = _find(tax, "IBSCBS")
+    group = _find(ibscbs, "gIBSCBS")
+    description = text(prod, "xProd")
+    extra = text(det, "infAdProd")
+    if extra:
+        description = f"{description}\n{extra}"
+    return Item(
+        code=text(prod, "cProd"),
+        description=description,
+        ncm=text(prod, "NCM"),
+        cst=f"{orig}{cst}",
+        cfop=text(prod, "CFOP"),
+        unit=text(prod, "uCom"),
+        quantity=text(prod, "qCom"),
+        unit_value=text(prod, "vUnCom"),
+        total=text(prod, "vProd"),
+        icms_base=text(icms, "vBC"),
+        icms_value=text(icms, "vICMS"),
+        ipi_value=text(ipi, "vIPI"),
+        icms_rate=text(icms, "pICMS"),
+        ipi_rate=text(ipi, "pIPI"),
+        class_trib=text(ibscbs, "cClassTrib"),
+        ibs_value=text(group, "vIBS") or _sum(text(group, "gIBSUF/vIBSUF"), text(group, "gIBSMun/vIBSMun")),
+        cbs_value=text(group, "gCBS/vCBS"),
+        reform=_reform(tax, group),
+    )
+
+
+_REFORM_PATHS = {  # item value -> path under gIBSCBS ("IS/..." under imposto)
+    "vBC": "vBC", "pIBSUF": "gIBSUF/pIBSUF", "vIBSUF": "gIBSUF/vIBSUF", "pIBSMun": "gIBSMun/pIBSMun",
+    "vIBSMun": "gIBSMun/vIBSMun", "pCBS": "gCBS/pCBS", "vCBS": "gCBS/vCBS",
+}  # fmt: skip
+
+
+def _reform(tax: etree._Element | None, group: etree._Element | None) -> dict[str, str]:
+    values = {name: value for name, path in _REFORM_PATHS.items() if (value := text(group, path))}
+    for name in ("vBCIS", "pIS", "vIS"):
+        if value := text(tax, f"IS/{name}"):
+            values[name] = value
+    if cst := text(tax, "IBSCBS/CST"):
+        values["CST"] = cst
+    return values
+
+
+def _sum(*values: str) -> str:
+    present = [v for v in values if v]
+    if not present:
+        return ""
+    try:
+        return str(sum((Decimal(v) for v in present), Decimal(0)))
+    except InvalidOperation:
+        return present[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Volumes:
+    quantity: str = ""
+    species: str = ""
+    brand: str = ""
+    numbering: str = ""
+    gross: str = ""
+    net: str = ""
+
+
+def _volumes(transp: etree._Element | None) -> Volumes:
+    vols = [] if transp is None else transp.findall(N + "vol")
+    if not vols:
+        return Volumes()
+
+    def joined(tag: str) -> str:
+        seen: list[str] = []
+        for vol in vols:
+            value = text(vol, tag)
+            if value and value not in seen:
+                seen.append(value)
+        return " / ".join(seen)
+
+    return Volumes(
+        quantity=_sum(*(text(v, "qVol") for v in vols)),
+        species=joined("esp"),
+        brand=joined("marca"),
+        numbering=joined("nVol"),
+        gross=_sum(*(text(v, "pesoB") for v in vols)),
+        net=_sum(*(text(v, "pesoL") for v in vols)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Carrier:
+    freight: str = ""  # modFrete
+    party: Party = field(default_factory=Party)
+    plate: str = ""
+    plate_uf: str = ""
+    antt: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Nfe:
+    key: str
+    number: str
+    series: str
+    model: str
+    issued: str  # dhEmi as written
+    moved: str  # dhSaiEnt (or dSaiEnt + hSaiEnt)
+    direction: str  # tpNF: 0 entrada, 1 saída
+    environment: str  # tpAmb: 1 produção, 2 homologação
+    print_format: str  # tpImp: 1 retrato, 2 paisagem
+    emission_type: str  # tpEmis
+    operation: str  # natOp
+    emitter: Party
+    recipient: Party
+    totals: dict[str, str]
+    ibscbs: dict[str, str]  # NT 2026.010 totals, only the tags present
+    issqn: dict[str, str]
+    carrier: Carrier
+    volumes: Volumes
+    invoice: dict[str, str]
+    duplicates: tuple[tuple[str, str, str], ...]  # (nDup, dVenc, vDup)
+    payments: tuple[tuple[str, str], ...]  # (tPag, vPag)
+    items: tuple[Item, ...]
+    fisco_info: str
+    complementary_info: str
+    protocol: str
+    protocol_at: str
+    protocol_status: str
+    pickup: Party | None = None  # retirada: where the goods are collected, when not at the emitter
+    delivery: Party | None = None  # entrega: where they go, when not to the recipient
+    contingency: str = ""  # dhCont and xJust when issued in contingency
+    cancelled: bool = False
+
+    @property
+    def homologation(self) -> bool:
+        return self.environment == "2"
+
+    @property
+    def landscape(self) -> bool:
+        return self.print_format == "2"
+
+    @property
+    def nt_2026_010(self) -> bool:
+        return self.issued[:10] >= NT_2026_010_FROM
+
+
+_TOTAL_TAGS = (
+    "vBC vICMS vICMSDeson vFCPUFDest vICMSUFDest vICMSUFRemet vFCP vBCST vST vFCPST vFCPSTRet vProd vFrete "
+    "vSeg vDesc vII vIPI vIPIDevol vPIS vCOFINS vOutro vNF vTotTrib"
+).split()
+_IBSCBS_PATHS = {
+    "vBCIBSCBS": "IBSCBSTot/vBCIBSCBS",
+    "vIBSUF": "IBSCBSTot/gIBS/gIBSUF/vIBSUF",
+    "vIBSMun": "IBSCBSTot/gIBS/gIBSMun/vIBSMun",
+    "vIBS": "IBSCBSTot/gIBS/vIBS",
+    "vCredPresIBS": "IBSCBSTot/gIBS/vCredPres",
+    "vCBS": "IBSCBSTot/gCBS/vCBS",
+    "vCredPresCBS": "IBSCBSTot/gCBS/vCredPres",
+    "vIBSMono": "IBSCBSTot/gMono/vIBSMono",
+    "vCBSMono": "IBSCBSTot/gMono/vCBSMono",
+    "vIS": "ISTot/vIS",
+    "vNFTot": "vNFTot",
+}
+
+
+def read_nfe(root: etree._Element, events: Sequence[bytes] = ()) -> Nfe:
+    """The DANFE's values from a parsed nfeProc or NFe root."""
+    nfe = root if root.tag == N + "NFe" else _find(root, "NFe")
+    inf = _find(nfe, "infNFe")
+    if inf is None:
+        raise PdfError("XML da NF-e sem o grupo infNFe: não há o que imprimir no DANFE.")
+    ide = _find(inf, "ide")
+    key = (inf.get("Id") or "").removeprefix("NFe")
+    prot = _find(root, "protNFe/infProt")
+    key = key or text(prot, "chNFe")
+    total = _find(inf, "total")
+    icms_tot = _find(total, "ICMSTot")
+    transp = _find(inf, "transp")
+    transporta = _find(transp, "transporta")
+    carrier_party = Party(
+        name=text(transporta, "xNome"),
+        tax_id=_first(transporta, "CNPJ", "CPF"),
+        ie=text(transporta, "IE"),
+        street=text(transporta, "xEnder"),
+        city=text(transporta, "xMun"),
+        uf=text(transporta, "UF"),
+    )
+    vehicle = _find(transp, "veicTransp")
+    cobr = _find(inf, "cobr")
+    fat = _find(cobr, "fat")
+    duplicates = tuple(
+        (text(d, "nDup"), text(d, "dVenc"), text(d, "vDup")) for d in ([] if cobr is None else cobr.findall(N + "dup"))
+    )
+    pag = _find(inf, "pag")
+    payments = tuple((text(p, "tPag"), text(p, "vPag")) for p in ([] if pag is None else pag.findall(N + "detPag")))
+    moved = text(ide, "dhSaiEnt")
+    if not moved and text(ide, "dSaiEnt"):
+        moved = f"{text(ide, 'dSaiEnt')}T{text(ide, 'hSaiEnt')}"
+    issqn_tot = _find(total, "ISSQNtot")
+    return Nfe(
+        key=key,
+        number=text(ide, "nNF"),
+        series=text(ide, "serie"),
+        model=text(ide, "mod"),
+        issued=_first(ide, "dhEmi", "dEmi"),
+        moved=moved,
+        direction=text(ide, "tpNF"),
+        environment=text(ide, "tpAmb") or text(prot, "tpAmb"),
+        print_format=text(ide, "tpImp"),
+        emission_type=text(ide, "tpEmis"),
+        operation=text(ide, "natOp"),
+        emitter=_party(_find(inf, "emit"), "enderEmit"),
+        recipient=_party(_find(inf, "dest"), "enderDest"),
+        totals={tag: text(icms_tot, tag) for tag in _TOTAL_TAGS},
+        ibscbs={name: value for name, path in _IBSCBS_PATHS.items() if (value := text(total, path))},
+        issqn={tag: text(issqn_tot, tag) for tag in ("vServ", "vBC", "vISS")} if issqn_tot is not None else {},
+        carrier=Carrier(
+            freight=text(transp, "modFrete"),
+            party=carrier_party,
+            plate=text(vehicle, "placa"),
+            plate_uf=text(vehicle, "UF"),
+            antt=text(vehicle, "RNTC"),
+        ),
+        volumes=_volumes(transp),
+        invoice={tag: text(fat, tag) for tag in ("nFat", "vOrig", "vDesc", "vLiq")} if fat is not None else {},
+        duplicates=duplicates,
+        payments=payments,
+        items=tuple(_item(det) for det in inf.findall(N + "det")),
+        fisco_info=text(inf, "infAdic/infAdFisco"),
+        complementary_info=text(inf, "infAdic/infCpl"),
+        protocol=text(prot, "nProt"),
+        protocol_at=text(prot, "dhRecbto"),
+        protocol_status=text(prot, "cStat"),
+        pickup=_party(_find(inf, "retirada"), None) if _find(inf, "retirada") is not None else None,
+        delivery=_party(_find(inf, "entrega"), None) if _find(inf, "entrega") is not None else None,
+        contingency=_contingency(ide),
+        cancelled=is_cancelled(key, events),
+    )
+
+
+def _contingency(ide: etree._Element | None) -> str:
+    if text(ide, "tpEmis") in ("", "1"):
+        return ""
+    when = text(ide, "dhCont")
+    shown = f"{when[8:10]}/{when[5:7]}/{when[:4]} {when[11:19]}" if len(when) >= 19 else when
+    return f"EMITIDA EM CONTINGÊNCIA (tpEmis {text(ide, 'tpEmis')}) em {shown}: {text(ide, 'xJust')}".strip()
+
+
+def _local(tag: object) -> str:
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def is_cancelled(key: str, events: Sequence[bytes]) -> bool:
+    """A cancellation (110111) of this key among the stored events, not refused by the SEFAZ."""
+    for data in events:
+        try:
+            root = parse_xml(data)
+        except XmlRejected:
+            continue  # an unreadable event marks nothing; the document still prints
+        values: dict[str, list[str]] = {}
+        for element in root.iter():
+            name = _local(element.tag)
+            if name in ("tpEvento", "chNFe", "cStat") and element.text:
+                values.setdefault(name, []).append(element.text.strip())
+        if CANCELLATION not in values.get("tpEvento", []):
+            continue
+        if key and values.get("chNFe") and key not in values["chNFe"]:
+            continue
+        statuses = values.get("cStat", [])
+        if not statuses or any(s in CANCELLATION_ACCEPTED for s in statuses):
+            return True
+    return False
+
+
+def parse_nfe(xml: bytes, events: Sequence[bytes] = ()) -> Nfe:
+    try:
+        root = parse_xml(xml)
+    except XmlRejected as error:
+        raise PdfError(f"Não foi possível gerar o DANFE: {error.message}") from error
+    return read_nfe(root, events)

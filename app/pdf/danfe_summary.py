@@ -1,0 +1,69 @@
+"""The one page printed for a resNFe: what the summary says, and why there is no DANFE yet.
+
+A recipient receives only the summary (resNFe) of an NF-e until it manifests: the SEFAZ sends
+the full XML after a Ciência da Operação or a Confirmação. A DANFE drawn from the summary
+would be a fake, so this page says plainly what is known and what to do.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from lxml import etree
+from reportlab.lib.pagesizes import A4
+
+from app.pdf import formats as fmt
+from app.pdf.danfe_blocks import watermark
+from app.pdf.danfe_data import is_cancelled, text
+from app.pdf.layout import Sheet, new_canvas
+
+SITUATION = {"1": "Autorizada", "2": "Denegada", "3": "Cancelada"}
+DIRECTION = {"0": "0 - Entrada", "1": "1 - Saída"}
+EXPLANATION = (
+    "A SEFAZ enviou apenas o resumo desta NF-e (resNFe). O XML completo, necessário para imprimir o DANFE, "
+    "só é distribuído ao destinatário depois que ele registra a manifestação: Ciência da Operação ou "
+    "Confirmação da Operação. Enquanto a manifestação estiver pendente, este documento não é um DANFE e "
+    "não acompanha mercadoria.\n\n"
+    "O que fazer: registre a Ciência da Operação (ou a Confirmação) desta nota no Captura DF-e; o XML "
+    "completo chega numa das próximas consultas à SEFAZ e o DANFE passa a ser gerado a partir dele."
+)
+
+
+def render_summary(root: etree._Element, events: Sequence[bytes] = ()) -> bytes:
+    key = text(root, "chNFe")
+    situation = text(root, "cSitNFe")
+    cancelled = situation == "3" or is_cancelled(key, events)
+    out = io.BytesIO()
+    canvas = new_canvas(out, A4, f"Resumo da NF-e {key}")
+    sheet = Sheet(canvas, *A4)
+    sheet.line_width(0.5)
+    x, w, y = 10.0, 190.0, 12.0
+    sheet.block(x, y, w, 8, "RESUMO DA NF-e — XML COMPLETO AINDA NÃO DISPONÍVEL", 14, bold=True, align="center")
+    y += 9
+    sheet.block(x, y, w, 5, "Este documento não é um DANFE", 10, align="center")
+    y += 8
+    sheet.rect(x, y, w, 34)
+    sheet.block(x + 2, y + 2, w - 4, 30, EXPLANATION, 9, keep_newlines=True, min_size=7)
+    y += 38
+    rows: list[list[tuple[float, str, object]]] = [
+        [(w, "Chave de acesso", fmt.key_groups(key))],
+        [(w * 0.7, "Emitente", text(root, "xNome")),
+         (w * 0.3, "CNPJ / CPF", fmt.tax_id(text(root, "CNPJ") or text(root, "CPF")))],
+        [(w * 0.35, "Inscrição estadual", text(root, "IE")),
+         (w * 0.35, "Data de emissão", fmt.date_time(text(root, "dhEmi"))),
+         (w * 0.3, "Tipo da operação", DIRECTION.get(text(root, "tpNF"), text(root, "tpNF")))],
+        [(w * 0.35, "Valor total da nota", f"R$ {fmt.money(text(root, 'vNF'))}"),
+         (w * 0.35, "Protocolo de autorização", text(root, "nProt")),
+         (w * 0.3, "Data de autorização", fmt.date_time(text(root, "dhRecbto")))],
+        [(w * 0.35, "Situação na SEFAZ", "Cancelada" if cancelled else SITUATION.get(situation, situation or "-")),
+         (w * 0.65, "Para obter o XML completo", "Registrar a Ciência ou a Confirmação da Operação")],
+    ]  # fmt: skip
+    for row in rows:
+        sheet.fields(x, y, 10, row, size=10)
+        y += 10
+    if cancelled:
+        watermark(sheet, "CANCELADA", red=True)
+    canvas.showPage()
+    canvas.save()
+    return out.getvalue()
