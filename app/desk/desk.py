@@ -355,6 +355,12 @@ class Desk:
         events = [self.ctx.events.get_xml(e.id) for e in self.ctx.events.for_key(row.company_id, row.product, key)]
         return PdfCache(self.office.data_dir).pdf(row.product, key, self.xml(row), events)
 
+    def save_pdf(self, row: GridRow, target: Path) -> int:
+        """Write the row's PDF atomically (a network drive may be slow: from a worker)."""
+        content = self.pdf(row)
+        write_atomic(target, content)
+        return len(content)
+
     def alerts(self, product: Product, company_ids: tuple[int, ...] = ()) -> Alerts:
         """Counts for the banner: cancelled after capture, deadlines within 5 days, quarantined."""
         now = self.now()

@@ -175,50 +175,97 @@ def _header(sheet: Sheet, y: float, dacte: Dacte, folio: str) -> float:
     xm, xr = X0 + left_w, X0 + left_w + mid_w
     right_w = WIDTH - left_w - mid_w
     _emitter(sheet, X0, y, left_w, 30.0, dacte)
-    sheet.fields(X0, y + 30.0, 8.0, [(left_w / 2, "TIPO DO CT-E", dacte.cte_type),
-                                     (left_w / 2, "TIPO DO SERVIÇO", dacte.service_type)], size=7.0)
-    sheet.fields(X0, y + 38.0, 8.0, [(left_w / 2, "TOMADOR DO SERVIÇO", dacte.taker_role),
-                                     (left_w / 2, "TIPO DE EMISSÃO", dacte.emission_type)], size=7.0)
-    sheet.field(X0, y + 46.0, left_w, 8.0, "CFOP - NATUREZA DA PRESTAÇÃO", f"{dacte.cfop} - {dacte.nature}",
-                size=7.0)
+    sheet.fields(
+        X0,
+        y + 30.0,
+        8.0,
+        [(left_w / 2, "TIPO DO CT-E", dacte.cte_type), (left_w / 2, "TIPO DO SERVIÇO", dacte.service_type)],
+        size=7.0,
+    )
+    sheet.fields(
+        X0,
+        y + 38.0,
+        8.0,
+        [(left_w / 2, "TOMADOR DO SERVIÇO", dacte.taker_role), (left_w / 2, "TIPO DE EMISSÃO", dacte.emission_type)],
+        size=7.0,
+    )
+    sheet.field(X0, y + 46.0, left_w, 8.0, "CFOP - NATUREZA DA PRESTAÇÃO", f"{dacte.cfop} - {dacte.nature}", size=7.0)
     # identification
     title_w = 56.0
     sheet.rect(xm, y, title_w, 12.0)
     sheet.block(xm, y + 0.8, title_w, 5.0, "DACTE OS" if dacte.is_os else "DACTE", 11.0, bold=True, align="center")
-    subtitle = ("DOCUMENTO AUXILIAR DO CONHECIMENTO DE TRANSPORTE ELETRÔNICO PARA OUTROS SERVIÇOS" if dacte.is_os
-                else "DOCUMENTO AUXILIAR DO CONHECIMENTO DE TRANSPORTE ELETRÔNICO")
+    subtitle = (
+        "DOCUMENTO AUXILIAR DO CONHECIMENTO DE TRANSPORTE ELETRÔNICO PARA OUTROS SERVIÇOS"
+        if dacte.is_os
+        else "DOCUMENTO AUXILIAR DO CONHECIMENTO DE TRANSPORTE ELETRÔNICO"
+    )
     sheet.block(xm + 1.0, y + 6.0, title_w - 2.0, 5.6, subtitle, 5.6, align="center", valign="middle")
-    sheet.field(xm + title_w, y, mid_w - title_w, 12.0, "MODAL", MODALS.get(dacte.modal, dacte.modal), size=8.0,
-                bold=True, align="center")
-    sheet.fields(xm, y + 12.0, 8.0, [
-        (10.0, "MODELO", dacte.model), (9.0, "SÉRIE", dacte.serie), (17.0, "NÚMERO", dacte.number),
-        (11.0, "FOLHA", folio), (37.0, "DATA E HORA DE EMISSÃO", formats.date_time(dacte.issued_at)),
-    ], size=7.0, align="center")
+    sheet.field(
+        xm + title_w,
+        y,
+        mid_w - title_w,
+        12.0,
+        "MODAL",
+        MODALS.get(dacte.modal, dacte.modal),
+        size=8.0,
+        bold=True,
+        align="center",
+    )
+    sheet.fields(
+        xm,
+        y + 12.0,
+        8.0,
+        [
+            (10.0, "MODELO", dacte.model),
+            (9.0, "SÉRIE", dacte.serie),
+            (17.0, "NÚMERO", dacte.number),
+            (11.0, "FOLHA", folio),
+            (37.0, "DATA E HORA DE EMISSÃO", formats.date_time(dacte.issued_at)),
+        ],
+        size=7.0,
+        align="center",
+    )
     sheet.rect(xm, y + 20.0, mid_w, 13.0)
     canvas = sheet.canvas
     draw_code128(canvas, (xm + 2.0) * mm, (sheet.height - (y + 31.5)) * mm, (mid_w - 4.0) * mm, 10.0 * mm, dacte.key)
-    sheet.field(xm, y + 33.0, mid_w, 8.0, "CHAVE DE ACESSO", formats.key_groups(dacte.key), size=7.5, bold=True,
-                align="center")
+    sheet.field(
+        xm, y + 33.0, mid_w, 8.0, "CHAVE DE ACESSO", formats.key_groups(dacte.key), size=7.5, bold=True, align="center"
+    )
     protocol = " ".join(p for p in (dacte.protocol, formats.date_time(dacte.authorised_at)) if p)
     # a bare CTe (an import without protCTe) proves no authorisation: say so where the protocol goes
     protocol = protocol or "XML SEM PROTOCOLO DE AUTORIZAÇÃO"
-    sheet.field(xm, y + 41.0, mid_w, 8.0, "PROTOCOLO DE AUTORIZAÇÃO DE USO", protocol, size=7.5, bold=True,
-                align="center")
+    sheet.field(
+        xm, y + 41.0, mid_w, 8.0, "PROTOCOLO DE AUTORIZAÇÃO DE USO", protocol, size=7.5, bold=True, align="center"
+    )
     sheet.rect(xm, y + 49.0, mid_w, 5.0)
     sheet.block(xm + 1.0, y + 49.3, mid_w - 2.0, 4.4, CONSULT, 5.2, align="center", valign="middle")
     # QR code of the CT-e (mandatory since layout 3.00; older documents leave the box empty)
     sheet.rect(xr, y, right_w, 54.0)
     qr_size = min(right_w - 3.0, 32.0)
     if dacte.qr_url:
-        draw_qr(canvas, (xr + (right_w - qr_size) / 2) * mm, (sheet.height - (y + 4.0 + qr_size)) * mm,
-                qr_size * mm, dacte.qr_url)
+        draw_qr(
+            canvas,
+            (xr + (right_w - qr_size) / 2) * mm,
+            (sheet.height - (y + 4.0 + qr_size)) * mm,
+            qr_size * mm,
+            dacte.qr_url,
+        )
         sheet.block(xr + 1.0, y + 38.0, right_w - 2.0, 6.0, "CONSULTA VIA LEITOR DE QR CODE", 5.2, align="center")
     else:  # layouts before 3.00 and some bare imports carry no infCTeSupl
-        sheet.block(xr + 2.0, y + 4.0, right_w - 4.0, 30.0, "QR CODE NÃO INFORMADO NO XML DO CT-E", 6.0,
-                    align="center", valign="middle")
+        sheet.block(
+            xr + 2.0,
+            y + 4.0,
+            right_w - 4.0,
+            30.0,
+            "QR CODE NÃO INFORMADO NO XML DO CT-E",
+            6.0,
+            align="center",
+            valign="middle",
+        )
     y += 54.0
-    sheet.fields(X0, y, 8.0, [(HALF, "INÍCIO DA PRESTAÇÃO", dacte.start),
-                              (HALF, "TÉRMINO DA PRESTAÇÃO", dacte.end)], size=7.5)
+    sheet.fields(
+        X0, y, 8.0, [(HALF, "INÍCIO DA PRESTAÇÃO", dacte.start), (HALF, "TÉRMINO DA PRESTAÇÃO", dacte.end)], size=7.5
+    )
     return y + 8.0
 
 
@@ -226,16 +273,25 @@ def _emitter(sheet: Sheet, x: float, y: float, w: float, h: float, dacte: Dacte)
     e = dacte.emitter
     a = e.address
     sheet.rect(x, y, w, h)
-    sheet.block(x + 1.5, y + 1.0, w - 3.0, 7.0, e.name, 9.0, bold=True, align="center", valign="middle",
-                min_size=6.0)
+    sheet.block(x + 1.5, y + 1.0, w - 3.0, 7.0, e.name, 9.0, bold=True, align="center", valign="middle", min_size=6.0)
     lines = [
         a.line,
         " - ".join(p for p in (a.town, formats.cep(a.cep)) if p),
         f"CNPJ/CPF: {formats.tax_id(e.doc)}   IE: {e.ie}",
         f"FONE: {formats.phone(e.phone)}" if e.phone else "",
     ]
-    sheet.block(x + 1.5, y + 9.0, w - 3.0, h - 10.0, "\n".join(line for line in lines if line), 7.5,
-                align="center", valign="middle", min_size=5.0, keep_newlines=True)
+    sheet.block(
+        x + 1.5,
+        y + 9.0,
+        w - 3.0,
+        h - 10.0,
+        "\n".join(line for line in lines if line),
+        7.5,
+        align="center",
+        valign="middle",
+        min_size=5.0,
+        keep_newlines=True,
+    )
 
 
 def _marks(canvas: Canvas, dacte: Dacte) -> None:

@@ -39,8 +39,9 @@ def caption(sheet: Sheet, y: float, title: str, *, x: float = X0, w: float = WID
 
 def _label_value(sheet: Sheet, x: float, y: float, label_w: float, w: float, label: str, value: str) -> None:
     sheet.block(x, y, label_w, _PARTY_ROW, label, 5.2, min_size=4.0, wrap_lines=False, valign="middle")
-    sheet.block(x + label_w, y, w - label_w, _PARTY_ROW, value, 6.5, bold=True, min_size=4.5, wrap_lines=False,
-                valign="middle")
+    sheet.block(
+        x + label_w, y, w - label_w, _PARTY_ROW, value, 6.5, bold=True, min_size=4.5, wrap_lines=False, valign="middle"
+    )
 
 
 def party_box(sheet: Sheet, x: float, y: float, w: float, title: str, party: Party) -> float:
@@ -89,29 +90,57 @@ def cargo(sheet: Sheet, y: float, dacte: Dacte) -> float:
     h = 8.0
     if dacte.is_os:
         amount = " / ".join(formats.quantity(q.amount) for q in dacte.quantities)
-        sheet.fields(X0, y, h, [(150.0, "DESCRIÇÃO DO SERVIÇO PRESTADO", dacte.service_description),
-                                (48.0, "QUANTIDADE (PASSAGEIROS / VOLUMES)", amount)], size=VALUE_SIZE)
+        sheet.fields(
+            X0,
+            y,
+            h,
+            [
+                (150.0, "DESCRIÇÃO DO SERVIÇO PRESTADO", dacte.service_description),
+                (48.0, "QUANTIDADE (PASSAGEIROS / VOLUMES)", amount),
+            ],
+            size=VALUE_SIZE,
+        )
         y += h
         for responsible, insurer, policy in dacte.insurance or (("", "", ""),):
-            sheet.fields(X0, y, h, [(50.0, "RESPONSÁVEL PELO SEGURO", responsible),
-                                    (70.0, "NOME DA SEGURADORA", insurer), (40.0, "NÚMERO DA APÓLICE", policy),
-                                    (38.0, "PERCURSO DO VEÍCULO (UF)", dacte.route)], size=VALUE_SIZE)
+            sheet.fields(
+                X0,
+                y,
+                h,
+                [
+                    (50.0, "RESPONSÁVEL PELO SEGURO", responsible),
+                    (70.0, "NOME DA SEGURADORA", insurer),
+                    (40.0, "NÚMERO DA APÓLICE", policy),
+                    (38.0, "PERCURSO DO VEÍCULO (UF)", dacte.route),
+                ],
+                size=VALUE_SIZE,
+            )
             y += h
         return y
-    sheet.fields(X0, y, h, [
-        (92.0, "PRODUTO PREDOMINANTE", dacte.product),
-        (60.0, "OUTRAS CARACTERÍSTICAS DA CARGA", dacte.other_features),
-        (46.0, "VALOR TOTAL DA CARGA", formats.money(dacte.cargo_value, blank="")),
-    ], size=VALUE_SIZE)
+    sheet.fields(
+        X0,
+        y,
+        h,
+        [
+            (92.0, "PRODUTO PREDOMINANTE", dacte.product),
+            (60.0, "OUTRAS CARACTERÍSTICAS DA CARGA", dacte.other_features),
+            (46.0, "VALOR TOTAL DA CARGA", formats.money(dacte.cargo_value, blank="")),
+        ],
+        size=VALUE_SIZE,
+    )
     y += h
     quantities = list(dacte.quantities)
     per_row = 5
     for start in range(0, len(quantities), per_row):
         chunk = quantities[start : start + per_row]
         cell_w = WIDTH / per_row
-        sheet.fields(X0, y, 7.5, [
-            (cell_w, q.measure or "QUANTIDADE", f"{formats.quantity(q.amount)} {q.unit}".strip()) for q in chunk
-        ] + [(cell_w, "", "")] * (per_row - len(chunk)), size=VALUE_SIZE)
+        sheet.fields(
+            X0,
+            y,
+            7.5,
+            [(cell_w, q.measure or "QUANTIDADE", f"{formats.quantity(q.amount)} {q.unit}".strip()) for q in chunk]
+            + [(cell_w, "", "")] * (per_row - len(chunk)),
+            size=VALUE_SIZE,
+        )
         y += 7.5
     return y
 
@@ -139,13 +168,40 @@ def components(sheet: Sheet, y: float, dacte: Dacte) -> float:
             item = items[index]
             ry = y + 3.4 + row * row_h
             sheet.block(cx + 1.0, ry, col_w * 0.6 - 1.0, row_h, item.name, 6.5, wrap_lines=False, valign="middle")
-            sheet.block(cx + col_w * 0.6, ry, col_w * 0.4 - 1.0, row_h, formats.money(item.value), 6.5,
-                        align="right", wrap_lines=False, valign="middle")
+            sheet.block(
+                cx + col_w * 0.6,
+                ry,
+                col_w * 0.4 - 1.0,
+                row_h,
+                formats.money(item.value),
+                6.5,
+                align="right",
+                wrap_lines=False,
+                valign="middle",
+            )
     total_w = WIDTH - list_w
-    sheet.field(X0 + list_w, y, total_w, h / 2, "VALOR TOTAL DO SERVIÇO", f"R$ {formats.money(dacte.total)}",
-                size=9.0, bold=True, align="right")
-    sheet.field(X0 + list_w, y + h / 2, total_w, h / 2, "VALOR A RECEBER", f"R$ {formats.money(dacte.receivable)}",
-                size=9.0, bold=True, align="right")
+    sheet.field(
+        X0 + list_w,
+        y,
+        total_w,
+        h / 2,
+        "VALOR TOTAL DO SERVIÇO",
+        f"R$ {formats.money(dacte.total)}",
+        size=9.0,
+        bold=True,
+        align="right",
+    )
+    sheet.field(
+        X0 + list_w,
+        y + h / 2,
+        total_w,
+        h / 2,
+        "VALOR A RECEBER",
+        f"R$ {formats.money(dacte.receivable)}",
+        size=9.0,
+        bold=True,
+        align="right",
+    )
     return y + h
 
 
@@ -153,34 +209,51 @@ def taxes(sheet: Sheet, y: float, dacte: Dacte) -> float:
     y = caption(sheet, y, "INFORMAÇÕES RELATIVAS AO IMPOSTO")
     icms = dacte.icms
     h = 8.0
-    sheet.fields(X0, y, h, [
-        (62.0, "SITUAÇÃO TRIBUTÁRIA", icms.situation),
-        (27.0, "BASE DE CÁLCULO", formats.money(icms.base, blank="")),
-        (18.0, "ALÍQ. ICMS", formats.decimal(icms.rate, 2)),
-        (27.0, "VALOR ICMS", formats.money(icms.value, blank="")),
-        (18.0, "% RED. BC ICMS", formats.decimal(icms.base_reduction, 2)),
-        (23.0, "ICMS ST", formats.money(icms.st_value, blank="")),
-        (23.0, "CRÉDITO PRESUMIDO", formats.money(icms.credit, blank="")),
-    ], size=VALUE_SIZE)
+    sheet.fields(
+        X0,
+        y,
+        h,
+        [
+            (62.0, "SITUAÇÃO TRIBUTÁRIA", icms.situation),
+            (27.0, "BASE DE CÁLCULO", formats.money(icms.base, blank="")),
+            (18.0, "ALÍQ. ICMS", formats.decimal(icms.rate, 2)),
+            (27.0, "VALOR ICMS", formats.money(icms.value, blank="")),
+            (18.0, "% RED. BC ICMS", formats.decimal(icms.base_reduction, 2)),
+            (23.0, "ICMS ST", formats.money(icms.st_value, blank="")),
+            (23.0, "CRÉDITO PRESUMIDO", formats.money(icms.credit, blank="")),
+        ],
+        size=VALUE_SIZE,
+    )
     y += h
     if dacte.federal_taxes:  # CT-e OS: federal taxes of the service
         cell = WIDTH / len(dacte.federal_taxes)
-        sheet.fields(X0, y, h, [(cell, f"VALOR DO {label}", formats.money(value, blank=""))
-                                for label, value in dacte.federal_taxes], size=VALUE_SIZE)
+        sheet.fields(
+            X0,
+            y,
+            h,
+            [(cell, f"VALOR DO {label}", formats.money(value, blank="")) for label, value in dacte.federal_taxes],
+            size=VALUE_SIZE,
+        )
         y += h
     ibs = dacte.ibscbs
     if ibs is not None:
-        sheet.fields(X0, y, h, [
-            (32.0, "CST / CCLASSTRIB IBS/CBS", " / ".join(p for p in (ibs.cst, ibs.class_code) if p)),
-            (24.0, "BASE DE CÁLCULO IBS/CBS", formats.money(ibs.base, blank="")),
-            (17.0, "ALÍQ. IBS UF", formats.decimal(ibs.ibs_uf_rate, 2)),
-            (22.0, "VALOR IBS UF", formats.money(ibs.ibs_uf, blank="")),
-            (17.0, "ALÍQ. IBS MUN.", formats.decimal(ibs.ibs_mun_rate, 2)),
-            (22.0, "VALOR IBS MUN.", formats.money(ibs.ibs_mun, blank="")),
-            (22.0, "VALOR TOTAL IBS", formats.money(ibs.ibs_total, blank="")),
-            (17.0, "ALÍQ. CBS", formats.decimal(ibs.cbs_rate, 2)),
-            (25.0, "VALOR CBS", formats.money(ibs.cbs, blank="")),
-        ], size=VALUE_SIZE)
+        sheet.fields(
+            X0,
+            y,
+            h,
+            [
+                (32.0, "CST / CCLASSTRIB IBS/CBS", " / ".join(p for p in (ibs.cst, ibs.class_code) if p)),
+                (24.0, "BASE DE CÁLCULO IBS/CBS", formats.money(ibs.base, blank="")),
+                (17.0, "ALÍQ. IBS UF", formats.decimal(ibs.ibs_uf_rate, 2)),
+                (22.0, "VALOR IBS UF", formats.money(ibs.ibs_uf, blank="")),
+                (17.0, "ALÍQ. IBS MUN.", formats.decimal(ibs.ibs_mun_rate, 2)),
+                (22.0, "VALOR IBS MUN.", formats.money(ibs.ibs_mun, blank="")),
+                (22.0, "VALOR TOTAL IBS", formats.money(ibs.ibs_total, blank="")),
+                (17.0, "ALÍQ. CBS", formats.decimal(ibs.cbs_rate, 2)),
+                (25.0, "VALOR CBS", formats.money(ibs.cbs, blank="")),
+            ],
+            size=VALUE_SIZE,
+        )
         y += h
     return y
 
@@ -211,14 +284,18 @@ def documents(
             doc = docs[index]
             ry = y + DOC_HEAD + row * DOC_ROW
             x = cx
-            for w, value in zip(widths, (doc.kind, formats.tax_id(doc.ident) if len(doc.ident) in (11, 14)
-                                         else doc.ident, doc.serie_number), strict=True):
+            for w, value in zip(
+                widths,
+                (doc.kind, formats.tax_id(doc.ident) if len(doc.ident) in (11, 14) else doc.ident, doc.serie_number),
+                strict=True,
+            ):
                 sheet.block(x, ry, w - 1.0, DOC_ROW, value, 6.0, wrap_lines=False, valign="middle", min_size=4.0)
                 x += w
     if not docs:
         note = "NENHUM DOCUMENTO REFERENCIADO NO CT-E OS" if dacte_os else "NENHUM DOCUMENTO INFORMADO NO CT-E"
-        sheet.block(X0 + 1.0, y + DOC_HEAD, HALF - 2.0, min(h - DOC_HEAD, 6.0), note, 6.5, align="center",
-                    valign="middle")
+        sheet.block(
+            X0 + 1.0, y + DOC_HEAD, HALF - 2.0, min(h - DOC_HEAD, 6.0), note, 6.5, align="center", valign="middle"
+        )
     return y + h
 
 
@@ -227,8 +304,9 @@ def observations(sheet: Sheet, y: float, lines: Sequence[str], h: float, *, titl
     y = caption(sheet, y, title)
     sheet.rect(X0, y, WIDTH, h)
     for i, line in enumerate(lines):
-        sheet.block(X0 + 1.0, y + 0.4 + i * OBS_LINE, WIDTH - 2.0, OBS_LINE, line, OBS_SIZE, wrap_lines=False,
-                    min_size=4.0)
+        sheet.block(
+            X0 + 1.0, y + 0.4 + i * OBS_LINE, WIDTH - 2.0, OBS_LINE, line, OBS_SIZE, wrap_lines=False, min_size=4.0
+        )
     return y + h
 
 
@@ -283,12 +361,22 @@ def _table(sheet: Sheet, y: float, header: Sequence[str], rows: Sequence[Sequenc
     sheet.rect(X0, y, WIDTH, h)
     col_w = WIDTH / max(1, len(header))
     for c, title in enumerate(header):
-        sheet.block(X0 + c * col_w + 1.0, y + 0.3, col_w - 2.0, DOC_HEAD - 0.4, title, 5.0, valign="middle",
-                    wrap_lines=False)
+        sheet.block(
+            X0 + c * col_w + 1.0, y + 0.3, col_w - 2.0, DOC_HEAD - 0.4, title, 5.0, valign="middle", wrap_lines=False
+        )
     for r, row in enumerate(rows):
         for c, value in enumerate(row):
-            sheet.block(X0 + c * col_w + 1.0, y + DOC_HEAD + r * DOC_ROW, col_w - 2.0, DOC_ROW, value, 6.0,
-                        wrap_lines=False, valign="middle", min_size=4.0)
+            sheet.block(
+                X0 + c * col_w + 1.0,
+                y + DOC_HEAD + r * DOC_ROW,
+                col_w - 2.0,
+                DOC_ROW,
+                value,
+                6.0,
+                wrap_lines=False,
+                valign="middle",
+                min_size=4.0,
+            )
     return y + h
 
 
@@ -306,9 +394,18 @@ def reserved(sheet: Sheet, y: float, dacte: Dacte, h: float = RESERVED_H) -> flo
 def receipt(sheet: Sheet, y: float, dacte: Dacte) -> float:
     """The stub the recipient signs, above a dashed cut line."""
     sheet.rect(X0, y, WIDTH, 4.0)
-    sheet.block(X0 + 1.0, y + 0.3, WIDTH - 2.0, 3.4,
-                "DECLARO QUE RECEBI OS VOLUMES DESTE CONHECIMENTO EM PERFEITO ESTADO PELO QUE DOU POR CUMPRIDO O "
-                "PRESENTE CONTRATO DE TRANSPORTE", 5.6, align="center", valign="middle", wrap_lines=False)
+    sheet.block(
+        X0 + 1.0,
+        y + 0.3,
+        WIDTH - 2.0,
+        3.4,
+        "DECLARO QUE RECEBI OS VOLUMES DESTE CONHECIMENTO EM PERFEITO ESTADO PELO QUE DOU POR CUMPRIDO O "
+        "PRESENTE CONTRATO DE TRANSPORTE",
+        5.6,
+        align="center",
+        valign="middle",
+        wrap_lines=False,
+    )
     y += 4.0
     sheet.field(X0, y, 62.0, 8.0, "NOME", "")
     sheet.field(X0, y + 8.0, 62.0, 8.0, "RG", "")
@@ -318,8 +415,7 @@ def receipt(sheet: Sheet, y: float, dacte: Dacte) -> float:
     sheet.field(X0 + 118.0, y + 8.0, 40.0, 8.0, "SAÍDA DATA/HORA", "")
     sheet.rect(X0 + 158.0, y, 40.0, 16.0)
     sheet.block(X0 + 158.0, y + 0.8, 40.0, 4.5, "CT-E", 9.0, bold=True, align="center", wrap_lines=False)
-    sheet.block(X0 + 159.0, y + 6.0, 38.0, 4.0, f"Nº DOCUMENTO  {dacte.number}", 7.0, align="center",
-                wrap_lines=False)
+    sheet.block(X0 + 159.0, y + 6.0, 38.0, 4.0, f"Nº DOCUMENTO  {dacte.number}", 7.0, align="center", wrap_lines=False)
     sheet.block(X0 + 159.0, y + 10.5, 38.0, 4.0, f"SÉRIE  {dacte.serie}", 7.0, align="center", wrap_lines=False)
     y += 16.0
     sheet.hline(X0, y + 1.5, WIDTH, dash=True)

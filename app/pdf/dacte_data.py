@@ -159,10 +159,7 @@ def read_dacte(root: etree._Element) -> Dacte:
         quantities=_quantities(norm),
         documents=documents,
         observations=_observations(compl, inf),
-        fisco_observations=tuple(
-            f"{o.attr('xCampo')}: {o.text('xTexto')}".strip(": ")
-            for o in compl.all("ObsFisco")
-        ),
+        fisco_observations=tuple(f"{o.attr('xCampo')}: {o.text('xTexto')}".strip(": ") for o in compl.all("ObsFisco")),
         modal_block=read_modal(norm.find("infModal").first_child(), delivery=delivery_text(compl.find("Entrega"))),
         protocol=prot.text("nProt"),
         authorised_at=prot.text("dhRecbto"),
@@ -176,9 +173,16 @@ def read_dacte(root: etree._Element) -> Dacte:
         route=" > ".join(ide.texts("infPercurso/UFPer")),
         federal_taxes=tuple(
             (label, inf.text(f"imp/infTribFed/{tag}"))
-            for tag, label in (("vPIS", "PIS"), ("vCOFINS", "COFINS"), ("vIR", "IR"), ("vINSS", "INSS"),
-                               ("vCSLL", "CSLL"))
-        ) if inf.find("imp/infTribFed") else (),
+            for tag, label in (
+                ("vPIS", "PIS"),
+                ("vCOFINS", "COFINS"),
+                ("vIR", "IR"),
+                ("vINSS", "INSS"),
+                ("vCSLL", "CSLL"),
+            )
+        )
+        if inf.find("imp/infTribFed")
+        else (),
         referenced_key=referenced,
     )
 

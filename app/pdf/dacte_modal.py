@@ -47,8 +47,13 @@ def read_modal(group: Node, *, delivery: str = "") -> ModalBlock | None:
 
 def _road(r: Node, delivery: str) -> ModalBlock:
     orders = tuple(
-        (o.text("serie"), o.text("nOcc"), formats.date(o.text("dEmi")), formats.tax_id(o.text("emiOcc/CNPJ")),
-         o.text("emiOcc/UF"))
+        (
+            o.text("serie"),
+            o.text("nOcc"),
+            formats.date(o.text("dEmi")),
+            formats.tax_id(o.text("emiOcc/CNPJ")),
+            o.text("emiOcc/UF"),
+        )
         for o in r.all("occ")
     )
     return ModalBlock(
@@ -157,8 +162,12 @@ def _rail(r: Node) -> ModalBlock:
             ("CT-E FERROVIÁRIO DE ORIGEM", r.text("trafMut/chCTeFerroOrigem")),
         ]
     railways = tuple(
-        (formats.tax_id(f.text("CNPJ")), f.text("xNome"), f.text("IE"),
-         f"{f.text('enderFerro/xMun')} - {f.text('enderFerro/UF')}")
+        (
+            formats.tax_id(f.text("CNPJ")),
+            f.text("xNome"),
+            f.text("IE"),
+            f"{f.text('enderFerro/xMun')} - {f.text('enderFerro/UF')}",
+        )
         for f in r.all("trafMut/ferroEnv")
     )
     header = ("CNPJ FERROVIA ENVOLVIDA", "RAZÃO SOCIAL", "IE", "MUNICÍPIO") if railways else ()

@@ -21,7 +21,7 @@ class Address:
 
     @property
     def line(self) -> str:
-        """"RUA X, 12, SALA 3, CENTRO": the street line as the DACTE prints it."""
+        """ "RUA X, 12, SALA 3, CENTRO": the street line as the DACTE prints it."""
         return ", ".join(p for p in (self.street, self.number, self.complement, self.district) if p)
 
     @property

@@ -70,12 +70,16 @@ class _Page:
         self._provider()
         self._person_block("TOMADOR / ADQUIRENTE", d.taker, "TOMADOR/ADQUIRENTE DA OPERAÇÃO NÃO IDENTIFICADO NA NFS-e")
         if d.recipient is None:
-            self._strip("O DESTINATÁRIO É O PRÓPRIO TOMADOR/ADQUIRENTE DA OPERAÇÃO" if d.taker
-                        else "DESTINATÁRIO DA OPERAÇÃO NÃO IDENTIFICADO NA NFS-e")
+            self._strip(
+                "O DESTINATÁRIO É O PRÓPRIO TOMADOR/ADQUIRENTE DA OPERAÇÃO"
+                if d.taker
+                else "DESTINATÁRIO DA OPERAÇÃO NÃO IDENTIFICADO NA NFS-e"
+            )
         else:
             self._person_block("DESTINATÁRIO DA OPERAÇÃO", d.recipient, "", registration=False)
-        self._person_block("INTERMEDIÁRIO DA OPERAÇÃO", d.intermediary,
-                           "INTERMEDIÁRIO DA OPERAÇÃO NÃO IDENTIFICADO NA NFS-e")
+        self._person_block(
+            "INTERMEDIÁRIO DA OPERAÇÃO", d.intermediary, "INTERMEDIÁRIO DA OPERAÇÃO NÃO IDENTIFICADO NA NFS-e"
+        )
         self._service()
         self._municipal()
         self._federal()
@@ -100,27 +104,68 @@ class _Page:
         canvas.rect(x * mm, (self.sheet.height - y - h) * mm, w * mm, h * mm, stroke=0, fill=1)
         canvas.restoreState()
 
-    def _field(self, col: int, span: int, label: str, value: str, *, shaded: bool = False, y: float | None = None,
-               label_size: float = LABEL_SIZE, h: float = ROW) -> None:
+    def _field(
+        self,
+        col: int,
+        span: int,
+        label: str,
+        value: str,
+        *,
+        shaded: bool = False,
+        y: float | None = None,
+        label_size: float = LABEL_SIZE,
+        h: float = ROW,
+    ) -> None:
         top = self.y if y is None else y
         x, w = X0 + col * COL, span * COL
         if shaded:
             self._shade(x, top, w, h)
         label_h = label_size * LEADING / mm + 0.1
-        self.sheet.block(x + 0.8, top + 0.3, w - 1.6, label_h, label, label_size, bold=True, min_size=4.5,
-                         wrap_lines=False, ellipsis=True)
+        self.sheet.block(
+            x + 0.8,
+            top + 0.3,
+            w - 1.6,
+            label_h,
+            label,
+            label_size,
+            bold=True,
+            min_size=4.5,
+            wrap_lines=False,
+            ellipsis=True,
+        )
         value_top = top + 0.4 + label_h
-        self.sheet.block(x + 0.8, value_top, w - 1.6, top + h - value_top, value or "-", VALUE_SIZE, min_size=5.5,
-                         wrap_lines=False, ellipsis=True)
+        self.sheet.block(
+            x + 0.8,
+            value_top,
+            w - 1.6,
+            top + h - value_top,
+            value or "-",
+            VALUE_SIZE,
+            min_size=5.5,
+            wrap_lines=False,
+            ellipsis=True,
+        )
 
     def _title(self, text: str, h: float = ROW) -> None:
         self._shade(X0, self.y, COL, h)
-        self.sheet.block(X0 + 0.8, self.y, COL - 1.6, h, text, 7.0, bold=True, valign="middle", wrap_lines=False,
-                         min_size=5.5)
+        self.sheet.block(
+            X0 + 0.8, self.y, COL - 1.6, h, text, 7.0, bold=True, valign="middle", wrap_lines=False, min_size=5.5
+        )
 
     def _strip(self, text: str) -> None:
-        self.sheet.block(X0, self.y + 0.2, W, STRIP - 0.3, text, 7.0, bold=True, align="center", valign="middle",
-                         wrap_lines=False, min_size=5.5)
+        self.sheet.block(
+            X0,
+            self.y + 0.2,
+            W,
+            STRIP - 0.3,
+            text,
+            7.0,
+            bold=True,
+            align="center",
+            valign="middle",
+            wrap_lines=False,
+            min_size=5.5,
+        )
         self.y += STRIP
         self._rule()
 
@@ -146,8 +191,7 @@ class _Page:
         canvas.drawString((X0 + 22.5) * mm, (sheet.height - self.y - 7.6) * mm, "Serviço Eletrônica")
         canvas.restoreState()
         sheet.block(X0 + COL, self.y + 1.2, 2 * COL, 3.6, "DANFSe v2.0", 9.0, bold=True, align="center")
-        sheet.block(X0 + COL, self.y + 4.8, 2 * COL, 3.6, "Documento Auxiliar da NFS-e", 9.0, bold=True,
-                    align="center")
+        sheet.block(X0 + COL, self.y + 4.8, 2 * COL, 3.6, "Documento Auxiliar da NFS-e", 9.0, bold=True, align="center")
         if d.restricted:
             canvas.saveState()
             canvas.setFillColorRGB(0.8, 0.0, 0.0)
@@ -155,12 +199,30 @@ class _Page:
             canvas.restoreState()
         right = X0 + 3 * COL + 0.8
         if d.header_town:
-            sheet.block(right, self.y + 1.0, COL - 1.6, 3.4, f"Município: {d.header_town}", 8.0, wrap_lines=False,
-                        ellipsis=True, min_size=6.0)
-        sheet.block(right, self.y + 6.0, COL - 1.6, 2.6, f"Ambiente Gerador: {d.generator}", 6.0, wrap_lines=False,
-                    min_size=4.5)
-        sheet.block(right, self.y + 8.8, COL - 1.6, 2.6, f"Tipo de Ambiente: {d.environment_name}", 6.0,
-                    wrap_lines=False, min_size=4.5)
+            sheet.block(
+                right,
+                self.y + 1.0,
+                COL - 1.6,
+                3.4,
+                f"Município: {d.header_town}",
+                8.0,
+                wrap_lines=False,
+                ellipsis=True,
+                min_size=6.0,
+            )
+        sheet.block(
+            right, self.y + 6.0, COL - 1.6, 2.6, f"Ambiente Gerador: {d.generator}", 6.0, wrap_lines=False, min_size=4.5
+        )
+        sheet.block(
+            right,
+            self.y + 8.8,
+            COL - 1.6,
+            2.6,
+            f"Tipo de Ambiente: {d.environment_name}",
+            6.0,
+            wrap_lines=False,
+            min_size=4.5,
+        )
         self.y += band
         self._rule()
 
@@ -172,16 +234,21 @@ class _Page:
         rows = top + 7.6
         step = 6.9
         grid = (
-            (("NÚMERO DA NFS-e", d.number), ("COMPETÊNCIA DA NFS-e", d.competence),
-             ("DATA E HORA DA EMISSÃO DA NFS-e", d.issued_at)),
-            (("NÚMERO DA DPS", d.dps_number), ("SÉRIE DA DPS", d.dps_serie),
-             ("DATA E HORA DA EMISSÃO DA DPS", d.dps_issued_at)),
+            (
+                ("NÚMERO DA NFS-e", d.number),
+                ("COMPETÊNCIA DA NFS-e", d.competence),
+                ("DATA E HORA DA EMISSÃO DA NFS-e", d.issued_at),
+            ),
+            (
+                ("NÚMERO DA DPS", d.dps_number),
+                ("SÉRIE DA DPS", d.dps_serie),
+                ("DATA E HORA DA EMISSÃO DA DPS", d.dps_issued_at),
+            ),
             (("EMITENTE DA NFS-e", d.emitter_type), ("SITUAÇÃO DA NFS-e", d.status), ("FINALIDADE", d.purpose)),
         )
         for r, row in enumerate(grid):
             for c, (label, value) in enumerate(row):
-                self._field(c, 1, label, value, y=rows + r * step, label_size=6.5, h=step,
-                            shaded=(r == 2 and c == 0))
+                self._field(c, 1, label, value, y=rows + r * step, label_size=6.5, h=step, shaded=(r == 2 and c == 0))
         qr = 20.0
         qx = X0 + 3 * COL + (COL - qr) / 2
         draw_qr(sheet.canvas, qx * mm, (sheet.height - top - 1.0 - qr) * mm, qr * mm, nfse_consultation_url(d.key))
@@ -249,13 +316,30 @@ class _Page:
         self._field(1, 1, "Tipo de Tributação do ISSQN", t["taxation"])
         self._field(2, 2, "Município / Sigla UF / País da Incidência do ISSQN", t["town"])
         self.y += ROW
-        self._row((("Regime Especial de Tributação do ISSQN", t["special"]), ("Tipo de Imunidade do ISSQN",
-                   t["immunity"]), ("Suspensão da Exigibilidade do ISSQN", t["suspension"]),
-                   ("Número Processo Suspensão", t["process"])))
-        self._row((("Benefício Municipal", t["benefit"]), ("Cálculo do BM", t["benefit_value"]),
-                   ("Total Deduções/Reduções", t["deductions"]), ("Desconto Incondicionado", t["discount"])))
-        self._row((("BC ISSQN", t["base"]), ("Alíquota Aplicada", t["rate"]), ("Retenção do ISSQN", t["retention"]),
-                   ("ISSQN Apurado", t["value"])))
+        self._row(
+            (
+                ("Regime Especial de Tributação do ISSQN", t["special"]),
+                ("Tipo de Imunidade do ISSQN", t["immunity"]),
+                ("Suspensão da Exigibilidade do ISSQN", t["suspension"]),
+                ("Número Processo Suspensão", t["process"]),
+            )
+        )
+        self._row(
+            (
+                ("Benefício Municipal", t["benefit"]),
+                ("Cálculo do BM", t["benefit_value"]),
+                ("Total Deduções/Reduções", t["deductions"]),
+                ("Desconto Incondicionado", t["discount"]),
+            )
+        )
+        self._row(
+            (
+                ("BC ISSQN", t["base"]),
+                ("Alíquota Aplicada", t["rate"]),
+                ("Retenção do ISSQN", t["retention"]),
+                ("ISSQN Apurado", t["value"]),
+            )
+        )
         self._rule()
 
     def _row(self, cells: Sequence[tuple[str, str]]) -> None:
@@ -281,27 +365,34 @@ class _Page:
         t = self.d.ibscbs or {}
         self._title("TRIBUTAÇÃO IBS / CBS")
         self._field(1, 1, "CST / cClassTrib", t["cst"])
-        self._field(2, 2, "Indicador de Operação / Código IBGE Incidência / Município Incidência / Sigla UF",
-                    t["operation"])
+        self._field(
+            2, 2, "Indicador de Operação / Código IBGE Incidência / Município Incidência / Sigla UF", t["operation"]
+        )
         self.y += ROW
-        self._row((
-            ("Exclusões e Reduções da Base de Cálculo", t["exclusions"]),
-            ("Base de Cálculo Após Exclusões e Reduções", t["base"]),
-            ("Red. Alíquota IBS UF / Mun / CBS", t["reductions"]),
-            ("Alíquota - IBS UF / IBS Mun", t["ibs_rates"]),
-        ))
-        self._row((
-            ("Alíq. Efetiva Municipal - IBS", t["ibs_mun_rate"]),
-            ("Valor Apurado Municipal - IBS", t["ibs_mun"]),
-            ("Alíq. Efetiva Estadual - IBS", t["ibs_uf_rate"]),
-            ("Valor Apurado Estadual - IBS", t["ibs_uf"]),
-        ))
-        self._row((
-            ("Valor Total Apurado - IBS", t["ibs_total"]),
-            ("Alíquota - CBS", t["cbs_rate"]),
-            ("Alíquota Efetiva - CBS", t["cbs_effective"]),
-            ("Valor Total Apurado - CBS", t["cbs"]),
-        ))
+        self._row(
+            (
+                ("Exclusões e Reduções da Base de Cálculo", t["exclusions"]),
+                ("Base de Cálculo Após Exclusões e Reduções", t["base"]),
+                ("Red. Alíquota IBS UF / Mun / CBS", t["reductions"]),
+                ("Alíquota - IBS UF / IBS Mun", t["ibs_rates"]),
+            )
+        )
+        self._row(
+            (
+                ("Alíq. Efetiva Municipal - IBS", t["ibs_mun_rate"]),
+                ("Valor Apurado Municipal - IBS", t["ibs_mun"]),
+                ("Alíq. Efetiva Estadual - IBS", t["ibs_uf_rate"]),
+                ("Valor Apurado Estadual - IBS", t["ibs_uf"]),
+            )
+        )
+        self._row(
+            (
+                ("Valor Total Apurado - IBS", t["ibs_total"]),
+                ("Alíquota - CBS", t["cbs_rate"]),
+                ("Alíquota Efetiva - CBS", t["cbs_effective"]),
+                ("Valor Total Apurado - CBS", t["cbs"]),
+            )
+        )
         self._rule()
 
     def _totals(self) -> None:
@@ -330,8 +421,7 @@ class _Page:
         if body:
             used = self._paragraph(X0 + 0.8, self.y, W - 1.6, bottom - self.y - approx_h, f"{body} |")
             self.y += used
-        self.sheet.draw_lines(X0 + 0.8, self.y, W - 1.6, approx_h + 0.5, approx, bold=False, align="left",
-                              valign="top")
+        self.sheet.draw_lines(X0 + 0.8, self.y, W - 1.6, approx_h + 0.5, approx, bold=False, align="left", valign="top")
 
     def _marks(self) -> None:
         d = self.d

@@ -30,6 +30,7 @@ DASH = "-"
 CANCEL_EVENTS = ("101101", "105104", "305101")
 SUBSTITUTION_EVENT = "105102"
 
+
 @dataclass(frozen=True, slots=True)
 class Person:
     """PRESTADOR, TOMADOR, INTERMEDIÁRIO or DESTINATÁRIO, every field ready to print."""
@@ -207,7 +208,7 @@ def read_danfse(root: etree._Element) -> Danfse:
 
 
 def _dotted(code: str, cuts: tuple[int, ...]) -> str:
-    """"010701" -> "01.07.01"; "115013000" -> "1.1501.30.00" (the NT's masks); other lengths as written."""
+    """ "010701" -> "01.07.01"; "115013000" -> "1.1501.30.00" (the NT's masks); other lengths as written."""
     expected = {2: 6, 3: 9}.get(len(cuts))
     if not code or len(code) != expected:
         return code
@@ -250,8 +251,11 @@ def _person(node: Node, towns: dict[str, str]) -> Person | None:
         name=_or_dash(node.text("xNome")),
         town=town,
         ibge_cep=ibge_cep,
-        address=_or_dash(", ".join(p for p in (end.text("xLgr"), end.text("nro"), end.text("xCpl"),
-                                               end.text("xBairro")) if p and p != "-")),
+        address=_or_dash(
+            ", ".join(
+                p for p in (end.text("xLgr"), end.text("nro"), end.text("xCpl"), end.text("xBairro")) if p and p != "-"
+            )
+        ),
         email=_or_dash(node.text("email")),
     )
 
@@ -263,16 +267,24 @@ def _provider(prest: Node, emit: Node, inf: Node, tp_emit: str, towns: dict[str,
     address = fallback.find("enderNac")
     c_mun = address.text("cMun")
     return Person(
-        doc=_or_dash(formats.tax_id(prest.text("CNPJ") or prest.text("CPF") or fallback.text("CNPJ")
-                                    or fallback.text("CPF")) or prest.text("NIF")),
+        doc=_or_dash(
+            formats.tax_id(prest.text("CNPJ") or prest.text("CPF") or fallback.text("CNPJ") or fallback.text("CPF"))
+            or prest.text("NIF")
+        ),
         municipal_id=_or_dash(prest.text("IM") or fallback.text("IM")),
         phone=_or_dash(formats.phone(prest.text("fone") or fallback.text("fone"))),
         name=_or_dash(prest.text("xNome") or fallback.text("xNome")),
         town=mine.town if mine else _join(towns.get(c_mun, ""), address.text("UF") or _uf_of(c_mun)),
         ibge_cep=mine.ibge_cep if mine else _join(c_mun, formats.cep(address.text("CEP"))),
-        address=mine.address if mine else _or_dash(", ".join(
-            p for p in (address.text("xLgr"), address.text("nro"), address.text("xCpl"), address.text("xBairro"))
-            if p and p != "-")),
+        address=mine.address
+        if mine
+        else _or_dash(
+            ", ".join(
+                p
+                for p in (address.text("xLgr"), address.text("nro"), address.text("xCpl"), address.text("xBairro"))
+                if p and p != "-"
+            )
+        ),
         email=_or_dash(prest.text("email") or fallback.text("email")),
     )
 
@@ -293,8 +305,9 @@ def _issqn(inf: Node, dps: Node, values: Node, dps_values: Node, nfse_ibscbs: No
         "immunity": codes.IMMUNITIES.get(trib.text("tpImunidade"), _or_dash(trib.text("tpImunidade"))),
         "suspension": codes.SUSPENSIONS.get(susp.text("tpSusp"), DASH),
         "process": _or_dash(susp.text("nProcesso")),
-        "benefit": codes.BENEFITS.get(values.text("tpBM"), DASH) if values.text("tpBM") else (
-            _or_dash(benefit.text("nBM"))),
+        "benefit": codes.BENEFITS.get(values.text("tpBM"), DASH)
+        if values.text("tpBM")
+        else (_or_dash(benefit.text("nBM"))),
         "benefit_value": _money(values.text("vCalcBM") or benefit.text("vRedBCBM")),
         "deductions": _money(_sum(deductions, reimbursed)) if (deductions or reimbursed) else DASH,
         "discount": _money(discount),
@@ -322,9 +335,13 @@ def _ibscbs(dps_ibscbs: Node, nfse_ibscbs: Node, values: Node, dps_values: Node)
     rates = nfse_ibscbs.find("valores")
     total = nfse_ibscbs.find("totCIBS")
     place = nfse_ibscbs.text("cLocalidadeIncid")
-    exclusions = [dps_values.text("vDescCondIncond/vDescIncond"), rates.text("vCalcReeRepRes"),
-                  values.text("vISSQN"), dps_values.deep("piscofins").text("vPis"),
-                  dps_values.deep("piscofins").text("vCofins")]
+    exclusions = [
+        dps_values.text("vDescCondIncond/vDescIncond"),
+        rates.text("vCalcReeRepRes"),
+        values.text("vISSQN"),
+        dps_values.deep("piscofins").text("vPis"),
+        dps_values.deep("piscofins").text("vCofins"),
+    ]
     reductions = [rates.text(p) for p in ("uf/pRedAliqUF", "mun/pRedAliqMun", "fed/pRedAliqCBS")]
     return {
         "cst": _join(group.text("CST"), group.text("cClassTrib")),

@@ -6,14 +6,17 @@ import html
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QFont, QTextDocument
+from PySide6.QtPdf import QPdfDocument
+from PySide6.QtPdfWidgets import QPdfView
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QStackedWidget,
     QTabWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -158,6 +161,8 @@ class DetailPane(QWidget):
 
     manifest = Signal(str)
     save_xml = Signal()
+    save_pdf = Signal()
+    preview_wanted = Signal(object)  # the GridRow whose DANFE/DACTE/DANFSe the Visualização tab needs
     retry = Signal()
     open_related = Signal(object, str)  # (product, key): a linked CT-e or NF-e clicked
 
@@ -186,6 +191,11 @@ class DetailPane(QWidget):
         self.save_button.setEnabled(False)
         self.save_button.clicked.connect(self.save_xml.emit)
         buttons.addWidget(self.save_button)
+        self.pdf_button = QPushButton("Salvar PDF…", self)
+        self.pdf_button.setObjectName("save-pdf")
+        self.pdf_button.setEnabled(False)
+        self.pdf_button.clicked.connect(self.save_pdf.emit)
+        buttons.addWidget(self.pdf_button)
         self.folder_button = QPushButton("Abrir pasta", self)
         self.folder_button.setToolTip("Abre a pasta onde o XML foi salvo")
         self.folder_button.setVisible(False)
@@ -213,13 +223,28 @@ class DetailPane(QWidget):
         self.xml.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.xml.setFont(QFont("monospace", 9))
         xml_layout.addWidget(self.xml)
-        self.preview = QLabel(self)
-        self.preview.setWordWrap(True)
+        self.preview = QStackedWidget(self)
         self.preview.setObjectName("detail-preview")
+        self.preview_message = QLabel(self.preview)
+        self.preview_message.setObjectName("preview-message")
+        self.preview_message.setWordWrap(True)
+        self.preview_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.preview_message.setStyleSheet("color: #555555; padding: 12px;")
+        self.pdf_document = QPdfDocument(self)
+        self.pdf_view = QPdfView(self.preview)
+        self.pdf_view.setObjectName("pdf-view")
+        self.pdf_view.setDocument(self.pdf_document)
+        self.pdf_view.setPageMode(QPdfView.PageMode.MultiPage)
+        self.pdf_view.setZoomMode(QPdfView.ZoomMode.FitToWidth)
+        self.preview.addWidget(self.preview_message)
+        self.preview.addWidget(self.pdf_view)
+        self._pdf_buffer: QBuffer | None = None
+        self._pdf_row: int | None = None  # the row whose PDF is shown (or asked for)
         self.tabs.addTab(self.summary, "Resumo")
         self.tabs.addTab(self.timeline, "Eventos")
         self.tabs.addTab(xml_page, "XML")
         self.tabs.addTab(self.preview, "Visualização")
+        self.tabs.currentChanged.connect(lambda _index: self._want_preview())
         layout.addWidget(self.tabs)
         self.clear()
 
@@ -228,7 +253,8 @@ class DetailPane(QWidget):
         self.summary.setHtml(f"<p style='color:#6b6b6b'>{html.escape(text)}</p>")
         self.timeline.clear()
         self.xml.clear()
-        self.preview.setText("")
+        self._show_preview_message("")
+        self.pdf_button.setEnabled(False)
         for button in self.buttons.values():
             button.setEnabled(False)
         self.save_button.setEnabled(False)
@@ -239,11 +265,16 @@ class DetailPane(QWidget):
         self.summary.setHtml(summary_html(detail, now))
         self.timeline.setHtml(timeline_html(detail))
         self.xml.setPlainText(pretty_xml(xml) if xml else "XML não disponível.")
+        printable = xml is not None and not detail.row.is_event_row and not detail.row.quarantined
         name = labels.PDF_NAMES[detail.row.product]
-        self.preview.setText(
-            f"A visualização do {name} chega numa próxima versão do aplicativo. Até lá, veja o XML na aba ao lado "
-            "ou salve-o para abrir em outro programa."
+        self.pdf_button.setText(f"Salvar {name}…")
+        self.pdf_button.setEnabled(printable)
+        self._pdf_row = None
+        self._show_preview_message(
+            f"Gerando o {name}…" if printable else f"Este item não tem {name}: veja o XML ou os eventos."
         )
+        if printable:
+            self._want_preview()
         nfe = detail.row.product is Product.NFE
         allowed = set(detail.allowed_manifestations) if writable and nfe else set()
         for tp, button in self.buttons.items():
@@ -251,6 +282,40 @@ class DetailPane(QWidget):
             button.setVisible(nfe)  # the recipient's events are NF-e's
         self.save_button.setEnabled(xml is not None)
         self.retry_button.setVisible(detail.row.quarantined and detail.row.nsu is not None and writable)
+
+    # ------------------------------------------------------------------ preview
+
+    def _want_preview(self) -> None:
+        """The PDF is rendered only when its tab is shown (on a worker, by the window)."""
+        detail = self.detail
+        if detail is None or self.tabs.currentWidget() is not self.preview or not self.pdf_button.isEnabled():
+            return
+        if self._pdf_row == detail.row.row_id:
+            return
+        self._pdf_row = detail.row.row_id
+        self.preview_wanted.emit(detail.row)
+
+    def show_pdf(self, row_id: int, content: bytes) -> None:
+        if self.detail is None or self.detail.row.row_id != row_id:
+            return  # the selection moved on
+        self.pdf_document.close()
+        buffer = QBuffer(self)
+        buffer.setData(QByteArray(content))
+        buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+        self.pdf_document.load(buffer)
+        if self._pdf_buffer is not None:
+            self._pdf_buffer.deleteLater()
+        self._pdf_buffer = buffer
+        self.preview.setCurrentWidget(self.pdf_view)
+
+    def pdf_failed(self, row_id: int, message: str) -> None:
+        if self.detail is not None and self.detail.row.row_id == row_id:
+            self._pdf_row = None  # showing the tab again tries again
+            self._show_preview_message(message)
+
+    def _show_preview_message(self, text: str) -> None:
+        self.preview_message.setText(text)
+        self.preview.setCurrentWidget(self.preview_message)
 
     def _anchor(self, url: QUrl) -> None:
         kind, _sep, rest = url.toString().partition(":")

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from app import APP_NAME, __version__
 from app.core.clock import BRASILIA
 from app.core.products import Product
+from app.desk import labels
 from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow, ManifestationOutcome
 from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
 from app.ui.company_actions import CompanyActions
@@ -185,6 +186,8 @@ class MainWindow(QMainWindow):
         self.detail = DetailPane(self.vsplit)
         self.detail.manifest.connect(self.manifest_selected)
         self.detail.save_xml.connect(self.save_xml)
+        self.detail.save_pdf.connect(self.save_pdf)
+        self.detail.preview_wanted.connect(self.render_preview)
         self.detail.retry.connect(self.retry_selected)
         self.detail.open_related.connect(self.open_key)
         self.vsplit.setStretchFactor(0, 3)
@@ -560,6 +563,37 @@ class MainWindow(QMainWindow):
         target, _filter = QFileDialog.getSaveFileName(self, "Salvar XML", str(Path(str(folder)) / name), "XML (*.xml)")
         if target:
             self.write_xml(row, Path(target))
+
+    def render_preview(self, row: GridRow) -> None:
+        """The DANFE/DACTE/DANFSe for the Visualização tab, rendered on a worker."""
+        self.tasks.run(
+            lambda: self.desk.pdf(row),
+            lambda content: self.detail.show_pdf(row.row_id, content),
+            lambda error: self.detail.pdf_failed(row.row_id, getattr(error, "message", None) or str(error)),
+        )
+
+    def save_pdf(self) -> None:
+        rows = self.selected_rows()
+        if len(rows) != 1:
+            return
+        row = rows[0]
+        kind = labels.PDF_NAMES[row.product]
+        name = f"{row.access_key or row.row_id}-{kind}.pdf"
+        folder = self.settings.value("last_save_folder", str(Path.home()))
+        target, _filter = QFileDialog.getSaveFileName(
+            self, f"Salvar {kind}", str(Path(str(folder)) / name), "PDF (*.pdf)"
+        )
+        if target:
+            self.write_pdf(row, Path(target))
+
+    def write_pdf(self, row: GridRow, target: Path) -> None:
+        self.settings.setValue("last_save_folder", str(target.parent))
+
+        def done(_size: int) -> None:
+            self.detail.saved(target)
+            self.statusBar().showMessage(f"{labels.PDF_NAMES[row.product]} salvo em {target}.", 10_000)
+
+        self.tasks.run(lambda: self.desk.save_pdf(row, target), done)
 
     def write_xml(self, row: GridRow, target: Path) -> None:
         """Write the stored bytes on a worker (a network drive may be slow), then offer the folder."""

@@ -83,8 +83,15 @@ def test_the_barcode_decodes_to_the_key_and_the_qr_to_the_ctes_url() -> None:
 
 
 def test_a_generated_cte_with_an_alphanumeric_cnpj_prints_and_scans() -> None:
-    cte = factory().cte(emitter=CARRIER, sender=SUPPLIER, recipient=CLIENT, taker_role=3, issued_at=ISSUED_AT,
-                        modal="02", nfe_keys=["35261111222333000181550010000012341123456780"])
+    cte = factory().cte(
+        emitter=CARRIER,
+        sender=SUPPLIER,
+        recipient=CLIENT,
+        taker_role=3,
+        issued_at=ISSUED_AT,
+        modal="02",
+        nfe_keys=["35261111222333000181550010000012341123456780"],
+    )
     assert re.search("[A-Z]", cte.key)
     pdf = render_pdf(cte.cte_proc)  # through the dispatcher, as the app calls it
     text = _text(pdf)
@@ -140,17 +147,31 @@ _MODALS = {
         "<aquav><vPrest>221.19</vPrest><vAFRMM>55.30</vAFRMM><xNavio>NAVIO ESTRELA DO SUL</xNavio>"
         "<balsa><xBalsa>BALSA 7</xBalsa></balsa><nViag>4521</nViag><direc>N</direc><irin>PP1234</irin>"
         "<detCont><nCont>MSKU1234567</nCont><lacre><nLacre>L998877</nLacre></lacre></detCont><tpNav>1</tpNav></aquav>",
-        ("DADOS ESPECÍFICOS DO MODAL AQUAVIÁRIO", "NAVIO ESTRELA DO SUL", "55,30", "NORTE", "CABOTAGEM",
-         "MSKU1234567", "L998877", "BALSA 7"),
+        (
+            "DADOS ESPECÍFICOS DO MODAL AQUAVIÁRIO",
+            "NAVIO ESTRELA DO SUL",
+            "55,30",
+            "NORTE",
+            "CABOTAGEM",
+            "MSKU1234567",
+            "L998877",
+            "BALSA 7",
+        ),
     ),
     "ferrov": (
         "<ferrov><tpTraf>1</tpTraf><trafMut><respFat>1</respFat><ferrEmi>2</ferrEmi><vFrete>1500.00</vFrete>"
         "<ferroEnv><CNPJ>11222333000181</CNPJ><IE>110042490114</IE><xNome>FERROVIA CENTRO OESTE SA</xNome>"
         "<enderFerro><xLgr>RUA A</xLgr><cMun>3550308</cMun><xMun>SAO PAULO</xMun><UF>SP</UF></enderFerro></ferroEnv>"
         "</trafMut><fluxo>FLX-998</fluxo></ferrov>",
-        ("DADOS ESPECÍFICOS DO MODAL FERROVIÁRIO", "MÚTUO", "FLX-998", "1.500,00", "FERROVIA CENTRO OESTE SA",
-         "11.222.333/0001-81",
-         "FERROVIA DE ORIGEM"),
+        (
+            "DADOS ESPECÍFICOS DO MODAL FERROVIÁRIO",
+            "MÚTUO",
+            "FLX-998",
+            "1.500,00",
+            "FERROVIA CENTRO OESTE SA",
+            "11.222.333/0001-81",
+            "FERROVIA DE ORIGEM",
+        ),
     ),
     "duto": (
         "<duto><vTar>12.345678</vTar><dIni>2024-03-01</dIni><dFim>2024-03-31</dFim></duto>",
@@ -185,18 +206,34 @@ def test_air_and_ibs_cbs_fixtures_print_their_groups() -> None:
 
 def test_cte_os_prints_its_taker_service_and_road_os_block() -> None:
     text = _text(render_dacte(CTE_OS.read_bytes()))
-    for value in ("DACTE OS", "ASSOCIAÇÃO DOS CONTABILISTAS DE TESTE", "TRANSPORTE DE PESSOAS",
-                  "TRANSPORTE DE PASSAGEIROS EM FRETAMENTO EVENTUAL", "123456789012", "ABC1D23", "EVENTUAL",
-                  "R$ 4.850,00", "582,00", "12/11/2026 06:00:00", "EMITENTE DO CT-E OS",
-                  "SEGURADORA EXEMPLO DE VIAGENS SA", "APL-2026-0001", "SP > RJ",
-                  "NENHUM DOCUMENTO REFERENCIADO NO CT-E OS", "VALOR DO COFINS 145,50", "VALOR DO CSLL 48,50"):
+    for value in (
+        "DACTE OS",
+        "ASSOCIAÇÃO DOS CONTABILISTAS DE TESTE",
+        "TRANSPORTE DE PESSOAS",
+        "TRANSPORTE DE PASSAGEIROS EM FRETAMENTO EVENTUAL",
+        "123456789012",
+        "ABC1D23",
+        "EVENTUAL",
+        "R$ 4.850,00",
+        "582,00",
+        "12/11/2026 06:00:00",
+        "EMITENTE DO CT-E OS",
+        "SEGURADORA EXEMPLO DE VIAGENS SA",
+        "APL-2026-0001",
+        "SP > RJ",
+        "NENHUM DOCUMENTO REFERENCIADO NO CT-E OS",
+        "VALOR DO COFINS 145,50",
+        "VALOR DO CSLL 48,50",
+    ):
         assert value in text, value
     assert "DECLARO QUE RECEBI" not in text  # a CT-e OS has no receipt stub
 
 
 def test_hostile_characters_in_a_party_never_break_the_dacte() -> None:
-    xml = ROAD.read_bytes().replace(b"INDUSTRIA FANTASMA DE TESTE", "Ação & Cia \x01 ºª € 😀 Ltda".encode()
-                                     .replace(b"&", b"&amp;").replace(b"\x01", b""))
+    xml = ROAD.read_bytes().replace(
+        b"INDUSTRIA FANTASMA DE TESTE",
+        "Ação & Cia \x01 ºª € 😀 Ltda".encode().replace(b"&", b"&amp;").replace(b"\x01", b""),
+    )
     text = _text(render_dacte(xml))
     assert "Ação & Cia ºª €" in text
 
@@ -220,8 +257,12 @@ def test_png_renders_for_a_person_to_look_at(capsys: pytest.CaptureFixture[str])
 
 def test_a_complement_cte_lists_the_cte_it_complements() -> None:
     complemented = "42240302484555000343570020003396861082134657"
-    xml = re.sub(rb"<infCTeNorm>.*</infCTeNorm>", f"<infCteComp><chCTe>{complemented}</chCTe></infCteComp>".encode(),
-                 ROAD.read_bytes(), flags=re.S).replace(b"<tpCTe>0</tpCTe>", b"<tpCTe>1</tpCTe>")
+    xml = re.sub(
+        rb"<infCTeNorm>.*</infCTeNorm>",
+        f"<infCteComp><chCTe>{complemented}</chCTe></infCteComp>".encode(),
+        ROAD.read_bytes(),
+        flags=re.S,
+    ).replace(b"<tpCTe>0</tpCTe>", b"<tpCTe>1</tpCTe>")
     text = _text(render_dacte(xml))
     assert "COMPLEMENTO DE VALORES" in text
     assert re.search(rf"CT-E COMPLEMENTADO {complemented} 2/339686", text)  # serie/number read from the key
@@ -237,7 +278,8 @@ def test_a_bare_cte_with_almost_nothing_still_prints() -> None:
 def test_a_cte_without_documents_or_qr_says_so() -> None:
     text = _text(render_dacte((FIXTURES / "cte" / "43120178408960000182570010000000041000000047-cte.xml").read_bytes()))
     assert "DOCUMENTOS ORIGINÁRIOS NENHUM DOCUMENTO INFORMADO NO CT-E" in text.replace(
-        " TIPO DOC CNPJ/CHAVE SÉRIE/NRO. DOCUMENTO", "")
+        " TIPO DOC CNPJ/CHAVE SÉRIE/NRO. DOCUMENTO", ""
+    )
     assert "QR CODE NÃO INFORMADO NO XML DO CT-E" in text
     assert "PROTOCOLO DE AUTORIZAÇÃO DE USO XML SEM PROTOCOLO DE AUTORIZAÇÃO" in text  # a bare CTe, no protCTe
 
@@ -245,10 +287,15 @@ def test_a_cte_without_documents_or_qr_says_so() -> None:
 def test_hundreds_of_documents_and_long_observations_spread_over_numbered_pages() -> None:
     xml = MULTI.read_text(encoding="utf-8")
     keys = [f"{i:044d}" for i in range(1, 301)]
-    xml = re.sub(r"<infDoc>.*</infDoc>", "<infDoc>" + "".join(f"<infNFe><chave>{k}</chave></infNFe>" for k in keys)
-                 + "</infDoc>", xml, flags=re.S)
-    notes = "".join(f'<ObsCont xCampo="C{i}"><xTexto>Observação número {i} do contribuinte</xTexto></ObsCont>'
-                    for i in range(60))
+    xml = re.sub(
+        r"<infDoc>.*</infDoc>",
+        "<infDoc>" + "".join(f"<infNFe><chave>{k}</chave></infNFe>" for k in keys) + "</infDoc>",
+        xml,
+        flags=re.S,
+    )
+    notes = "".join(
+        f'<ObsCont xCampo="C{i}"><xTexto>Observação número {i} do contribuinte</xTexto></ObsCont>' for i in range(60)
+    )
     pages = [flat(p) for p in page_texts(render_dacte(xml.replace("</compl>", notes + "</compl>").encode()))]
     total = len(pages)
     assert total >= 3
@@ -263,8 +310,10 @@ def test_hundreds_of_documents_and_long_observations_spread_over_numbered_pages(
 
 
 def test_the_road_block_shows_the_expected_delivery_of_layout_4() -> None:
-    entrega = (b"<Entrega><noPeriodo><tpPer>4</tpPer><dIni>2024-04-10</dIni><dFim>2024-04-12</dFim></noPeriodo>"
-               b"<comHora><tpHor>2</tpHor><hProg>14:30:00</hProg></comHora></Entrega>")
+    entrega = (
+        b"<Entrega><noPeriodo><tpPer>4</tpPer><dIni>2024-04-10</dIni><dFim>2024-04-12</dFim></noPeriodo>"
+        b"<comHora><tpHor>2</tpHor><hProg>14:30:00</hProg></comHora></Entrega>"
+    )
     xml = re.sub(rb"<Entrega>.*?</Entrega>", entrega, ROAD.read_bytes(), flags=re.S)
     assert "DATA PREVISTA DE ENTREGA DE 10/04/2024 ATÉ 12/04/2024 14:30" in _text(render_dacte(xml))
 
@@ -283,8 +332,16 @@ def test_any_text_in_every_field_never_breaks_the_dacte(hostile: str) -> None:
 
 def test_a_fourth_party_taker_and_the_shipper_and_receiver_are_printed() -> None:
     payer = type(CLIENT)("33000167000101", "PAGADORA DO FRETE S.A.", "RJ", "3304557", ie="81234567")
-    cte = factory().cte(emitter=CARRIER, sender=SUPPLIER, recipient=CLIENT, taker_role=4, taker=payer,
-                        expeditor=SUPPLIER, receiver=CLIENT, issued_at=ISSUED_AT)
+    cte = factory().cte(
+        emitter=CARRIER,
+        sender=SUPPLIER,
+        recipient=CLIENT,
+        taker_role=4,
+        taker=payer,
+        expeditor=SUPPLIER,
+        receiver=CLIENT,
+        issued_at=ISSUED_AT,
+    )
     text = _text(render_dacte(cte.cte_proc))
     assert "TOMADOR DO SERVIÇO (OUTROS) PAGADORA DO FRETE S.A." in text
     assert "33.000.167/0001-01" in text and "RIO DE JANEIRO - RJ" in text

@@ -74,14 +74,26 @@ def test_the_qr_code_decodes_to_the_national_consultation_url() -> None:
 
 def test_a_generated_nfse_with_ibs_cbs_and_an_alphanumeric_provider() -> None:
     provider = CARRIER  # alphanumeric CNPJ: the key carries letters, never stripped
-    nfse = factory().nfse(provider=provider, taker=CLIENT, issued_at=ISSUED_AT, service_cents=1_234_567,
-                          with_ibscbs=True)
+    nfse = factory().nfse(
+        provider=provider, taker=CLIENT, issued_at=ISSUED_AT, service_cents=1_234_567, with_ibscbs=True
+    )
     assert re.search("[A-Z]", nfse.key)
     pdf = render_pdf(nfse.nfse)  # through the dispatcher, as the app calls it
     text = _text(pdf)
-    for value in (nfse.key, provider.name, CLIENT.name, "R$ 12.345,67", "TRIBUTAÇÃO IBS / CBS",
-                  "000 / 000001", "R$ 111,11", "R$ 12,35", "0,90%", "NFS-e SEM VALIDADE JURÍDICA",
-                  "Produção Restrita", "12.ABC.345/01DE-35"):
+    for value in (
+        nfse.key,
+        provider.name,
+        CLIENT.name,
+        "R$ 12.345,67",
+        "TRIBUTAÇÃO IBS / CBS",
+        "000 / 000001",
+        "R$ 111,11",
+        "R$ 12,35",
+        "0,90%",
+        "NFS-e SEM VALIDADE JURÍDICA",
+        "Produção Restrita",
+        "12.ABC.345/01DE-35",
+    ):
         assert value in text, value
     found = barcodes(page_images(pdf, dpi=200)[0])
     assert ("QRCode", nfse_consultation_url(nfse.key)) in found
@@ -110,8 +122,14 @@ def test_a_recipient_other_than_the_taker_gets_its_own_block() -> None:
     )
     ind_dest.addnext(dest)
     text = _text(render_danfse(etree.tostring(root)))
-    for value in ("DESTINATÁRIO DA OPERAÇÃO", "JOSÉ DA SILVA DESTINATÁRIO", "123.456.789-09",
-                  "AVENIDA PAULISTA, 1000, BELA VISTA", "3550308 / 01310-100", "jose@example.com"):
+    for value in (
+        "DESTINATÁRIO DA OPERAÇÃO",
+        "JOSÉ DA SILVA DESTINATÁRIO",
+        "123.456.789-09",
+        "AVENIDA PAULISTA, 1000, BELA VISTA",
+        "3550308 / 01310-100",
+        "jose@example.com",
+    ):
         assert value in text, value
     assert "O DESTINATÁRIO É O PRÓPRIO TOMADOR" not in text
 
@@ -120,8 +138,9 @@ def test_cancelled_and_substituted_marks_come_from_the_events() -> None:
     event = CANCEL_EVENT.read_bytes()
     assert "CANCELADA" in _text(render_danfse(CANCELLED.read_bytes(), events=[event]))
     # the same event belongs to another NFS-e: no mark here
-    assert "CANCELADA" not in _text(render_danfse((FIXTURES / "pdf" / "bfr-real_nfse.xml").read_bytes(),
-                                                  events=[event, b"<lixo"]))
+    assert "CANCELADA" not in _text(
+        render_danfse((FIXTURES / "pdf" / "bfr-real_nfse.xml").read_bytes(), events=[event, b"<lixo"])
+    )
     key = "31062002211111111000111000000000024226067411147892"
     substitution = (
         f'<evento xmlns="{NS}" versao="1.01"><infEvento Id="EVT{key}105102001"><verAplic>SefinNacional_1.6.0'
@@ -145,8 +164,9 @@ def test_long_texts_are_cut_with_dots_and_the_page_stays_one() -> None:
     name.text = "FUNDO MUNICIPAL DE SAÚDE DE VÁRZEA ALEGRE - SECRETARIA DE SAÚDE " * 4
     service = root.find(".//n:serv", {"n": NS})
     assert service is not None
-    service.append(etree.fromstring(f'<infoCompl xmlns="{NS}"><xInfComp>{"EMPENHO 2024/0001 " * 400}</xInfComp>'
-                                    "</infoCompl>"))
+    service.append(
+        etree.fromstring(f'<infoCompl xmlns="{NS}"><xInfComp>{"EMPENHO 2024/0001 " * 400}</xInfComp></infoCompl>')
+    )
     pages = page_texts(render_danfse(etree.tostring(root)))
     assert len(pages) == 1
     text = flat(pages[0])
@@ -170,8 +190,7 @@ def test_a_malformed_nfse_is_refused_with_a_clear_message() -> None:
 def test_png_render_for_a_person_to_look_at(capsys: pytest.CaptureFixture[str]) -> None:
     nfse = factory().nfse(provider=SUPPLIER, taker=CLIENT, issued_at=ISSUED_AT, with_ibscbs=True)
     written = write_pngs(render_danfse(nfse.nfse), "danfse-ibscbs")
-    written += write_pngs(render_danfse(CANCELLED.read_bytes(), events=[CANCEL_EVENT.read_bytes()]),
-                          "danfse-cancelada")
+    written += write_pngs(render_danfse(CANCELLED.read_bytes(), events=[CANCEL_EVENT.read_bytes()]), "danfse-cancelada")
     with capsys.disabled():
         print(f"\nDANFSe PNG renders in {RENDERS}: {', '.join(p.name for p in written)}")
     assert len(written) == 2 and all(p.stat().st_size > 20_000 for p in written)
@@ -191,8 +210,16 @@ def test_an_intermediary_and_a_foreign_taker_get_their_blocks() -> None:
     ):
         taker.append(element)
     text = _text(render_danfse(etree.tostring(root)))
-    for value in ("INTERMEDIÁRIO DA OPERAÇÃO", CARRIER.name, "12.ABC.345/01DE-35", "DE123456789", "MÜLLER GMBH",
-                  "BERLIN / BERLIN / DE", "INVALIDENSTRASSE, 42, MITTE", "10115"):
+    for value in (
+        "INTERMEDIÁRIO DA OPERAÇÃO",
+        CARRIER.name,
+        "12.ABC.345/01DE-35",
+        "DE123456789",
+        "MÜLLER GMBH",
+        "BERLIN / BERLIN / DE",
+        "INVALIDENSTRASSE, 42, MITTE",
+        "10115",
+    ):
         assert value in text, value
     assert "INTERMEDIÁRIO DA OPERAÇÃO NÃO IDENTIFICADO" not in text
 

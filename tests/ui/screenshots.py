@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import keyring  # noqa: E402
 from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget  # noqa: E402
 
@@ -32,6 +35,7 @@ from app.ui.company_dialog import CompanyDialog  # noqa: E402
 from app.ui.main_window import MainWindow  # noqa: E402
 from app.ui.manifest_dialog import ManifestDialog  # noqa: E402
 from tests.support.nfe_harness import CARRIER, RECIPIENT, nfe_harness  # noqa: E402
+from tests.support.test_keyring import TestKeyring  # noqa: E402
 
 SUPPLIERS = [
     (Cnpj.from_body(body).value, name)
@@ -70,11 +74,25 @@ def grab(widget: QWidget, folder: Path, name: str) -> None:
     print(path)
 
 
+@contextmanager
+def _test_keyring(folder: Path) -> Iterator[None]:
+    """Run alone (not under pytest), the script keeps the test certificates' secrets in a file of
+    its own temporary folder, never in the user's keyring (the vault refuses keyrings.alt's)."""
+    previous = keyring.get_keyring()
+    ring = TestKeyring()
+    ring.file_path = str(folder / "keyring.cfg")
+    keyring.set_keyring(ring)
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
 def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots").resolve()
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    with tempfile.TemporaryDirectory() as tmp, nfe_harness(Path(tmp)) as harness:
+    with tempfile.TemporaryDirectory() as tmp, _test_keyring(Path(tmp)), nfe_harness(Path(tmp)) as harness:
         sandbox = harness.sandbox
         for cnpj, name in SUPPLIERS:
             sandbox.party(Party(doc=cnpj, name=name))
@@ -109,6 +127,8 @@ def main() -> int:
         for key in keys[:4]:
             [row] = desk.find_key(key)
             desk.request_manifestation(row.company_id, key, "210210")
+        harness.clock.advance(timedelta(hours=1, minutes=5))
+        harness.capture.run_due()  # after the Ciência: the complete NF-e of those four
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
         window = MainWindow(desk, settings=settings)
         window.resize(1440, 860)
@@ -125,7 +145,16 @@ def main() -> int:
         grab(window.detail, out, "04-detalhe-eventos")
         window.detail.tabs.setCurrentIndex(2)
         grab(window.detail, out, "05-detalhe-xml")
+        complete = next(i for i, r in enumerate(model.rows) if r.row_kind is RowKind.COMPLETE)
+        view.selectRow(complete)
+        wait(lambda: window.detail.detail is not None and window.detail.detail.row.row_kind is RowKind.COMPLETE)
+        window.detail.tabs.setCurrentWidget(window.detail.preview)
+        wait(lambda: window.detail.preview.currentWidget() is window.detail.pdf_view)
+        wait(lambda: window.detail.pdf_document.pageCount() > 0)
+        grab(window, out, "05-visualizacao-danfe")
         window.detail.tabs.setCurrentIndex(0)
+        view.selectRow(1)
+        wait(lambda: window.detail.detail is not None)
         for index, product in enumerate(Product):
             if product is Product.NFE:
                 continue

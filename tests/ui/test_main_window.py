@@ -211,6 +211,31 @@ def test_saving_the_xml_writes_the_received_bytes_and_offers_the_folder(
     assert [p.name for p in target.parent.iterdir()] == ["nota.xml"]  # no temporary file left
 
 
+def test_the_preview_tab_shows_the_danfe_and_saving_writes_it(
+    qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path
+) -> None:
+    from pypdf import PdfReader
+    from PySide6.QtPdf import QPdfDocument
+
+    window = _window(qtbot, desk, tmp_path)
+    key = office.received[1]
+    _select(window, qtbot, key)
+    pane = window.detail
+    assert pane.pdf_button.isEnabled() and pane.pdf_button.text().startswith("Salvar ")
+    assert pane.preview.currentWidget() is pane.preview_message  # nothing rendered until the tab shows
+    pane.tabs.setCurrentWidget(pane.preview)
+    qtbot.waitUntil(lambda: pane.preview.currentWidget() is pane.pdf_view, timeout=20_000)
+    qtbot.waitUntil(lambda: pane.pdf_document.status() is QPdfDocument.Status.Ready, timeout=10_000)
+    assert pane.pdf_document.pageCount() >= 1
+    [row] = window.selected_rows()
+    target = tmp_path / "saida" / "danfe.pdf"
+    target.parent.mkdir()
+    window.write_pdf(row, target)
+    qtbot.waitUntil(lambda: target.exists(), timeout=20_000)
+    text = "".join(page.extract_text() for page in PdfReader(target).pages)
+    assert key in text.replace(" ", "")
+
+
 def test_a_folder_whose_database_is_not_one_says_so_and_the_window_stays_up(qtbot: QtBot, tmp_path: Path) -> None:
     folder = tmp_path / "dados"
     folder.mkdir()

@@ -14,6 +14,7 @@ from tests.ui import screenshots
 EXPECTED = (
     "01-janela-nfe",
     "02-janela-detalhe",
+    "05-visualizacao-danfe",
     "06-janela-cte",
     "07-manifestacao-210240",
     "09-quarentena",
