@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
-from datetime import date
 from pathlib import Path
 from typing import Any
 
-from app.cli.context import find_company, open_office, parse_product
+from app.cli.context import find_company, open_office, parse_day, parse_product
 from app.cli.io import print_json
 from app.core.errors import CapturaError
 from app.export.automatic import AutomaticExport
@@ -68,15 +67,6 @@ def register(sub: Any) -> None:
     run.set_defaults(handler=_run)
 
 
-def _day(text: str | None, option: str) -> date | None:
-    if text is None:
-        return None
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise CapturaError(f"Data inválida em {option}: {text!r}. Use AAAA-MM-DD.") from None
-
-
 def _export(args: argparse.Namespace) -> int:
     destination = Path(args.destination)
     with open_office(args) as office:
@@ -85,8 +75,8 @@ def _export(args: argparse.Namespace) -> int:
         selection = Selection(
             company_ids=company_ids,
             products=(product,) if product else (),
-            first_day=_day(args.date_from, "--from"),
-            last_day=_day(args.date_to, "--to"),
+            first_day=parse_day(args.date_from, "--from"),
+            last_day=parse_day(args.date_to, "--to"),
         )
         report = export_selection(
             office.db,

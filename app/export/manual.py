@@ -44,9 +44,14 @@ class Selection:
     document_ids: tuple[int, ...] = ()
 
     def period(self) -> tuple[datetime | None, datetime | None]:
-        start = datetime.combine(self.first_day, time(), BRASILIA) if self.first_day else None
-        end = datetime.combine(self.last_day + timedelta(days=1), time(), BRASILIA) if self.last_day else None
-        return start, end
+        return period_of(self.first_day, self.last_day)
+
+
+def period_of(first_day: date | None, last_day: date | None) -> tuple[datetime | None, datetime | None]:
+    """Brasília days, both inclusive, as the [start, end) instants the store filters on."""
+    start = datetime.combine(first_day, time(), BRASILIA) if first_day else None
+    end = datetime.combine(last_day + timedelta(days=1), time(), BRASILIA) if last_day else None
+    return start, end
 
 
 @dataclass
