@@ -27,6 +27,7 @@ from app.config.logs import setup_logging, shutdown_logging
 from app.core.cadence import display_time
 from app.core.ids import Cnpj
 from app.core.products import Product
+from app.export.jobs import service_jobs
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,8 @@ def _daemon(args: argparse.Namespace) -> int:
         try:
             ctx.listeners.append(_log_notice)
             service = capture_service(ctx)
+            for job in service_jobs(ctx.db, ctx.clock):  # automatic exports and the ERP hand-off
+                service.add_job(job)
             with _stop_on_signals(stop):
                 service.start()
                 log.info("Serviço de captura iniciado (pasta %s)", office.data_dir)

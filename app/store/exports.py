@@ -71,6 +71,7 @@ class ArrivedItem:
     item_id: int
     company_id: int
     product: Product
+    nsu: int
     document_id: int | None
     event_id: int | None
 
@@ -182,13 +183,14 @@ class ExportRepository:
 
     # ------------------------------------------------------------------ the stream and the queue
 
-    def arrived_after(self, watermark: int, limit: int = 500) -> list[ArrivedItem]:
+    def arrived_after(self, watermark: int, limit: int = 500, *, company_id: int | None = None) -> list[ArrivedItem]:
         """NSUs recorded after ``watermark`` that brought a document or an event, in arrival order."""
         query = (
             select(
                 DistributionItemRow.id,
                 DistributionItemRow.company_id,
                 DistributionItemRow.product,
+                DistributionItemRow.nsu,
                 DistributionItemRow.document_id,
                 DistributionItemRow.event_id,
             )
@@ -196,8 +198,15 @@ class ExportRepository:
             .order_by(DistributionItemRow.id)
             .limit(limit)
         )
+        if company_id is not None:
+            query = query.where(DistributionItemRow.company_id == company_id)
         with self._db.reader() as s:
-            return [ArrivedItem(i, c, Product(p), d, e) for i, c, p, d, e in s.execute(query)]
+            return [ArrivedItem(i, c, Product(p), n, d, e) for i, c, p, n, d, e in s.execute(query)]
+
+    def last_arrival(self) -> int:
+        """The newest ``distribution_items.id`` (0 when nothing arrived yet)."""
+        with self._db.reader() as s:
+            return int(s.scalar(select(func.max(DistributionItemRow.id))) or 0)
 
     def enqueue(self, profile_id: int, entries: Sequence[tuple[str, int]], watermark: int) -> int:
         """Queue ``(item_type, item_id)`` pairs not queued yet and move the watermark, together."""

@@ -532,6 +532,7 @@ class HandoffDeliveryRow(Base):
     item_type: Mapped[str] = mapped_column(String(8))
     item_id: Mapped[int] = mapped_column(Integer)
     access_key: Mapped[str | None] = mapped_column(String(KEY_LEN))
+    nsu: Mapped[int | None] = mapped_column(BigInteger)  # the arrival notified: its version's XML is sent
     event_type: Mapped[str] = mapped_column(String(40))
     action: Mapped[str] = mapped_column(String(40))
     status: Mapped[str] = mapped_column(String(10))

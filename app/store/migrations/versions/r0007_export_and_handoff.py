@@ -68,6 +68,7 @@ def upgrade() -> None:
     sa.Column('item_type', sa.String(length=8), nullable=False),
     sa.Column('item_id', sa.Integer(), nullable=False),
     sa.Column('access_key', sa.String(length=50), nullable=True),
+    sa.Column('nsu', sa.BigInteger(), nullable=True),
     sa.Column('event_type', sa.String(length=40), nullable=False),
     sa.Column('action', sa.String(length=40), nullable=False),
     sa.Column('status', sa.String(length=10), nullable=False),
