@@ -8,16 +8,14 @@ no period is given, or when their first event falls in it.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
+from typing import BinaryIO
 
-from app.config.files import write_atomic
+from app.config.files import write_atomic, write_atomic_with
 from app.core.clock import BRASILIA
 from app.core.errors import CapturaError
 from app.export.items import ExportItem, ItemSource
@@ -117,24 +115,31 @@ def _document_ids(db: Database, selection: Selection) -> Iterator[int]:
     if selection.document_ids:
         yield from selection.document_ids
         return
-    grid = GridRepository(db)
     start, end = selection.period()
     for product in selection.products or tuple(Product):
-        query = GridQuery(
-            product=product,
-            company_ids=selection.company_ids,
-            issued_from=start,
-            issued_to=end,
-            sort=GridSort.ISSUED_AT,
-            descending=False,
-        )
-        offset = 0
-        while True:
-            ids = grid.page_ids(query, offset, PAGE)
-            yield from (i for i in ids if i > 0)
-            if len(ids) < PAGE:
-                break
-            offset += PAGE
+        yield from issued_ids(db, product, selection.company_ids, start, end)
+
+
+def issued_ids(
+    db: Database, product: Product, company_ids: Sequence[int], start: datetime | None, end: datetime | None
+) -> Iterator[int]:
+    """The ids of one product's documents issued in [start, end), oldest first, a page at a time."""
+    grid = GridRepository(db)
+    query = GridQuery(
+        product=product,
+        company_ids=tuple(company_ids),
+        issued_from=start,
+        issued_to=end,
+        sort=GridSort.ISSUED_AT,
+        descending=False,
+    )
+    offset = 0
+    while True:
+        ids = grid.page_ids(query, offset, PAGE)
+        yield from (i for i in ids if i > 0)
+        if len(ids) < PAGE:
+            return
+        offset += PAGE
 
 
 def _event_only_keys(db: Database, selection: Selection) -> Iterator[tuple[int, Product, str]]:
@@ -158,19 +163,14 @@ def _events(source: ItemSource, company_id: int, product: Product, key: str) -> 
 
 def write_zip(zip_path: Path, root: Path, files: Sequence[Path]) -> None:
     """A ZIP of ``files`` (named relative to ``root``), all of it or nothing (temp + rename)."""
-    folder = zip_path.parent if str(zip_path.parent) else Path(".")
-    tmp: str | None = None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{zip_path.name}-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as out, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+
+    def fill(out: BinaryIO) -> None:
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in dict.fromkeys(files):
                 archive.write(path, path.relative_to(root).as_posix())
-        os.replace(tmp, zip_path)
-        tmp = None
+
+    try:
+        zip_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise CapturaError(f"Não foi possível gravar o ZIP {zip_path}: {error.strerror or error}.") from error
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    write_atomic_with(zip_path, fill)

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
 from app.core.clock import BRASILIA
 from app.core.manifestation import CONFIRMACAO, MANIFESTATION_TYPES, manifestation_state, next_deadline
-from app.export.manual import period_of
+from app.export.manual import Selection, issued_ids
 from app.export.sheets import Cell, Sheet
 from app.store.companies import CompanyRepository
 from app.store.db import Database
@@ -28,8 +27,6 @@ from app.store.records import (
     DocumentStatus,
     DocumentSummary,
     GapStatus,
-    GridQuery,
-    GridSort,
     Product,
 )
 from app.store.reports import ReportRepository
@@ -54,23 +51,28 @@ SUMMARY_KINDS = frozenset({DocumentKind.RES_NFE, DocumentKind.DPS})
 CONCLUSIVE_DAYS = MANIFESTATION_TYPES[CONFIRMACAO].deadline_days
 
 DOCUMENT_HEADERS = (
-    "CNPJ da empresa", "Empresa", "Produto", "Layout", "Chave de acesso", "NSU", "Modelo", "Série", "Número",
-    "Emissão", "Emitente (CNPJ/CPF)", "Emitente", "Destinatário (CNPJ/CPF)", "Destinatário", "Valor (R$)",
-    "Direção", "Situação",
-)  # fmt: skip
+    "CNPJ da empresa",
+    "Empresa",
+    "Produto",
+    "Layout",
+    "Chave de acesso",
+    "NSU",
+    "Modelo",
+    "Série",
+    "Número",
+    "Emissão",
+    "Emitente (CNPJ/CPF)",
+    "Emitente",
+    "Destinatário (CNPJ/CPF)",
+    "Destinatário",
+    "Valor (R$)",
+    "Direção",
+    "Situação",
+)
 
 
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Companies and products (empty: all); an issue period in Brasília days, both inclusive."""
-
-    company_ids: tuple[int, ...] = ()
-    products: tuple[Product, ...] = ()
-    first_day: date | None = None
-    last_day: date | None = None
-
-    def period(self) -> tuple[datetime | None, datetime | None]:
-        return period_of(self.first_day, self.last_day)
+# Companies and products (empty: all); an issue period in Brasília days, both inclusive.
+Filters = Selection
 
 
 def money(cents: int | None) -> Decimal | None:
@@ -104,27 +106,36 @@ class Reports:
 
     def _documents(self, filters: Filters, product: Product) -> Iterator[DocumentSummary]:
         start, end = filters.period()
-        query = GridQuery(
-            product=product, company_ids=filters.company_ids, issued_from=start, issued_to=end,
-            sort=GridSort.ISSUED_AT, descending=False,
-        )  # fmt: skip
-        grid, documents = GridRepository(self.db), DocumentRepository(self.db)
-        offset = 0
-        while True:
-            ids = grid.page_ids(query, offset, PAGE)
-            yield from documents.summaries([i for i in ids if i > 0])
-            if len(ids) < PAGE:
-                return
-            offset += PAGE
+        documents = DocumentRepository(self.db)
+        page: list[int] = []
+        for document_id in issued_ids(self.db, product, filters.company_ids, start, end):
+            page.append(document_id)
+            if len(page) == PAGE:
+                yield from documents.summaries(page)
+                page = []
+        yield from documents.summaries(page)
 
     def _document_row(self, doc: DocumentSummary) -> list[Cell]:
         company = self.company(doc.company_id)
         return [
-            company.cnpj.value, company.name, PRODUCT_SHEETS[doc.product], doc.kind.value, doc.access_key, doc.nsu,
-            doc.model, doc.serie, doc.number, local(doc.issued_at, doc.issued_offset_minutes), doc.emitter_id,
-            doc.emitter_name, doc.recipient_id, doc.recipient_name, money(doc.total_cents),
-            DIRECTIONS[doc.direction], STATUSES[doc.status],
-        ]  # fmt: skip
+            company.cnpj.value,
+            company.name,
+            PRODUCT_SHEETS[doc.product],
+            doc.kind.value,
+            doc.access_key,
+            doc.nsu,
+            doc.model,
+            doc.serie,
+            doc.number,
+            local(doc.issued_at, doc.issued_offset_minutes),
+            doc.emitter_id,
+            doc.emitter_name,
+            doc.recipient_id,
+            doc.recipient_name,
+            money(doc.total_cents),
+            DIRECTIONS[doc.direction],
+            STATUSES[doc.status],
+        ]
 
     # ------------------------------------------------------------------ monthly summary
 
@@ -146,36 +157,71 @@ class Reports:
             totals[1] += line.total_cents or 0
             totals[2] += 1 if line.status is DocumentStatus.CANCELLED else 0
         headers = (
-            "CNPJ da empresa", "Empresa", "Mês", "Produto", "Conteúdo", "Direção", "Quantidade", "Canceladas",
+            "CNPJ da empresa",
+            "Empresa",
+            "Mês",
+            "Produto",
+            "Conteúdo",
+            "Direção",
+            "Quantidade",
+            "Canceladas",
             "Valor total (R$)",
-        )  # fmt: skip
+        )
         rows: list[Sequence[Cell]] = []
         for (cid, month, product, content, direction), (count, cents, cancelled) in sorted(
             groups.items(), key=lambda item: (self.company(item[0][0]).name, item[0][1], item[0][2].value, item[0][3])
         ):
             company = self.company(cid)
-            rows.append([
-                company.cnpj.value, company.name, month, PRODUCT_SHEETS[product], content, DIRECTIONS[direction],
-                count, cancelled, money(cents),
-            ])  # fmt: skip
+            rows.append(
+                [
+                    company.cnpj.value,
+                    company.name,
+                    month,
+                    PRODUCT_SHEETS[product],
+                    content,
+                    DIRECTIONS[direction],
+                    count,
+                    cancelled,
+                    money(cents),
+                ]
+            )
         return [Sheet("Resumo mensal", headers, rows)]
 
     # ------------------------------------------------------------------ gap ledger
 
     def gaps(self, filters: Filters) -> list[Sheet]:
         headers = (
-            "CNPJ da empresa", "Empresa", "Produto", "NSU", "Chave de acesso", "Situação", "Tentativas",
-            "Próxima tentativa", "Último erro", "Encontrada em", "Atualizada em",
-        )  # fmt: skip
+            "CNPJ da empresa",
+            "Empresa",
+            "Produto",
+            "NSU",
+            "Chave de acesso",
+            "Situação",
+            "Tentativas",
+            "Próxima tentativa",
+            "Último erro",
+            "Encontrada em",
+            "Atualizada em",
+        )
         rows: list[Sequence[Cell]] = []
         for gap in ReportRepository(self.db).gap_lines(company_ids=filters.company_ids, products=filters.products):
             company = self.company(gap.company_id)
             pending = gap.status is GapStatus.PENDING
-            rows.append([
-                company.cnpj.value, company.name, PRODUCT_SHEETS[gap.product], gap.nsu, gap.access_key,
-                GAP_STATUSES[gap.status], gap.attempts, _brasilia(gap.next_attempt_at) if pending else None,
-                gap.last_error, _brasilia(gap.created_at), _brasilia(gap.updated_at),
-            ])  # fmt: skip
+            rows.append(
+                [
+                    company.cnpj.value,
+                    company.name,
+                    PRODUCT_SHEETS[gap.product],
+                    gap.nsu,
+                    gap.access_key,
+                    GAP_STATUSES[gap.status],
+                    gap.attempts,
+                    _brasilia(gap.next_attempt_at) if pending else None,
+                    gap.last_error,
+                    _brasilia(gap.created_at),
+                    _brasilia(gap.updated_at),
+                ]
+            )
         return [Sheet("Lacunas de NSU", headers, rows)]
 
     # ------------------------------------------------------------------ manifestation deadlines
@@ -184,9 +230,18 @@ class Reports:
         """Received NF-e still needing a manifestation within its legal deadline (Ciência 10 days,
         a conclusive event 90 days from authorisation), soonest first."""
         headers = (
-            "CNPJ da empresa", "Empresa", "Chave de acesso", "Número", "Emitente (CNPJ/CPF)", "Emitente",
-            "Valor (R$)", "Emissão", "Manifestação pendente", "Prazo", "Dias restantes",
-        )  # fmt: skip
+            "CNPJ da empresa",
+            "Empresa",
+            "Chave de acesso",
+            "Número",
+            "Emitente (CNPJ/CPF)",
+            "Emitente",
+            "Valor (R$)",
+            "Emissão",
+            "Manifestação pendente",
+            "Prazo",
+            "Dias restantes",
+        )
         since = now - timedelta(days=CONCLUSIVE_DAYS + 1)
         start, end = filters.period()
         start = max(start, since) if start else since
@@ -196,9 +251,12 @@ class Reports:
         docs = [
             d
             for d in self._documents_between(received, start, end)
-            if d.direction is Direction.RECEIVED and d.access_key and not d.quarantined and d.issued_at
+            if d.direction is Direction.RECEIVED
+            and d.access_key
+            and not d.quarantined
+            and d.issued_at
             and d.status not in (DocumentStatus.CANCELLED, DocumentStatus.DENIED)
-        ]  # fmt: skip
+        ]
         pairs = [(d.company_id, d.access_key or "") for d in docs]
         facts = grid.event_facts(Product.NFE, pairs)
         requested = grid.requested_keys(Product.NFE, pairs)
@@ -212,11 +270,24 @@ class Reports:
             if pending is None or pending.due < now:
                 continue
             company = self.company(doc.company_id)
-            found.append((pending.due, [
-                company.cnpj.value, company.name, doc.access_key, doc.number, doc.emitter_id, doc.emitter_name,
-                money(doc.total_cents), local(doc.issued_at, doc.issued_offset_minutes),
-                MANIFESTATION_TYPES[pending.tp_evento].label, _brasilia(pending.due), pending.days_left(now),
-            ]))  # fmt: skip
+            found.append(
+                (
+                    pending.due,
+                    [
+                        company.cnpj.value,
+                        company.name,
+                        doc.access_key,
+                        doc.number,
+                        doc.emitter_id,
+                        doc.emitter_name,
+                        money(doc.total_cents),
+                        local(doc.issued_at, doc.issued_offset_minutes),
+                        MANIFESTATION_TYPES[pending.tp_evento].label,
+                        _brasilia(pending.due),
+                        pending.days_left(now),
+                    ],
+                )
+            )
         found.sort(key=lambda item: item[0])
         return [Sheet("Prazos de manifestação", headers, [row for _, row in found])]
 
