@@ -225,19 +225,24 @@ class Handoff:
         return queued
 
     def deliver(self, result: HandoffRun | None = None) -> HandoffRun:
+        """Post what is due for the active targets. A receiver that cannot be reached is left
+        for this run after its first failure: its other deliveries keep their turn and times."""
         result = result or HandoffRun()
         source = ItemSource(self.db)
         urls = {t.company_id: t.url for t in self.repo.targets()}
+        unreachable: set[int] = set()
         client = self._client or httpx.Client(timeout=TIMEOUT)
         try:
-            for delivery in self.repo.due(self.clock.now(), limit=BATCH):
-                url = urls.get(delivery.company_id)
-                if url is None:
-                    continue  # target removed or paused: the log keeps the row for later
-                if self._post(client, url, source, delivery):
+            for delivery in self.repo.due(self.clock.now(), limit=BATCH, company_ids=list(urls)):
+                if delivery.company_id in unreachable:
+                    continue
+                outcome = self._post(client, urls[delivery.company_id], source, delivery)
+                if outcome is True:
                     result.delivered += 1
-                else:
-                    result.failed += 1
+                    continue
+                result.failed += 1
+                if outcome is None:
+                    unreachable.add(delivery.company_id)
         finally:
             if self._client is None:
                 client.close()
@@ -246,7 +251,8 @@ class Handoff:
     def next_due_at(self) -> datetime | None:
         return self.repo.next_attempt_at()
 
-    def _post(self, client: httpx.Client, url: str, source: ItemSource, delivery: Delivery) -> bool:
+    def _post(self, client: httpx.Client, url: str, source: ItemSource, delivery: Delivery) -> bool | None:
+        """True: delivered; False: refused (or not sendable); None: the receiver was not reached."""
         item = source.load(delivery.item_type, delivery.item_id)
         if item is None:
             self.repo.failed(delivery.id, None, "O documento não está mais no banco.", self._retry_at(delivery))
@@ -269,7 +275,7 @@ class Handoff:
             reason = f"Falha de comunicação com {url}: {type(error).__name__}: {error}"
             self.repo.failed(delivery.id, None, reason, self._retry_at(delivery))
             log.warning("integração %s: %s", delivery.idempotency_key, reason)
-            return False
+            return None
         if 200 <= response.status_code < 300:
             self.repo.delivered(delivery.id, response.status_code)
             return True

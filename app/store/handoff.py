@@ -178,15 +178,16 @@ class HandoffRepository:
             )
         return added
 
-    def due(self, now: datetime, limit: int = 100, *, company_id: int | None = None) -> list[Delivery]:
+    def due(self, now: datetime, limit: int = 100, *, company_ids: Sequence[int] | None = None) -> list[Delivery]:
+        """Pending deliveries whose time has come, of ``company_ids`` (None: every company)."""
         query = (
             select(HandoffDeliveryRow)
             .where(HandoffDeliveryRow.status == PENDING, HandoffDeliveryRow.next_attempt_at <= now)
             .order_by(HandoffDeliveryRow.next_attempt_at, HandoffDeliveryRow.id)
             .limit(limit)
         )
-        if company_id is not None:
-            query = query.where(HandoffDeliveryRow.company_id == company_id)
+        if company_ids is not None:
+            query = query.where(HandoffDeliveryRow.company_id.in_(list(company_ids)))
         with self._db.reader() as s:
             return [_delivery(r) for r in s.scalars(query)]
 
