@@ -85,19 +85,20 @@ class AutomaticExport:
                     entries.append((DOCUMENT, arrival.document_id))
                 elif arrival.event_id is not None:
                     entries.append((EVENT, arrival.event_id))
-            wanted = [entry for entry in entries if self._wanted(profile, source, *entry)]
+            items = source.load_many(entries, with_xml=False)
+            wanted = [entry for entry in entries if self._keeps(profile, source, items[entry])]
             # A cancellation re-exports its document: moved to Canceladas, or the event beside it.
-            for item_type, item_id in list(wanted):
-                if item_type == EVENT:
-                    item = source.load(EVENT, item_id)
-                    if item is not None and is_cancellation(item) and item.document is not None:
-                        if self._wanted(profile, source, DOCUMENT, item.document.id):
-                            wanted.append((DOCUMENT, item.document.id))
+            cancelled = [
+                (DOCUMENT, item.document.id)
+                for item in (items[entry] for entry in wanted if entry[0] == EVENT)
+                if item is not None and is_cancellation(item) and item.document is not None
+            ]
+            documents = source.load_many(cancelled, with_xml=False)
+            wanted += [entry for entry in cancelled if self._keeps(profile, source, documents[entry])]
             watermark = arrived[-1].item_id
             queued += self.repo.enqueue(profile.id, wanted, watermark)
 
-    def _wanted(self, profile: ExportProfile, source: ItemSource, item_type: str, item_id: int) -> bool:
-        item = source.load(item_type, item_id)
+    def _keeps(self, profile: ExportProfile, source: ItemSource, item: ExportItem | None) -> bool:
         return item is not None and self._should_write(profile, source, item)
 
     @staticmethod
@@ -112,8 +113,9 @@ class AutomaticExport:
                 return
             done: list[int] = []
             gone: list[int] = []
+            loaded = source.load_many([(entry.item_type, entry.item_id) for entry in queued])
             for entry in queued:
-                item = source.load(entry.item_type, entry.item_id)
+                item = loaded[(entry.item_type, entry.item_id)]
                 if item is None or not self._should_write(profile, source, item):
                     gone.append(entry.id)
                     continue

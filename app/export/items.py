@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.store.companies import CompanyRepository
 from app.store.db import Database
 from app.store.documents import DocumentRepository, UnknownDocument
 from app.store.events import EventRepository, UnknownEvent
-from app.store.exports import DOCUMENT, EVENT
+from app.store.exports import DOCUMENT, EVENT, ExportReads
 from app.store.records import (
     CaptureSettings,
     Company,
@@ -52,6 +53,7 @@ class ItemSource:
         self.documents = DocumentRepository(db)
         self.events = EventRepository(db)
         self.companies = CompanyRepository(db)
+        self.reads = ExportReads(db)
         self._companies: dict[int, Company] = {}
         self._settings: dict[tuple[int, Product], CaptureSettings | None] = {}
 
@@ -71,6 +73,37 @@ class ItemSource:
             return self.document(item_id) if item_type == DOCUMENT else self.event(item_id)
         except (UnknownDocument, UnknownEvent):
             return None
+
+    def load_many(
+        self, entries: Sequence[tuple[str, int]], *, with_xml: bool = True
+    ) -> dict[tuple[str, int], ExportItem | None]:
+        """``load`` for many, documents in a few queries; ``with_xml`` False leaves ``xml`` empty
+        (enough to decide what a profile wants, not to write it)."""
+        doc_ids = list(dict.fromkeys(i for t, i in entries if t == DOCUMENT))
+        summaries = {d.id: d for d in self.documents.summaries(doc_ids)}
+        parties = self.reads.parties(doc_ids)
+        xml = self.reads.current_xml(doc_ids) if with_xml else {}
+        found: dict[tuple[str, int], ExportItem | None] = {}
+        for item_type, item_id in entries:
+            if item_type != DOCUMENT:
+                found[(item_type, item_id)] = self.load(item_type, item_id)
+                continue
+            summary = summaries.get(item_id)
+            if summary is None or summary.access_key is None or (with_xml and item_id not in xml):
+                found[(item_type, item_id)] = None
+                continue
+            found[(item_type, item_id)] = ExportItem(
+                company=self.company(summary.company_id),
+                product=summary.product,
+                item_type=DOCUMENT,
+                item_id=item_id,
+                access_key=summary.access_key,
+                kind=summary.kind,
+                xml=xml.get(item_id, b""),
+                document=summary,
+                parties=tuple(parties.get(item_id, ())),
+            )
+        return found
 
     def document(self, document_id: int) -> ExportItem | None:
         summary = self.documents.get(document_id)

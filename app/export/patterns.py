@@ -12,6 +12,7 @@ sequence, so it never overwrites its document or another event of the same key.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -75,6 +76,7 @@ class NameFacts:
     seq: int | None = None
 
 
+@functools.lru_cache(maxsize=64)  # rendered several times per file: checked once
 def validate_pattern(pattern: str) -> str:
     """The pattern as it will be used (``.xml`` added if missing); raises ``PatternError``."""
     text = pattern.strip().replace("\\", "/")
