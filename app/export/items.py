@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from app.store.companies import CompanyRepository
 from app.store.db import Database
-from app.store.documents import DocumentRepository, UnknownDocument
+from app.store.documents import DocumentRepository
 from app.store.events import EventRepository, UnknownEvent
 from app.store.exports import DOCUMENT, EVENT, ExportReads
 from app.store.records import (
@@ -69,9 +69,11 @@ class ItemSource:
 
     def load(self, item_type: str, item_id: int) -> ExportItem | None:
         """None when the item is gone or has no key (an unreadable document cannot be named)."""
+        if item_type == DOCUMENT:
+            return self.document(item_id)
         try:
-            return self.document(item_id) if item_type == DOCUMENT else self.event(item_id)
-        except (UnknownDocument, UnknownEvent):
+            return self.event(item_id)
+        except UnknownEvent:
             return None
 
     def load_many(
@@ -106,20 +108,7 @@ class ItemSource:
         return found
 
     def document(self, document_id: int) -> ExportItem | None:
-        summary = self.documents.get(document_id)
-        if summary.access_key is None:
-            return None
-        return ExportItem(
-            company=self.company(summary.company_id),
-            product=summary.product,
-            item_type=DOCUMENT,
-            item_id=document_id,
-            access_key=summary.access_key,
-            kind=summary.kind,
-            xml=self.documents.get_document_xml(document_id),
-            document=summary,
-            parties=tuple(self.documents.parties(document_id)),
-        )
+        return self.load_many([(DOCUMENT, document_id)])[(DOCUMENT, document_id)]
 
     def event(self, event_id: int) -> ExportItem:
         record = self.events.get(event_id)

@@ -16,6 +16,9 @@ pipeline into a real SQLite file (not measured). Then, single-threaded:
   (a benchmark-only comparison, never a dependency of the app).
 
 Prints human lines, then ONE JSON object as the last line.
+
+Measured 2026-12-01 (shared 2-core machine, --n 1000, NF-e of 3-20 items): XML 267 doc/s first
+and again; brazilfiscalreport 1.3.1 DANFE 1.8 doc/s; ours: not wired yet (app.pdf on another branch).
 """
 
 from __future__ import annotations

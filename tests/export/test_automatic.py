@@ -130,4 +130,5 @@ def test_the_capture_service_runs_the_export_as_one_of_its_recorded_jobs(harness
     job.run()
 
     assert len(files_under(destination)) == 1
-    assert [r.status.value for r in harness.ctx.runs.recent(10) if r.job_type == "exportacao"] == ["succeeded"]
+    [row] = [r for r in harness.ctx.runs.recent(10) if r.job_type == "exportacao"]
+    assert row.status.value == "succeeded" and row.reason == "arquivo: 1 item(ns), 1 arquivo(s)"
