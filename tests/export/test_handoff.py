@@ -18,7 +18,7 @@ import pytest
 
 from app.export.handoff import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, Handoff, HandoffSecrets
 from app.store.handoff import DELIVERED, HandoffRepository
-from app.store.records import Product
+from app.store.records import PartyRole, Product
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
 
 
@@ -179,3 +179,28 @@ def test_an_unreachable_receiver_is_tried_once_per_run_and_the_rest_keep_their_t
 
     attempts = sorted(d.attempts for d in HandoffRepository(harness.office.db).log())
     assert (run.queued, run.failed, attempts) == (3, 1, [0, 0, 1])
+
+
+def test_ctes_go_out_as_transportation_invoices_obeying_the_party_filter(tmp_path: Path, receiver: Receiver) -> None:
+    from tests.support.nfe_harness import CARRIER, cte_harness
+
+    with cte_harness(tmp_path) as cte:
+        cte.sandbox.party(CARRIER)
+        me = cte.company.cnpj.value
+        cte.settings(cte_party_roles=(PartyRole.TAKER,))
+        handoff = Handoff(cte.office.db, cte.clock)
+        handoff.configure(cte.company.id, receiver.url)
+        taken = cte.sandbox.publish_cte(CARRIER, SUPPLIER, me, taker_role=3)  # the company pays: sent
+        cte.sandbox.publish_cte(CARRIER, SUPPLIER, me, taker_role=0)  # the sender pays: kept, not sent
+        cte.capture.run_due()
+
+        assert handoff.run().delivered == 1
+
+    [(headers, body, _)] = receiver.posts
+    sent = json.loads(body)
+    assert (sent["type"], sent["action"], sent["accessKey"]) == (
+        "transportation_invoice_inbound",
+        "issued_successfully",
+        str(taken.key),
+    )
+    assert headers[IDEMPOTENCY_HEADER] == f"{me}:{taken.key}:cteProc:{sent['nsu']}"
