@@ -28,9 +28,11 @@ def register(sub: Any) -> None:
     export.add_argument("--to", dest="date_to", metavar="AAAA-MM-DD", help="emitidos até este dia (inclusive)")
     export.add_argument("--pattern", default=DEFAULT_PATTERN, help=f"padrão de nomes (padrão: {DEFAULT_PATTERN})")
     export.add_argument(
-        "--cancelled", choices=["move", "beside"], default="move",
+        "--cancelled",
+        choices=["move", "beside"],
+        default="move",
         help="NF-e cancelada: move (pasta Canceladas, padrão) ou beside (evento de cancelamento ao lado)",
-    )  # fmt: skip
+    )
     export.add_argument("--pdf", action="store_true", help="inclui o PDF (DANFE, DACTE, DANFSe) de cada documento")
     export.add_argument("--zip", metavar="ARQUIVO", type=Path, help="também grava um ZIP dos arquivos exportados")
     export.add_argument("--json", action="store_true", help="resumo em JSON")
@@ -43,10 +45,12 @@ def register(sub: Any) -> None:
     add.add_argument("name", metavar="NOME")
     add.add_argument("destination", metavar="DESTINO")
     add.add_argument(
-        "--preset", choices=PRESETS, default=ARCHIVE,
+        "--preset",
+        choices=PRESETS,
+        default=ARCHIVE,
         help="arquivo: tudo numa árvore por empresa e mês (padrão); importacao: só documentos completos "
         "autorizados, um arquivo por chave, sem resumos nem eventos",
-    )  # fmt: skip
+    )
     add.add_argument("--pattern", help="padrão de nomes (padrão: o do preset)")
     add.add_argument("--product", action="append", choices=[p.value for p in Product], help="só este produto")
     add.add_argument("--kinds", help=f"conteúdo, separado por vírgula: {', '.join(KINDS)} (padrão: o do preset)")

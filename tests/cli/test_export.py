@@ -34,9 +34,14 @@ def test_export_writes_the_default_tree_and_a_zip_and_twice_changes_nothing(
         assert opened.read(expected[0]) == (destination / expected[0]).read_bytes()
     summary = cli.json("export", str(destination))
     assert summary == {
-        "documents": 2, "events": 0, "written": 0, "unchanged": 2, "removed": 0,
-        "skipped_unreadable": 0, "zip": None,
-    }  # fmt: skip
+        "documents": 2,
+        "events": 0,
+        "written": 0,
+        "unchanged": 2,
+        "removed": 0,
+        "skipped_unreadable": 0,
+        "zip": None,
+    }
 
 
 def test_export_filters_by_period_and_uses_the_pattern_given(harness: Harness, cli: Cli, tmp_path: Path) -> None:
