@@ -4,12 +4,13 @@ Both drivers read this table: the APScheduler service on the real (or sped-up) c
 (``app.capture.scheduler``) and the virtual-clock driver of the tests and benchmarks
 (``app.capture.simulation``), so the two schedules cannot drift apart. Every routine job run
 writes its row in the runs table (``JobHost.recorded``); a distribution pass writes one row per
-company run, by the engine.
+company run, by the engine. ``extra_jobs`` is the plain extension point for packages above the
+capture (app.export): they hand the service a ``Job`` and the capture never imports them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -45,6 +46,9 @@ class JobHost(Protocol):
     def prune(self) -> dict[str, int]: ...
 
     def recorded(self, job_type: str, work: Callable[[], T]) -> T: ...
+
+    @property
+    def extra_jobs(self) -> Sequence[Job]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +129,13 @@ def jobs_of(service: JobHost) -> list[Job]:
             service.prune,  # records its row itself
         ),
     ]
+    # Jobs of the packages above the capture (the automatic export...), recorded like the routines.
+    table += [Job(job.name, job.label, job.trigger, _recorded(service, job), job.due_at) for job in service.extra_jobs]
     return table
+
+
+def _recorded(service: JobHost, job: Job) -> Callable[[], object]:
+    return lambda: service.recorded(job.name, job.run)
 
 
 def _earliest(times: Any) -> datetime | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -24,6 +24,7 @@ from typing import TypeVar
 from app.capture.context import CaptureContext, CaptureNotice, resume_stopped
 from app.capture.engine.distribution import RunResult
 from app.capture.instance import AlreadyRunning, DataFolderLock
+from app.capture.jobs import Job
 from app.capture.products import REGISTRY, ProductCapture, build_capture
 from app.capture.scheduler import BackgroundJobs
 from app.capture.status import (
@@ -93,6 +94,7 @@ class CaptureService:
         captures: Mapping[Product, ProductCapture] | None = None,
         intervals: ServiceIntervals | None = None,
         data_lock: DataFolderLock | None = None,
+        extra_jobs: Sequence[Job] = (),
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be >= 1")
@@ -104,6 +106,7 @@ class CaptureService:
         # lock: a demo, a daemon, a window): status then shows the state that one writes in the
         # database and leaves the certificates, in its memory or its vault, to it.
         self.captured_elsewhere: str | None = None
+        self.extra_jobs: list[Job] = list(extra_jobs)  # routines of packages above (app.export)
         self.captures: dict[Product, ProductCapture] = (
             dict(captures)
             if captures is not None
@@ -125,6 +128,13 @@ class CaptureService:
     def cycle(self, product: Product) -> timedelta:
         """The distribution pass interval of ``product`` (clock time)."""
         return self.intervals.distribution.get(product) or self.captures[product].distribution.rules.scheduler_cycle
+
+    def add_job(self, job: Job) -> None:
+        """A routine of a package above the capture (the automatic export), run like the others.
+        Before ``start``: the scheduler reads the job table once."""
+        if self._background is not None:
+            raise ServiceError("Inclua as rotinas antes de iniciar o serviço de captura.")
+        self.extra_jobs.append(job)
 
     def stall_after(self, product: Product) -> timedelta:
         if self.intervals.stall_after is not None:

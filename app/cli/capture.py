@@ -116,12 +116,16 @@ def _once(args: argparse.Namespace) -> int:
 
 
 def _daemon(args: argparse.Namespace) -> int:
+    from app.export.jobs import service_jobs  # the store and httpx: loaded when a daemon starts, not for --help
+
     stop = threading.Event()
     with capture_context(args) as (office, ctx):
         log_path = setup_logging(office.data_dir, level=office.settings.log_level, console=args.verbose)
         try:
             ctx.listeners.append(_log_notice)
             service = capture_service(ctx)
+            for job in service_jobs(ctx.db, ctx.clock):  # automatic exports and the ERP hand-off
+                service.add_job(job)
             with _stop_on_signals(stop):
                 service.start()
                 log.info("Serviço de captura iniciado (pasta %s)", office.data_dir)

@@ -12,9 +12,11 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli.args import UsageError
 from app.config.paths import resolve_data_dir
 from app.core.clock import Clock
 from app.core.errors import CapturaError
@@ -86,6 +88,16 @@ def find_company(office: Office, text: str) -> Company:
     if company is None:
         raise CapturaError(f"A empresa {cnpj.formatted()} não está cadastrada.")
     return company
+
+
+def parse_day(text: str | None, option: str) -> date | None:
+    """An AAAA-MM-DD option (``--from``), or a refusal that names it."""
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"Data inválida em {option}: {text!r}. Use AAAA-MM-DD.") from None
 
 
 def parse_product(text: str | None) -> Product | None:

@@ -6,12 +6,11 @@ import argparse
 import heapq
 import sys
 from dataclasses import replace
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.args import UsageError
-from app.cli.context import find_company, open_desk, parse_product
+from app.cli.context import find_company, open_desk, parse_day, parse_product
 from app.cli.io import print_json
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
@@ -128,15 +127,6 @@ def document_json(row: GridRow, company_cnpj: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- list
 
 
-def _day(text: str | None, option: str) -> date | None:
-    if text is None:
-        return None
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"Data inválida em {option}: {text!r}. Use AAAA-MM-DD.") from None
-
-
 def _kinds(text: str | None) -> tuple[tuple[DocumentKind, ...], bool]:
     """The stored layouts asked for, and whether key-event rows are (no --kind: everything)."""
     if not text:
@@ -177,7 +167,7 @@ def list_documents(desk: Desk, args: argparse.Namespace) -> list[tuple[str, Grid
     companies = {c.id: c.cnpj.value for c in desk.office.companies.list_companies()}
     company_ids = (find_company(desk.office, args.company).id,) if args.company else ()
     product = parse_product(args.product)
-    start, end = _day(args.date_from, "--from"), _day(args.date_to, "--to")
+    start, end = parse_day(args.date_from, "--from"), parse_day(args.date_to, "--to")
     if start and end and end < start:
         raise CapturaError("--to é anterior a --from.")
     kinds, events = _kinds(args.kind)

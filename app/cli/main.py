@@ -57,9 +57,10 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         parser.set_defaults(command=None)
         return parser
     sub = parser.add_subparsers(dest="command", metavar="COMANDO")
-    from app.cli import capture, certificates, companies, documents, manifest, sandbox, status
+    from app.cli import capture, certificates, companies, documents, export, handoff, manifest, reports, sandbox, status
 
-    for module in (certificates, companies, capture, documents, manifest, status, sandbox):
+    modules = (certificates, companies, capture, documents, export, reports, handoff, manifest, status, sandbox)
+    for module in modules:
         module.register(sub)
     return parser
 

@@ -1,29 +1,6 @@
-"""Writing a file the office will open: all of it or nothing (a temporary file renamed)."""
+"""Writing a file the office will open: kept here for the desk's callers; the function lives in
+app.config.files so that layers below the desk (app.export) write the same way."""
 
-from __future__ import annotations
+from app.config.files import write_atomic as write_atomic
 
-import contextlib
-import os
-import tempfile
-from pathlib import Path
-
-from app.core.errors import CapturaError
-
-
-def write_atomic(path: Path, content: bytes) -> None:
-    """Write ``content`` to ``path`` through a temporary file in the same folder, then rename it:
-    a reader (or a bookkeeping system scanning the folder) never sees half a file."""
-    folder = path.parent if str(path.parent) else Path(".")
-    tmp: str | None = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as out:
-            out.write(content)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as error:
-        raise CapturaError(f"Não foi possível gravar {path}: {error.strerror or error}.") from error
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+__all__ = ["write_atomic"]

@@ -178,6 +178,13 @@ class EventRepository:
             )
             return [_record(r) for r in rows]
 
+    def get(self, event_id: int) -> EventRecord:
+        with self._db.reader() as s:
+            row = s.get(EventRow, event_id)
+            if row is None:
+                raise UnknownEvent(f"Evento não encontrado (id {event_id}).")
+            return _record(row)
+
     def get_xml(self, event_id: int) -> bytes:
         with self._db.reader() as s:
             found = s.execute(select(EventRow.xml_zlib, EventRow.xml_sha256).where(EventRow.id == event_id)).first()

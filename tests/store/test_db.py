@@ -38,6 +38,10 @@ EXPECTED_TABLES = {
     "point_queries",
     "runs",
     "government_calls",
+    "export_profiles",
+    "export_queue",
+    "handoff_targets",
+    "handoff_deliveries",
 }
 
 

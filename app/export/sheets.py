@@ -1,0 +1,87 @@
+"""Tables to XLSX (openpyxl: numbers as numbers, dates as dates) and CSV (for Excel in Brazil).
+
+A cell is ``int``, ``Decimal`` (money), ``date``, ``datetime`` (naive: the document's own local
+time; Excel has no time zones), ``str`` or ``None``. Both files are written atomically.
+The CSV follows what Excel in pt-BR opens without a wizard: ``;`` between fields, decimal comma,
+dates as dd/mm/aaaa, UTF-8 with a BOM.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+from openpyxl import Workbook
+from openpyxl.utils import get_column_letter
+
+from app.config.files import write_atomic
+
+Cell = int | Decimal | date | datetime | str | None
+MONEY_FORMAT = "#,##0.00"
+DATE_FORMAT = "dd/mm/yyyy"
+DATETIME_FORMAT = "dd/mm/yyyy hh:mm"
+MAX_SHEET_NAME = 31  # Excel's limit
+
+
+@dataclass
+class Sheet:
+    name: str
+    headers: Sequence[str]
+    rows: list[Sequence[Cell]] = field(default_factory=list)
+
+
+def to_xlsx(sheets: Sequence[Sheet]) -> bytes:
+    book = Workbook()
+    book.remove(book.active)
+    for sheet in sheets or [Sheet("Vazio", ["Nenhum registro"])]:
+        page = book.create_sheet(sheet.name[:MAX_SHEET_NAME])
+        page.append(list(sheet.headers))
+        for row in sheet.rows:
+            page.append(list(row))
+        for column, header in enumerate(sheet.headers, start=1):
+            letter = get_column_letter(column)
+            widest = max([len(str(header)), *(len(_shown(r[column - 1])) for r in sheet.rows[:200])])
+            page.column_dimensions[letter].width = min(60, widest + 2)
+        for cells in page.iter_rows(min_row=2):
+            for cell in cells:
+                if isinstance(cell.value, datetime):
+                    cell.number_format = DATETIME_FORMAT
+                elif isinstance(cell.value, date):
+                    cell.number_format = DATE_FORMAT
+                elif isinstance(cell.value, Decimal | float):
+                    cell.number_format = MONEY_FORMAT
+        page.freeze_panes = "A2"
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def _shown(value: Cell) -> str:
+    if isinstance(value, datetime):
+        return f"{value:%d/%m/%Y %H:%M}"
+    if isinstance(value, date):
+        return f"{value:%d/%m/%Y}"
+    if isinstance(value, Decimal):
+        return f"{value:.2f}".replace(".", ",")
+    return "" if value is None else str(value)
+
+
+def to_csv(sheets: Sequence[Sheet]) -> bytes:
+    """One CSV: the sheets' rows one after the other (they share the headers of the first)."""
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=";", lineterminator="\r\n")
+    if sheets:
+        writer.writerow(sheets[0].headers)
+    for sheet in sheets:
+        for row in sheet.rows:
+            writer.writerow([_shown(value) for value in row])
+    return ("\ufeff" + out.getvalue()).encode("utf-8")
+
+
+def save(sheets: Sequence[Sheet], path: Path, *, csv_format: bool) -> None:
+    write_atomic(path, to_csv(sheets) if csv_format else to_xlsx(sheets))

@@ -1,0 +1,254 @@
+"""Writing items under an export folder: the path a profile gives them, atomically, once.
+
+A name depends only on the item, so exporting twice rewrites nothing (equal bytes are left as
+they are) and creates no duplicate. When an item's name changes (a resumo replaced by its complete
+NF-e, a document cancelled and moved to ``Canceladas``) the file under its other possible names
+is removed: no state is needed for that, so a manual export into a folder behaves the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from datetime import timedelta, timezone
+from pathlib import Path
+
+from app.config.files import write_atomic
+from app.core.errors import CapturaError
+from app.export.items import SUMMARY_KINDS, ExportItem
+from app.export.patterns import CANCELLED_FOLDER, NameFacts, render
+from app.export.pdf import PdfUnavailable, render_pdf
+from app.store.grid import CANCELLATION_TYPES
+from app.store.records import Direction, DocumentKind, DocumentStatus, ExportProfile, Product
+
+log = logging.getLogger(__name__)
+
+PRODUCT_NAMES = {Product.NFE: "NFe", Product.CTE: "CTe", Product.NFSE: "NFSe"}
+DIRECTION_NAMES = {Direction.RECEIVED: "Recebidas", Direction.EMITTED: "Emitidas"}
+_COMPLETE_LAYOUT = {Product.NFE: "nfeProc", Product.CTE: "cteProc", Product.NFSE: "nfse"}
+_UNREACHABLE = {errno.ENOENT, errno.ENOTDIR, errno.ENODEV, errno.ENXIO, errno.EHOSTDOWN, errno.ENETUNREACH}
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+_DOWN = _UNREACHABLE | _READ_ONLY | {errno.ENOSPC, errno.EDQUOT, errno.EIO}  # the folder, not the item
+
+
+class ExportWriteFailed(CapturaError):
+    """The destination refused a write (full disk, read-only, missing drive): retried later."""
+
+    def __init__(self, message: str, *, destination_down: bool) -> None:
+        super().__init__(message)
+        self.destination_down = destination_down
+
+
+Writer = Callable[[Path, bytes], None]
+
+
+@dataclass
+class WriteReport:
+    written: list[Path] = field(default_factory=list)  # files created or changed
+    unchanged: list[Path] = field(default_factory=list)  # already there with the same bytes
+    removed: list[Path] = field(default_factory=list)  # an item's file under a name it no longer has
+    pdf_skipped: int = 0
+
+    @property
+    def files(self) -> list[Path]:
+        return self.written + self.unchanged
+
+
+def reason_of(error: OSError, path: Path) -> str:
+    code = error.errno
+    if code == errno.ENOSPC:
+        return f"disco cheio em {path.parent}"
+    if code in _READ_ONLY:
+        return f"sem permissão de gravação (somente leitura) em {path.parent}"
+    if code in _UNREACHABLE:
+        return f"pasta ou unidade de rede indisponível: {path.parent}"
+    if code == errno.ENAMETOOLONG:
+        return f"nome de arquivo longo demais: {path}"
+    return f"{error.strerror or error} ({path})"
+
+
+def facts_of(item: ExportItem, *, as_kind: DocumentKind | None = None) -> NameFacts:
+    doc, event = item.document, item.event
+    kind = as_kind or item.kind
+    when = None
+    if event is not None:
+        when = event.event_at or event.created_at
+    elif doc is not None and doc.issued_at is not None:
+        offset = timezone(timedelta(minutes=doc.issued_offset_minutes or 0))
+        when = doc.issued_at.astimezone(offset)
+    if event is not None:
+        tipo = "Eventos"
+    elif kind in SUMMARY_KINDS:
+        tipo = "Resumos"
+    else:
+        tipo = PRODUCT_NAMES[item.product]
+    key = item.access_key
+    number = doc.number if doc is not None else (int(key[25:34]) if len(key) == 44 and key.isdigit() else None)
+    emitter = doc.emitter_id if doc is not None else (key[6:20] if len(key) == 44 else None)
+    return NameFacts(
+        cnpj=item.company.cnpj.value,
+        empresa=item.company.name,
+        produto=PRODUCT_NAMES[item.product],
+        tipo=tipo,
+        chave=key,
+        when=when,
+        nsu=event.nsu if event is not None else (doc.nsu if doc is not None else None),
+        direcao=DIRECTION_NAMES[doc.direction] if doc is not None else DIRECTION_NAMES[Direction.RECEIVED],
+        emitente_cnpj=emitter,
+        numero=number,
+        serie=doc.serie if doc is not None else None,
+        layout=kind.value,
+        tp_evento=event.tp_evento if event is not None else None,
+        seq=event.n_seq_evento if event is not None else None,
+    )
+
+
+def _cancelled(item: ExportItem) -> bool:
+    return item.document is not None and item.document.status is DocumentStatus.CANCELLED
+
+
+def is_cancellation(item: ExportItem) -> bool:
+    return item.event is not None and item.event.tp_evento in CANCELLATION_TYPES
+
+
+def wants(profile: ExportProfile, item: ExportItem) -> bool:
+    """The profile's own choice of products, kinds, directions, companies and statuses."""
+    if profile.products and item.product not in profile.products:
+        return False
+    if profile.kinds and item.content not in profile.kinds:
+        return False
+    if profile.company_ids and item.company.id not in profile.company_ids:
+        return False
+    doc = item.document
+    if profile.directions and (doc is None or doc.direction not in profile.directions):
+        return False
+    if profile.only_authorised and (
+        item.event is not None or doc is None or doc.status is not DocumentStatus.AUTHORISED
+    ):
+        return False
+    return True
+
+
+class Exporter:
+    """Writes items of one profile (or a manual export's settings) under its destination.
+
+    ``write`` is the one function that puts bytes on disk (tests inject faults there).
+    """
+
+    def __init__(self, profile: ExportProfile, *, write: Writer = write_atomic) -> None:
+        self.profile = profile
+        self.root = Path(profile.destination)
+        self._write = write
+
+    # ------------------------------------------------------------------ names
+
+    def document_path(
+        self, item: ExportItem, *, as_kind: DocumentKind | None = None, cancelled: bool | None = None
+    ) -> str:
+        relative = render(self.profile.pattern, facts_of(item, as_kind=as_kind))
+        moved = _cancelled(item) if cancelled is None else cancelled
+        if moved and self.profile.cancelled_mode == "move":
+            relative = f"{CANCELLED_FOLDER}/{relative}"
+        return relative
+
+    def event_path(self, item: ExportItem) -> str:
+        relative = render(self.profile.pattern, facts_of(item))
+        if self.profile.cancelled_mode == "beside" and is_cancellation(item) and item.document is not None:
+            beside = self._document_of_event(item)
+            folder = beside.rpartition("/")[0]
+            relative = f"{folder}/{relative.rpartition('/')[2]}" if folder else relative.rpartition("/")[2]
+        return relative
+
+    def _document_of_event(self, item: ExportItem) -> str:
+        assert item.document is not None
+        doc_item = replace(item, item_type="document", kind=item.document.kind, event=None)
+        return self.document_path(doc_item)
+
+    def _other_names(self, item: ExportItem, target: str) -> set[str]:
+        if item.event is not None:
+            plain = render(self.profile.pattern, facts_of(item))
+            return {plain} - {target}
+        names = set()
+        for kind in {item.kind, DocumentKind.RES_NFE, DocumentKind(_COMPLETE_LAYOUT[item.product])}:
+            if item.product is not Product.NFE and kind is DocumentKind.RES_NFE:
+                continue
+            for cancelled in (False, True):
+                names.add(self.document_path(item, as_kind=kind, cancelled=cancelled))
+        return names - {target}
+
+    # ------------------------------------------------------------------ writing
+
+    def export(
+        self, item: ExportItem, events: Iterable[ExportItem] = (), report: WriteReport | None = None
+    ) -> WriteReport:
+        """Write ``item`` (and, for a document, the PDF when the profile asks); ``events`` are the
+        key's events, written beside a cancelled document when the profile says so."""
+        report = report or WriteReport()
+        if item.event is not None:
+            self._place(item, self.event_path(item), report)
+            return report
+        target = self.document_path(item)
+        self._place(item, target, report)
+        if self.profile.include_pdf and item.content == "complete":
+            self._pdf(item, target, events, report)
+        if self.profile.cancelled_mode == "beside" and _cancelled(item):
+            for event in events:
+                if is_cancellation(event):
+                    self._place(event, self.event_path(replace(event, document=item.document)), report)
+        return report
+
+    def _place(self, item: ExportItem, relative: str, report: WriteReport) -> None:
+        path = self.root / relative
+        if self._put(path, item.xml):
+            report.written.append(path)
+        else:
+            report.unchanged.append(path)
+        for other in self._other_names(item, relative):
+            stale = self.root / other
+            for path_of_it in (stale, stale.with_suffix(".pdf")):
+                with contextlib.suppress(FileNotFoundError):
+                    path_of_it.unlink()
+                    report.removed.append(path_of_it)
+
+    def _pdf(self, item: ExportItem, target: str, events: Iterable[ExportItem], report: WriteReport) -> None:
+        try:
+            content = render_pdf(item.xml, events=[e.xml for e in events])
+        except PdfUnavailable:
+            report.pdf_skipped += 1
+            return
+        path = (self.root / target).with_suffix(".pdf")
+        if self._put(path, content):
+            report.written.append(path)
+        else:
+            report.unchanged.append(path)
+
+    def _put(self, path: Path, content: bytes) -> bool:
+        """True when the file was (re)written; False when it already held exactly ``content``."""
+        try:
+            if path.is_file() and path.stat().st_size == len(content) and path.read_bytes() == content:
+                return False
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._write(path, content)
+        except OSError as error:
+            raise self._failure(error, path) from error
+        except CapturaError as error:
+            cause = error.__cause__
+            if isinstance(cause, OSError):
+                raise self._failure(cause, path) from error
+            raise
+        return True
+
+    def _failure(self, error: OSError, path: Path) -> ExportWriteFailed:
+        down = error.errno in _DOWN or not self._root_usable()
+        return ExportWriteFailed(
+            f"Exportação para {self.root} falhou: {reason_of(error, path)}.", destination_down=down
+        )
+
+    def _root_usable(self) -> bool:
+        try:
+            return self.root.is_dir()
+        except OSError:
+            return False

@@ -1,0 +1,44 @@
+"""`report`: every report through the command line, to XLSX and CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+
+from tests.cli.conftest import Cli
+from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
+
+
+@pytest.mark.parametrize(
+    ("report", "sheets"),
+    [
+        ("documents", ["NF-e", "CT-e", "NFS-e"]),
+        ("summary", ["Resumo mensal"]),
+        ("gaps", ["Lacunas de NSU"]),
+        ("deadlines", ["Prazos de manifestação"]),
+    ],
+)
+def test_each_report_is_written_as_xlsx(
+    harness: Harness, cli: Cli, tmp_path: Path, report: str, sheets: list[str]
+) -> None:
+    harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    harness.capture.run_due()
+    target = tmp_path / f"{report}.xlsx"
+    assert cli("report", report, "--xlsx", str(target), "--company", RECIPIENT) == 0, cli.err
+    assert load_workbook(target).sheetnames == sheets
+    assert f"Relatório gravado em {target}" in cli.out
+
+
+def test_csv_and_refusals(harness: Harness, cli: Cli, tmp_path: Path) -> None:
+    harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    harness.capture.run_due()
+    target = tmp_path / "docs.csv"
+    assert cli("report", "documents", "--csv", str(target), "--product", "nfe") == 0
+    assert target.read_bytes().startswith(b"\xef\xbb\xbfCNPJ da empresa;")
+    assert "1 linha(s)" in cli.out
+    assert cli("report", "summary", "--csv", str(target), "--from", "2026-12-01", "--to", "2026-11-01") == 1
+    assert "anterior" in cli.err
+    assert cli("report", "gaps", "--xlsx", str(tmp_path / "g.xlsx"), "--company", "11444777000161") == 1
+    assert "não está cadastrada" in cli.err
