@@ -46,6 +46,7 @@ from app.desk.views import (
     ProductBadge,
     RelatedDocument,
 )
+from app.export.jobs import service_jobs
 from app.store.grid import GridRepository
 from app.store.records import Direction, DocumentStatus, GridQuery, ManifestationStatus, RowKind
 
@@ -127,6 +128,8 @@ class Desk:
             ctx.listeners.append(self._notify)
             lock = DataFolderLock(office.data_dir, owner=self._owner) if self._capture else None
             self._service = CaptureService(ctx, data_lock=lock)
+            for job in service_jobs(ctx.db, ctx.clock):  # automatic exports and the ERP hand-off
+                self._service.add_job(job)
             self.opened = Opened(False, None, None)  # not capturing by choice: requests send themselves
             if lock is not None:
                 try:

@@ -20,7 +20,6 @@ from app.core.clock import BRASILIA
 from app.core.errors import CapturaError
 from app.export.items import ExportItem, ItemSource
 from app.export.patterns import DEFAULT_PATTERN, validate_pattern
-from app.export.pdf import PdfUnavailable, pdf_available
 from app.export.writer import Exporter, Writer, WriteReport
 from app.store.db import Database
 from app.store.grid import GridRepository
@@ -73,8 +72,6 @@ def export_selection(
 ) -> ManualReport:
     """Write every selected document and its events under ``destination``; raises
     ``ExportWriteFailed`` (the folder refused a write: nothing is lost, run it again)."""
-    if pdf and not pdf_available():
-        raise PdfUnavailable()
     start, end = selection.period()
     if start and end and end <= start:
         raise CapturaError("O fim do período é anterior ao início.")

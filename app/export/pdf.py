@@ -1,31 +1,30 @@
-"""The PDF of an exported document, behind one function the lead wires after merging app.pdf.
+"""The PDF written beside an exported document (DANFE, DACTE, DANFSe), from ``app.pdf``.
 
-Another branch writes ``app.pdf.render_pdf(xml: bytes, *, events: Sequence[bytes] = ()) -> bytes``;
-until it lands, :func:`render_pdf` raises ``PdfUnavailable`` with a sentence for the user, and
-the exporters keep writing the XML.
+A document whose PDF cannot be made (an odd layout the renderers refuse) costs its PDF only:
+:class:`PdfUnavailable` carries the reason, the exporters count it and keep writing the XML.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from app.core.errors import CapturaError
 
-UNAVAILABLE = (
-    "A geração de PDF (DANFE, DACTE, DANFSe) ainda não está disponível nesta versão do Captura DF-e: "
-    "exporte sem --pdf; os XML são exportados normalmente."
-)
+log = logging.getLogger(__name__)
 
 
 class PdfUnavailable(CapturaError):
-    def __init__(self) -> None:
-        super().__init__(UNAVAILABLE)
-
-
-def pdf_available() -> bool:
-    return False
+    """No PDF for this document; the message says why."""
 
 
 def render_pdf(xml: bytes, *, events: Sequence[bytes] = ()) -> bytes:
-    """The document's PDF; to be ``return app.pdf.render_pdf(xml, events=events)``."""
-    raise PdfUnavailable()
+    """The document's PDF (its cancellation among ``events`` marks it)."""
+    from app.pdf import render_pdf as render  # reportlab: loaded by the first export with PDFs
+    from app.pdf.errors import PdfError
+
+    try:
+        return render(xml, events=events)
+    except PdfError as error:
+        log.warning("PDF não gerado na exportação: %s", error.message)
+        raise PdfUnavailable(error.message) from error

@@ -62,8 +62,6 @@ def test_bad_input_is_refused_in_portuguese(harness: Harness, cli: Cli, tmp_path
     assert "Campo desconhecido" in cli.err
     assert cli("export", str(tmp_path / "x"), "--from", "02/11/2026") == 2  # misuse, as the README says
     assert "Data inválida" in cli.err
-    assert cli("export", str(tmp_path / "x"), "--pdf") == 1
-    assert "PDF" in cli.err and "ainda não está disponível" in cli.err
     assert not (tmp_path / "x").exists()  # refused before anything was written
 
 
@@ -92,3 +90,22 @@ def test_profiles_are_added_listed_run_and_removed(harness: Harness, cli: Cli, t
     }
     assert cli("export-profile", "remove", "erp") == 0
     assert cli("export-profile", "remove", "erp") == 1 and "não encontrado" in cli.err
+
+
+def test_export_with_pdf_writes_the_danfe_beside_the_complete_nfe(harness: Harness, cli: Cli, tmp_path: Path) -> None:
+    from pypdf import PdfReader
+
+    nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    key = str(nfe.key)
+    harness.capture.run_due()
+    harness.sandbox.publish_nfe_event(nfe, "210210")  # Ciência: the AN releases the nfeProc
+    harness.clock.advance(timedelta(hours=1, minutes=5))
+    harness.capture.run_due()
+    destination = tmp_path / "saida"
+    assert cli("export", str(destination), "--pdf") == 0, cli.err
+    month = f"20{key[2:4]}-{key[4:6]}"
+    pdf = destination / RECIPIENT / month / "NFe" / f"{key}-procNFe.pdf"
+    assert pdf.is_file(), files_under(destination)
+    text = "".join(page.extract_text() for page in PdfReader(pdf).pages).replace(" ", "")
+    assert key in text and "DANFE" in text
+    assert not (destination / RECIPIENT / month / "Resumos").exists()  # the resumo was replaced, no PDF of it
