@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
 from app.config.endpoints import Service
 from app.core.errors import CapturaError, InvalidIdentifier
-from app.core.guard import CONSERVATIVE_EVENT_LIMIT, GUARD_WINDOW, EventAttempt, GuardStatus, attempt_status
+from app.core.guard import GUARD_WINDOW, EventAttempt, GuardStatus, logged_attempt, resend_status
 from app.core.keys import AccessKey
 from app.core.manifestation import (
     CIENCIA,
@@ -107,7 +107,7 @@ class NfeManifestationService:
     def attempts(self, company: Company, key: str, tp_evento: str, seq: int, now: datetime) -> GuardStatus:
         """NT 2018.002: this event's sends in the last hour, from the call log."""
         calls = self.ctx.audit.calls_for(SERVICE.value, event_id(tp_evento, key, seq), now - GUARD_WINDOW)
-        return _guard([_attempt(c.at, c.cstat) for c in calls], now)
+        return resend_status([logged_attempt(c.at, c.cstat) for c in calls], now)
 
     def view(self, company_id: int, key: str) -> list[ManifestationView]:
         company = self.ctx.companies.get(company_id)
@@ -160,7 +160,7 @@ class NfeManifestationService:
                 )
                 return False
         operation = event_id(request.tp_evento, request.access_key, request.n_seq_evento)
-        guard = _guard(batch.history(operation, now), now)
+        guard = resend_status(batch.history(operation, now), now)
         if not guard.allowed:
             assert guard.retry_at is not None
             self._settle_alone(
@@ -317,15 +317,6 @@ class NfeManifestationService:
         )
 
 
-def _attempt(at: datetime, cstat: str | None) -> EventAttempt:
-    return EventAttempt(at, int(cstat) if cstat and cstat.isdigit() else None)
-
-
-def _guard(history: list[EventAttempt], now: datetime) -> GuardStatus:
-    # The sandbox referee, like a strict SEFAZ, counts any repeated rejected event: resend none.
-    return attempt_status(history, now, limit=CONSERVATIVE_EVENT_LIMIT, identical_only=False)
-
-
 class _Pass:
     """What a dispatch pass reads once for all its due requests, kept current as it sends them.
 
@@ -351,7 +342,7 @@ class _Pass:
         automatic = [(m.company_id, m.access_key) for m in due if m.automatic]
         operations = {event_id(m.tp_evento, m.access_key, m.n_seq_evento) for m in due}
         logged = ctx.manifestations.event_calls(SERVICE.value, operations, since)
-        calls = {op: [_attempt(at, cstat) for at, cstat in found] for op, found in logged.items()}
+        calls = {op: [logged_attempt(at, cstat) for at, cstat in found] for op, found in logged.items()}
         return cls(ctx, ctx.manifestations.for_keys(PRODUCT, automatic), calls)
 
     def company(self, company_id: int) -> tuple[Company, CaptureSettings | None]:
@@ -377,4 +368,4 @@ class _Pass:
             ]
 
     def called(self, operation: str, at: datetime, cstat: str | None) -> None:
-        self._calls.setdefault(operation, []).append(_attempt(at, cstat))
+        self._calls.setdefault(operation, []).append(logged_attempt(at, cstat))
