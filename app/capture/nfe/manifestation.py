@@ -129,12 +129,12 @@ class NfeManifestationService:
     # ------------------------------------------------------------------ dispatch
 
     def next_due_at(self) -> datetime | None:
-        return self.ctx.manifestations.next_not_before()
+        return self.ctx.manifestations.next_not_before(PRODUCT)
 
     def dispatch(self, limit: int = 50, *, company_id: int | None = None) -> int:
         """Send every due request (of one company when given); returns how many were sent."""
         due = self.ctx.manifestations.due(
-            self.ctx.clock.now(), limit=limit if company_id is None else 10_000, company_id=company_id
+            self.ctx.clock.now(), limit=limit if company_id is None else 10_000, company_id=company_id, product=PRODUCT
         )
         if not due:
             return 0
