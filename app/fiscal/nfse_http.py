@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from app.fiscal.errors import MalformedResponse
-from app.fiscal.http import translate
+from app.fiscal.http import read_bounded, translate
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
 _HEADERS = {"Accept": "application/json", "Connection": "close"}
@@ -61,21 +61,11 @@ def call_json(
         request = client.build_request(method, url, content=content or None, headers=headers, params=params)
         response = client.send(request, stream=True)
         try:
-            declared = response.headers.get("Content-Length")
-            if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-                raise MalformedResponse(f"Resposta do serviço grande demais ({declared} bytes).", url=url)
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > max_bytes:
-                    raise MalformedResponse(f"Resposta do serviço grande demais (mais de {max_bytes} bytes).", url=url)
-                chunks.append(chunk)
+            raw = read_bounded(response, max_bytes, url)
         finally:
             response.close()
     except httpx.HTTPError as exc:
         raise translate(exc, url) from exc
-    raw = b"".join(chunks)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     return JsonReply(
         response.status_code,
