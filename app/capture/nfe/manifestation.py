@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
+from app.capture.engine.sends import settle_unanswered
 from app.config.endpoints import Service
 from app.core.errors import CapturaError, InvalidIdentifier
 from app.core.guard import GUARD_WINDOW, EventAttempt, GuardStatus, logged_attempt, resend_status
@@ -265,20 +266,14 @@ class NfeManifestationService:
         error: CommunicationError | RequestInvalid,
     ) -> None:
         """No answer (retried with a backoff) or a lot refused before sending (rejected)."""
-        delay = event_retry_delay(request.attempts + 1)
         with self.ctx.unit() as unit:
             if isinstance(error, CommunicationError):  # a refusal before sending is no government call
                 record = call_record(
                     SERVICE, PRODUCT, company.id, operation, now, started, outcome_of(error), error=error.message
                 )
                 unit.log_call(record)
-            if delay is None or isinstance(error, RequestInvalid):
-                status = ManifestationStatus.REJECTED
-                unit.settle_manifestation(request.id, status, cstat=None, x_motivo=error.message)
-            else:
-                status = ManifestationStatus.PENDING
-                retry_at = self.ctx.clock.now() + delay
-                unit.settle_manifestation(request.id, status, cstat=None, x_motivo=error.message, retry_at=retry_at)
+            retryable = not isinstance(error, RequestInvalid)
+            status = settle_unanswered(unit, request, error.message, self.ctx.clock.now(), retryable=retryable)
         batch.settled(request, status)
         if isinstance(error, CommunicationError):
             batch.called(operation, now, None)
