@@ -186,7 +186,7 @@ def test_each_products_dispatcher_reads_only_its_own_requests(
     db: Database, company: Company, clock: FakeClock
 ) -> None:
     repo = ManifestationRepository(db)
-    nfse_key = "35503082299888777000100000000000000126110000000010"
+    nfse_key = "35503082299888777000100000000000000126110000000018"
     nfe = repo.request(company.id, Product.NFE, KEY, "210200", not_before=clock.now())
     taker = repo.request(company.id, Product.NFSE, nfse_key, "203202", not_before=clock.now() - timedelta(minutes=1))
     assert [m.id for m in repo.due(clock.now(), product=Product.NFE)] == [nfe.id]
