@@ -129,3 +129,9 @@ def test_a_pedido_for_the_other_environment_is_not_sent(world: World) -> None:
     with pytest.raises(RequestInvalid, match="outro ambiente"):
         world.client.register_event(key, production)
     assert not [r for r in world.sandbox.referee.requests if r.service == "sefin"]
+
+
+def test_an_alphanumeric_key_is_refused_by_the_current_schema_before_sending(world: World) -> None:
+    key = NfseKey.build(c_mun="3550308", amb_ger=2, insc_fed="12ABC34501DE35", number=1, year_month="2611", code=1)
+    with pytest.raises(RequestInvalid, match="recusado antes do envio"):
+        prepare_ped_reg_evento(world.a1, key, CONFIRMACAO_TOMADOR, TAKER, world.clock.now(), HOMOLOG)
