@@ -54,11 +54,17 @@ def test_transient_failures_back_off_exponentially_up_to_an_hour_and_never_disab
     now = T0
     waits = []
     for _ in range(9):
-        state = apply_adn(state, NFSE_RULES, now, CommunicationFailure("HTTP 503")).state
+        state = apply_adn(state, NFSE_RULES, now, CommunicationFailure("HTTP 503", False)).state
         assert state.next_query_at is not None and state.disabled_reason is None
         waits.append(state.next_query_at - now)
         now = state.next_query_at
     assert waits == [timedelta(minutes=m) for m in (1, 2, 4, 8, 16, 32, 60, 60, 60)]
+
+
+def test_a_lost_answer_waits_the_hour_an_empty_queue_would_ask() -> None:
+    state = apply_adn(_state(), NFSE_RULES, T0, CommunicationFailure("tempo esgotado", True)).state
+    assert state.next_query_at == T0 + timedelta(hours=1) + SAFETY_MARGIN
+    assert state.consecutive_failures == 1 and "se perdeu" in (state.wait_reason or "")
 
 
 def test_ten_certificate_rejections_disable_the_capture() -> None:
