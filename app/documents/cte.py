@@ -18,6 +18,7 @@ from lxml import etree
 from app.core.documents import DocumentKind, DocumentStatus, PartyRole
 from app.core.keys import UF_BY_CODE
 from app.documents.classify import split_tag
+from app.documents.kids import Kids, leaf_text
 from app.documents.model import CteMeta, DocumentDataError, DocumentMeta, EventMeta, PartyInfo, UnknownMeta
 from app.documents.values import tax_id_problem, to_cents, to_datetime, to_int
 from app.safexml import parse_xml
@@ -76,47 +77,14 @@ def _child(element: etree._Element | None, *path: str) -> etree._Element | None:
 
 def _text(element: etree._Element | None, *path: str) -> str:
     found = _child(element, *path)
-    return "" if found is None else _string(found)
+    return "" if found is None else leaf_text(found)
 
 
-def _string(element: etree._Element) -> str:
-    if len(element) == 0:  # a leaf (no child node, comments included): its text is the value
-        text = element.text
-        return "" if text is None else str(text).strip()
-    return "".join(element.itertext()).strip()
+class _Kids(Kids):
+    """A CT-e container's children (``app.documents.kids``)."""
 
-
-_PLEN = len(_P)
-
-
-class _Kids:
-    """One element's children by local name (the first of each), read once: a container's fields
-    are then dictionary look-ups instead of a search per field (the CT-e hot path)."""
-
-    __slots__ = ("_map", "element")
-
-    def __init__(self, element: etree._Element | None) -> None:
-        self.element = element
-        found: dict[str, etree._Element] = {}
-        if element is not None:
-            for child in element:
-                tag = child.tag
-                if isinstance(tag, str) and tag.startswith(_P):
-                    found.setdefault(tag[_PLEN:], child)
-        self._map = found
-
-    def get(self, name: str) -> etree._Element | None:
-        return self._map.get(name)
-
-    def kids(self, name: str) -> _Kids:
-        return _Kids(self._map.get(name))
-
-    def text(self, name: str) -> str:
-        element = self._map.get(name)
-        return "" if element is None else _string(element)
-
-    def names(self) -> list[str]:
-        return list(self._map)
+    __slots__ = ()
+    PREFIX = _P
 
 
 def _opt(text: str) -> str | None:

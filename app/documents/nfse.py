@@ -25,13 +25,13 @@ from lxml import etree
 from app.core.documents import Direction, DocumentKind, DocumentStatus, PartyRole
 from app.core.ids import Cnpj, Cpf
 from app.documents.classify import split_tag
+from app.documents.kids import Kids
 from app.documents.model import DocumentDataError, PartyInfo, UnknownMeta
 from app.documents.values import tax_id_problem, to_cents, to_datetime, to_int
 from app.safexml import CorruptPayload, inflate, parse_xml
 
 NFSE_NS = "http://www.sped.fazenda.gov.br/nfse"
 _P = f"{{{NFSE_NS}}}"
-_PLEN = len(_P)
 # An NFS-e a few hundred KB at most; the bound only stops a gzip bomb.
 MAX_INFLATED = 20 * 1024 * 1024
 
@@ -290,43 +290,18 @@ def _plain(value: Any) -> Any:
 # ---------------------------------------------------------------- helpers
 
 
-def _string(element: etree._Element) -> str:
-    if len(element) == 0:
-        text = element.text
-        return "" if text is None else str(text).strip()
-    return "".join(element.itertext()).strip()
+class _Kids(Kids):
+    """An NFS-e container's children (``app.documents.kids``), with its money reader."""
 
-
-class _Kids:
-    """One element's children by local name (the first of each), read once."""
-
-    __slots__ = ("_map", "element")
-
-    def __init__(self, element: etree._Element | None) -> None:
-        self.element = element
-        found: dict[str, etree._Element] = {}
-        if element is not None:
-            for child in element:
-                tag = child.tag
-                if isinstance(tag, str) and tag.startswith(_P):
-                    found.setdefault(tag[_PLEN:], child)
-        self._map = found
-
-    def get(self, name: str) -> etree._Element | None:
-        return self._map.get(name)
+    __slots__ = ()
+    PREFIX = _P
 
     def kids(self, *path: str) -> _Kids:
         current = self
         for name in path:
-            current = _Kids(current._map.get(name))
+            found = current.get(name)
+            current = _Kids(found) if found is not None else _NONE
         return current
-
-    def text(self, name: str) -> str:
-        element = self._map.get(name)
-        return "" if element is None else _string(element)
-
-    def opt(self, name: str) -> str | None:
-        return self.text(name) or None
 
     def cents(self, name: str, warnings: list[str]) -> int | None:
         text = self.text(name)
@@ -335,8 +310,8 @@ class _Kids:
             warnings.append(f"Valor ilegível em {name}: {text!r}.")
         return value
 
-    def names(self) -> list[str]:
-        return list(self._map)
+
+_NONE = _Kids(None)  # every missing group reads as this one (nothing to iterate, nothing to build)
 
 
 def _when(text: str, what: str, warnings: list[str]) -> datetime | None:
