@@ -9,6 +9,7 @@ quarantine, and the daily gap check. Every test ends with no referee violation.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
@@ -100,7 +101,7 @@ def test_lots_chain_one_second_apart_up_to_fifty_a_run(nfse: Harness) -> None:
     result = nfse.capture.distribution.run_company(nfse.company.id)
     assert (result.queries, result.documents) == (4, 120)  # 50 + 50 + 20, then the 404
     times = [r.at for r in _adn_calls(nfse)]  # type: ignore[attr-defined]
-    assert all(later - earlier >= timedelta(seconds=1) for earlier, later in zip(times, times[1:], strict=False))
+    assert all(later - earlier >= timedelta(seconds=1) for earlier, later in itertools.pairwise(times))
     assert times[0] == start
     assert nfse.stored_nsus() == list(range(1, 121))
 
@@ -274,5 +275,5 @@ def test_daily_gap_check_restarts_before_the_first_hole(nfse: Harness) -> None:
 
 def test_the_daily_check_runs_at_23h_brasilia(nfse: Harness) -> None:
     nfse.capture.run_due()
-    planned = nfse.capture._next_daily  # noqa: SLF001 - the schedule is the behaviour under test
+    planned = nfse.capture._next_daily  # the schedule is the behaviour under test
     assert planned is not None and planned.astimezone(BRASILIA).hour == 23
