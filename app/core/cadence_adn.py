@@ -147,8 +147,9 @@ def _failure(state: CaptureState, rules: CadenceRules, now: datetime, error: str
         )
         return Transition(replace(base, disabled_reason=reason), alert=reason)
     until = now + rules.failure_backoff(failures)
+    detail = error.rstrip(". ")
     if certificate:
-        why = f"O {rules.service_label} recusou o certificado ({failures} de {limit}): {error}."
+        why = f"O {rules.service_label} recusou o certificado ({failures} de {limit}): {detail}."
     else:
-        why = f"Falha de comunicação com o {rules.service_label} ({failures}ª seguida): {error}."
+        why = f"Falha de comunicação com o {rules.service_label} ({failures}ª seguida): {detail}."
     return Transition(waiting(base, until, f"{why} Nova tentativa às {display_time(until, now)}."))
