@@ -80,3 +80,14 @@ def test_an_open_breaker_holds_the_call_and_closes_after_sixty_seconds(nfse: Har
     nfse.sandbox.publish_nfse(SUPPLIER, RECIPIENT)
     answer = adapter.query(nfse.company, settings, state, RunSoFar())
     assert answer.outcome is not None and len(answer.items) == 1  # the trial call went and closed it
+
+
+def test_an_expired_certificate_waits_an_hour_with_the_company_kept_active(nfse: Harness) -> None:
+    nfse.clock.advance(timedelta(days=3 * 365))  # the test A1 has expired by then
+    result = nfse.capture.distribution.run_company(nfse.company.id)
+    assert result.queries == 0 and result.decision.action is Action.WAIT
+    assert result.decision.until == nfse.clock.now() + timedelta(hours=1)
+    assert "Certificado indisponível" in result.decision.reason
+    settings = nfse.office.companies.get_settings(nfse.company.id, Product.NFSE)
+    assert settings is not None and settings.enabled  # kept active: it resumes by itself
+    assert [r for r in nfse.sandbox.referee.requests if r.service == "adn"] == []

@@ -74,3 +74,11 @@ def test_ten_certificate_rejections_disable_the_capture() -> None:
     t = apply_adn(t.state, NFSE_RULES, T0, AdnCertificateRejected("HTTP 403"))
     assert t.state.disabled_reason is not None and "10 vezes" in t.state.disabled_reason and t.alert
     assert _action(t.state, T0 + timedelta(days=2)) is Action.DISABLED
+
+
+def test_an_unusable_certificate_is_a_one_hour_wait_with_the_company_kept_active() -> None:
+    decision = decide(
+        _state(), NFSE_RULES, T0, global_pause_until=None, certificate_problem="Certificado vencido.", enabled=True
+    )
+    assert decision.action is Action.WAIT and decision.until == T0 + timedelta(hours=1)
+    assert "Certificado indisponível" in decision.reason
