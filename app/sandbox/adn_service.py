@@ -79,6 +79,7 @@ class NfseServices:
         self.rate_per_minute = rate_per_minute
         self.empty_wait = empty_wait
         self._guards: dict[str, AdnGuard] = {}
+        self._rejections: dict[tuple[str, str], list[datetime]] = {}  # (caller, pedido Id) -> when
 
     # --- routing -----------------------------------------------------------------------------
     def handle_adn(self, req: SandboxRequest) -> SandboxResponse:
@@ -322,6 +323,33 @@ class NfseServices:
             return self._erro(
                 400, "E0001", "Pedido de registro de evento ilegível (JSON, base64, gzip ou XML).", now, str(exc)[:200]
             )
+        inf_id = root.find(f"{{{NFSE_NS}}}infPedReg")
+        ident = (inf_id.get("Id") or "") if inf_id is not None else ""
+        response = self._register(req, key, now, raw, root)
+        if response.status >= 400 and ident:
+            self._repeated_rejection(req, ident, response, now)
+        return response
+
+    def _repeated_rejection(self, req: SandboxRequest, ident: str, response: SandboxResponse, now: datetime) -> None:
+        """NT 2018.002, as the NF-e events service judges it: the same pedido rejected again within
+        the hour of a rejection is a violation (the client should not have sent it)."""
+        repeat_key = (req.caller.doc, ident)
+        recent = [t for t in self._rejections.get(repeat_key, []) if now - t < rules.HOUR]
+        if recent:
+            code = json.loads(response.body or b"{}").get("erro", {}).get("codigo", response.status)
+            self.ctx.referee.violation(
+                at=now,
+                rule=rules.REPEATED_REJECTED_EVENT,
+                service="sefin",
+                caller=req.caller,
+                cnpj=req.caller.doc,
+                detail=f"pedido {ident} rejeitado de novo ({code}); {len(recent)} rejeição(ões) na última hora",
+            )
+        self._rejections[repeat_key] = [*recent, now]
+
+    def _register(
+        self, req: SandboxRequest, key: str, now: datetime, raw: bytes, root: etree._Element
+    ) -> SandboxResponse:
         problems = xsd.errors(root, "pedRegEvento_v1.01")
         if problems:
             return self._erro(400, "E0002", "Pedido de registro de evento fora do schema XSD.", now, problems[0][:250])

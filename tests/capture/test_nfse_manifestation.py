@@ -121,6 +121,7 @@ def test_a_rejected_pedido_is_shown_with_its_reason_and_not_sent_again_within_th
     with pytest.raises(TakerManifestationRefused, match="rejeitada pela Sefin Nacional na última hora"):
         service.request(harness.company.id, key, REJEICAO_TOMADOR, "9", REASON)
     assert _posts(harness) == [400]  # the identical pedido was never sent again
+    assert harness.sandbox.referee.report()["violations"] == []
 
     harness.clock.advance(timedelta(hours=1, minutes=1))
     assert service.attempts(key, REJEICAO_TOMADOR, harness.clock.now()).allowed
