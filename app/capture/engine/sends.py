@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from app.capture.context import CaptureContext
 from app.core.manifestation import event_retry_delay
 from app.store.records import Manifestation, ManifestationStatus
 from app.store.unit import Unit
@@ -26,3 +27,17 @@ def settle_unanswered(
         request.id, ManifestationStatus.PENDING, cstat=None, x_motivo=message, retry_at=now + delay
     )
     return ManifestationStatus.PENDING
+
+
+def settle_unsent(
+    ctx: CaptureContext,
+    request: Manifestation,
+    status: ManifestationStatus,
+    *,
+    cstat: str | None,
+    x_motivo: str,
+    retry_at: datetime | None = None,
+) -> None:
+    """A request settled without being sent (refused at the moment of sending, a guard's wait)."""
+    with ctx.unit() as unit:
+        unit.settle_manifestation(request.id, status, cstat=cstat, x_motivo=x_motivo, retry_at=retry_at)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
-from app.capture.engine.sends import settle_unanswered
+from app.capture.engine.sends import settle_unanswered, settle_unsent
 from app.config.endpoints import Service
 from app.core.errors import CapturaError, InvalidIdentifier
 from app.core.guard import GUARD_WINDOW, EventAttempt, GuardStatus, logged_attempt, resend_status
@@ -289,8 +289,7 @@ class NfeManifestationService:
         retry_at: datetime | None = None,
     ) -> None:
         """A request settled without being sent (automatic Ciência no longer due, NT 2018.002 wait)."""
-        with self.ctx.unit() as unit:
-            unit.settle_manifestation(request.id, status, cstat=cstat, x_motivo=x_motivo, retry_at=retry_at)
+        settle_unsent(self.ctx, request, status, cstat=cstat, x_motivo=x_motivo, retry_at=retry_at)
         batch.settled(request, status)
 
     @staticmethod

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
-from app.capture.engine.sends import settle_unanswered
+from app.capture.engine.sends import settle_unanswered, settle_unsent
 from app.capture.nfse.adapter import store_nfse_extras
 from app.capture.nfse.processing import process_nfse_xml
 from app.certs.a1 import A1Certificate
@@ -218,7 +218,9 @@ class NfseManifestationService:
         guard = self.attempts(request.access_key, request.tp_evento, now)
         if not guard.allowed:
             assert guard.retry_at is not None
-            self._settle(request, ManifestationStatus.PENDING, None, guard.text, retry_at=guard.retry_at)
+            settle_unsent(
+                self.ctx, request, ManifestationStatus.PENDING, cstat=None, x_motivo=guard.text, retry_at=guard.retry_at
+            )
             return False
         settings = self.ctx.companies.get_settings(company.id, PRODUCT)
         label = taker_type(request.tp_evento).label
@@ -239,7 +241,7 @@ class NfseManifestationService:
                 read_reason(request.justification),
             )
         except CapturaError as error:  # refused before sending: no government call, nothing to guard
-            self._settle(request, ManifestationStatus.REJECTED, None, error.message)
+            settle_unsent(self.ctx, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=error.message)
             self.ctx.notify(
                 CaptureNotice("manifestation", company.id, PRODUCT, f"{label} não enviada: {error.message}")
             )
@@ -251,7 +253,7 @@ class NfseManifestationService:
             client = SefinClient.from_factory(self.ctx.http, a1, settings.environment)
             answer = client.register_event(NfseKey(request.access_key), signed)
         except RequestInvalid as error:
-            self._settle(request, ManifestationStatus.REJECTED, None, error.message)
+            settle_unsent(self.ctx, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=error.message)
             return True
         except CommunicationError as error:
             self._unanswered(request, company, operation, now, started, error)
@@ -320,18 +322,6 @@ class NfseManifestationService:
                 )
             )
             settle_unanswered(unit, request, error.message, self.ctx.clock.now(), retryable=error.retryable)
-
-    def _settle(
-        self,
-        request: Manifestation,
-        status: ManifestationStatus,
-        cstat: str | None,
-        x_motivo: str,
-        *,
-        retry_at: datetime | None = None,
-    ) -> None:
-        with self.ctx.unit() as unit:
-            unit.settle_manifestation(request.id, status, cstat=cstat, x_motivo=x_motivo, retry_at=retry_at)
 
 
 __all__ = [
