@@ -17,7 +17,7 @@ import base64
 import binascii
 import re
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from lxml import etree
@@ -40,7 +40,7 @@ from app.documents.nfse_model import (
     direction_of_nfse,
     to_json_dict,
 )
-from app.documents.values import tax_id_problem, to_cents, to_datetime, to_int
+from app.documents.values import dated, party_doc, to_cents, to_int
 from app.safexml import CorruptPayload, inflate, parse_xml
 
 NFSE_NS = "http://www.sped.fazenda.gov.br/nfse"
@@ -146,15 +146,6 @@ class _Kids(Kids):
 _NONE = _Kids(None)  # every missing group reads as this one (nothing to iterate, nothing to build)
 
 
-def _when(text: str, what: str, warnings: list[str]) -> datetime | None:
-    value, as_written = to_datetime(text)
-    if value is None and text:
-        warnings.append(f"{what} ilegível: {text!r}.")
-    elif not as_written:
-        warnings.append(f"{what} sem fuso horário; lido como -03:00.")
-    return value
-
-
 def _day(text: str, what: str, warnings: list[str]) -> date | None:
     if not text:
         return None
@@ -176,11 +167,7 @@ def _party(element: etree._Element | None, role: PartyRole, warnings: list[str])
     if element is None:
         return None
     kids = _Kids(element)
-    doc = (kids.text("CNPJ") or kids.text("CPF")).upper() or None
-    if doc is not None:
-        problem = tax_id_problem(doc)
-        if problem is not None:
-            warnings.append(f"{_ROLE_LABEL[role]}: {problem}")
+    doc = party_doc(kids.text("CNPJ"), kids.text("CPF"), _ROLE_LABEL[role], warnings)
     address = kids.kids("enderNac")
     if address.element is None:
         address = kids.kids("end", "endNac")
@@ -250,7 +237,7 @@ def _nfse(root: etree._Element, version: str | None) -> NfseMeta:
         version=version,
         access_key=key,
         number=to_int(inf.text("nNFSe")),
-        processed_at=_when(inf.text("dhProc"), "Data de processamento", warnings),
+        processed_at=dated(inf.text("dhProc"), "Data de processamento", warnings),
         cstat=cstat,
         emitter=emitter,
         national_description=inf.opt("xTribNac"),
@@ -300,7 +287,7 @@ def _dps_fields(dps: _Kids, warnings: list[str], emitter: NfseParty | None) -> d
         "dps_id": (dps.element.get("Id") if dps.element is not None else None) or None,
         "dps_number": to_int(dps.text("nDPS")),
         "serie": dps.opt("serie"),
-        "issued_at": _when(dps.text("dhEmi"), "Data de emissão", warnings),
+        "issued_at": dated(dps.text("dhEmi"), "Data de emissão", warnings),
         "competence": _day(dps.text("dCompet"), "Data de competência", warnings),
         "environment": to_int(dps.text("tpAmb")),
         "provider": provider,
@@ -380,7 +367,7 @@ def _evento(root: etree._Element, version: str | None) -> NfseEventMeta:
         event,
         root="evento",
         n_seq_evento=seq if seq is not None else 1,
-        registered_at=_when(inf.text("dhProc"), "Data de registro do evento", warnings),
+        registered_at=dated(inf.text("dhProc"), "Data de registro do evento", warnings),
         event_id=event_id,
         warnings=tuple(warnings),
     )
@@ -412,7 +399,7 @@ def _ped_reg(root: etree._Element, version: str | None, *, registered: bool, war
         n_seq_evento=1,
         description=group.opt("xDesc") or EVENT_LABELS.get(code),
         author_doc=(inf.text("CNPJAutor") or inf.text("CPFAutor")).upper() or None,
-        event_at=_when(inf.text("dhEvento"), "Data do evento", warnings),
+        event_at=dated(inf.text("dhEvento"), "Data do evento", warnings),
         registered_at=None,
         environment=to_int(inf.text("tpAmb")),
         event_id=inf.element.get("Id") if inf.element is not None else None,
