@@ -85,6 +85,7 @@ def test_get_nfse_gives_the_issued_bytes_and_each_call_is_its_own_connection(wor
     nfse = world.sandbox.publish_nfse(provider=PROVIDER, taker=TAKER.value)
     answer = world.client.get_nfse(NfseKey(nfse.key))
     assert answer.ok and answer.xml == nfse.nfse
+    assert world.client.http_client.timeout.read == 60.0  # NFS-e calls: 60 s (settings' default)
     pool = world.client.http_client._transport._pool  # type: ignore[attr-defined]
     assert pool.connections == []  # Connection: close: nothing kept for the next call
     again = world.client.get_nfse(NfseKey(nfse.key))
