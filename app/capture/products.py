@@ -1,7 +1,7 @@
 """What the capture service needs from each product's engines, and the registry of products.
 
 Structural protocols: ``NfeCapture`` and ``CteCapture`` satisfy ``ProductCapture`` without
-inheriting from it, and the NFS-e capture will too. A product without manifestations or point
+inheriting from it, and so does ``NfseCapture``. A product without manifestations or point
 queries gives objects whose ``dispatch`` returns 0 and whose ``next_due_at`` returns None.
 """
 
@@ -97,8 +97,14 @@ def _cte(ctx: CaptureContext) -> ProductCapture:
     return CteCapture(ctx)
 
 
+def _nfse(ctx: CaptureContext) -> ProductCapture:
+    from app.capture.nfse import NfseCapture
+
+    return NfseCapture(ctx)
+
+
 # The products the service can capture, each built from the context alone.
-REGISTRY: dict[Product, CaptureFactory] = {Product.NFE: _nfe, Product.CTE: _cte}
+REGISTRY: dict[Product, CaptureFactory] = {Product.NFE: _nfe, Product.CTE: _cte, Product.NFSE: _nfse}
 
 
 def build_capture(ctx: CaptureContext, product: Product) -> ProductCapture:

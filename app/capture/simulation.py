@@ -157,7 +157,9 @@ def drive(
         step_to = min(wake)
         if cap is not None:
             step_to = min(step_to, now + cap)
-        clock.set(max(step_to, now + timedelta(microseconds=1)))
+        # Never back: a run that waited on the clock (the ADN's 1 s between lots, its 1-2-4 s
+        # retries) has moved it past this step's ``now``.
+        clock.set(max(step_to, now + timedelta(microseconds=1), clock.now()))
     else:
         raise RuntimeError("drive: max_steps reached before the end of the simulation")
     stats.end = clock.now()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,7 @@ from app.core.documents import PartyRole
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
-from app.store.records import CaptureSettings
+from app.store.records import CaptureSettings, Withheld
 
 if TYPE_CHECKING:  # the office, the certificates and the protocols load when a command runs
     from app.capture.office import Office
@@ -83,6 +84,23 @@ def register(sub: Any) -> None:
         metavar="PAPÉIS",
         help="CT-e: notifica só quando a empresa é um destes papéis (" + ", ".join(_CTE_ROLES) + "); vazio: todos",
     )
+    settings.add_argument(
+        "--cutoff", metavar="DATA", help="NFS-e: data de corte (dd/mm/aaaa); anteriores ficam guardadas sem aparecer"
+    )
+    own = settings.add_mutually_exclusive_group()
+    own.add_argument(
+        "--own-issued",
+        dest="own_issued",
+        action="store_true",
+        default=None,
+        help="NFS-e: lista e notifica também as NFS-e emitidas pela própria empresa",
+    )
+    own.add_argument("--no-own-issued", dest="own_issued", action="store_false")
+    settings.add_argument(
+        "--release-history",
+        action="store_true",
+        help="NFS-e: libera as notas anteriores à data de corte (passam a ser listadas)",
+    )
     settings.add_argument("--json", action="store_true")
     settings.set_defaults(handler=_set)
 
@@ -125,6 +143,9 @@ def _settings_json(settings: CaptureSettings) -> dict[str, Any]:
         "c_uf_autor": settings.c_uf_autor,
         "cte_event_types": list(settings.cte_event_types),
         "cte_roles": [_ROLE_NAMES[role] for role in settings.cte_party_roles if role in _ROLE_NAMES],
+        "nfse_cutoff_date": settings.nfse_cutoff_date.isoformat() if settings.nfse_cutoff_date else None,
+        "nfse_capture_own_issued": settings.nfse_capture_own_issued,
+        "nfse_history_released": settings.nfse_history_released,
     }
 
 
@@ -237,12 +258,61 @@ def _set(args: argparse.Namespace) -> int:
                 changes["cte_event_types"] = _event_types(args.event_types)
             if args.roles is not None:
                 changes["cte_party_roles"] = _roles(args.roles)
+        nfse_options = args.cutoff is not None or args.own_issued is not None or args.release_history
+        if nfse_options and product is not Product.NFSE:
+            raise CapturaError("Data de corte, NFS-e próprias e liberação do histórico só existem para NFS-e.")
+        if args.cutoff is not None:
+            changes["nfse_cutoff_date"] = _date(args.cutoff)
+        if args.own_issued is not None:
+            changes["nfse_capture_own_issued"] = args.own_issued
+        if args.release_history:
+            changes["nfse_history_released"] = True
+        if product is Product.NFSE and changes.get("enabled"):
+            problem = next(i.certificate.problem for i in office.overview() if i.company.id == company.id)
+            if problem:
+                raise CapturaError(
+                    f"Captura de NFS-e não ativada para {company.cnpj.formatted()}: o ADN exige TLS mútuo com o "
+                    f"certificado A1 da empresa, e ele não pode ser usado ({problem})"
+                )
         saved = office.companies.save_settings(replace(current, **changes))
+        released = _apply_nfse_visibility(office, company.id, current, saved) if product is Product.NFSE else 0
     if args.json:
-        print_json(_settings_json(saved))
+        print_json({**_settings_json(saved), "released": released})
     else:
         print(f"{company.cnpj.formatted()} {product.label}: " + ("ativa" if saved.enabled else "desativada"))
+        if args.release_history:
+            print(f"Histórico liberado: {released} NFS-e anterior(es) à data de corte passa(m) a ser listada(s).")
     return 0
+
+
+def _date(text: str) -> date | None:
+    """dd/mm/aaaa or aaaa-mm-dd; empty text clears the cutoff."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        if "/" in text:
+            day, month, year = (int(part) for part in text.split("/"))
+            return date(year, month, day)
+        return date.fromisoformat(text)
+    except ValueError as error:
+        raise CapturaError(f"Data inválida: {text!r} (use dd/mm/aaaa).") from error
+
+
+def _apply_nfse_visibility(office: Office, company_id: int, before: CaptureSettings, after: CaptureSettings) -> int:
+    """What the NFS-e delivery rules hold back follows the settings (the documents stay); returns
+    how many NFS-e before the cutoff the release of the history made visible."""
+    from app.store.nfse import NfseRepository  # SQL: loaded when the command runs
+
+    repo = NfseRepository(office.db)
+    released = 0
+    if after.nfse_history_released:
+        released = repo.release(company_id, Withheld.CUTOFF)
+    if after.nfse_capture_own_issued and not before.nfse_capture_own_issued:
+        repo.release(company_id, Withheld.OWN_ISSUED)
+    elif before.nfse_capture_own_issued and not after.nfse_capture_own_issued:
+        repo.withhold_own_issued(company_id)
+    return released
 
 
 def _resume(args: argparse.Namespace) -> int:

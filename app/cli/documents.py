@@ -1,4 +1,5 @@
-"""`documents list | show | xml | pdf`: the captured documents, as stored, for scripts and people."""
+"""`documents list | show | xml | pdf | fetch`: the captured documents, as stored, for scripts and
+people; ``fetch`` asks for one by its key (the database first, then the service)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.cli.context import find_company, open_desk, parse_day, parse_product
 from app.cli.io import print_json
+from app.cli.main import EXIT_WAITING
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.nsu import Nsu
@@ -66,6 +68,18 @@ def register(sub: Any) -> None:
     xml.add_argument("-o", "--output", required=True, metavar="ARQUIVO", help="arquivo de saída ('-' = saída padrão)")
     xml.add_argument("--company", metavar="CNPJ", help="empresa (se a chave estiver em mais de uma)")
     xml.set_defaults(handler=_xml)
+
+    fetch = actions.add_parser(
+        "fetch",
+        help="busca um documento pela chave: da base, ou do serviço (NF-e: consChNFe; NFS-e: Sefin Nacional)",
+        description="Mostra o documento da base; se não estiver lá, consulta o serviço (a NF-e dentro da cota "
+        "de consultas pontuais), guarda e mostra. Não gera notificação: quando o mesmo documento chegar pela "
+        "distribuição, ele é reconhecido e notificado nesse momento.",
+    )
+    fetch.add_argument("key", metavar="CHAVE", help="chave de acesso da NF-e (44) ou da NFS-e (50)")
+    fetch.add_argument("--company", metavar="CNPJ", help="empresa que consulta (padrão: a única cadastrada)")
+    fetch.add_argument("--json", action="store_true", help="saída em JSON")
+    fetch.set_defaults(handler=_fetch)
 
     pdf = actions.add_parser("pdf", help="DANFE, DACTE ou DANFSe do documento")
     pdf.add_argument("key", metavar="CHAVE")
@@ -385,3 +399,48 @@ def _pdf(args: argparse.Namespace) -> int:
     if args.output != "-":
         print(f"{PDF_NAMES[row.product]} gravado em {args.output} ({len(content)} bytes).")
     return 0
+
+
+# ---------------------------------------------------------------------------- fetch by key
+
+
+def _fetching_company(desk: Desk, key: str, cnpj: str | None) -> int:
+    if cnpj:
+        return find_company(desk.office, cnpj).id
+    holders = {row.company_id for row in desk.find_key(key) if not row.is_event_row}
+    companies = desk.office.companies.list_companies()
+    if len(holders) == 1:
+        return holders.pop()
+    if len(companies) == 1:
+        return companies[0].id
+    raise CapturaError("Informe a empresa que consulta: --company CNPJ.")
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from app.capture.by_key import fetch_by_key, key_product
+    from app.capture.instance import AlreadyRunning, DataFolderLock
+
+    product, key = key_product(args.key)  # raises with the reason for a bad key
+    with open_desk(args) as desk:
+        company_id = _fetching_company(desk, key, args.company)
+        try:
+            with DataFolderLock(desk.office.data_dir, owner="linha de comando (buscando pela chave)"):
+                result = fetch_by_key(desk.ctx, company_id, key)
+        except AlreadyRunning:  # the running service makes the NF-e point queries (one sender)
+            result = fetch_by_key(desk.ctx, company_id, key, queued=True)
+        found = [row for row in desk.find_key(key, (company_id,)) if not row.is_event_row]
+        data = _details(desk.detail(found[0])) if found and result.status in ("local", "fetched") else None
+    if result.status not in ("local", "fetched", "deferred"):
+        raise CapturaError(result.message)
+    available = _iso(result.available_at) if result.available_at else None
+    if args.json:
+        print_json(
+            {"product": product.value, "key": key, "status": result.status, "message": result.message,
+             "available_at": available, "document": data}
+        )  # fmt: skip
+        return 0 if data is not None else EXIT_WAITING
+    print(result.message)
+    if data is not None:
+        _print_details(data)
+        return 0
+    return EXIT_WAITING

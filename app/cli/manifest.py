@@ -1,9 +1,12 @@
-"""`manifest KEY EVENT`: a recipient manifestation of an NF-e, queued and sent once if it may be.
+"""`manifest KEY EVENT`: a recipient manifestation of an NF-e, or a taker manifestation of an NFS-e,
+queued and sent once if it may be.
 
-The request goes through the desk, as the window's: every rule (justification, sequence, the
+An NF-e request goes through the desk, as the window's: every rule (justification, sequence, the
 NT 2018.002 guard) applies, and a request that cannot reach the service (certificate or vault
-unusable) is refused without being recorded. When a capture service already runs for the data
-folder, the request is only queued: that service sends it (never two senders).
+unusable) is refused without being recorded. An NFS-e one (``confirmacao-tomador``,
+``rejeicao-tomador --motivo N --reason TEXTO``) goes to the NFS-e taker service under the same
+rules (rule book §6.5, seed 004). When a capture service already runs for the data folder, the
+request is only queued: that service sends it (never two senders).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from app.cli.io import print_json
 from app.cli.main import EXIT_WAITING
 from app.core.clock import brasilia_iso
 from app.core.errors import CapturaError
-from app.core.keys import AccessKey
+from app.core.keys import AccessKey, NfseKey
 from app.core.manifestation import (
     CIENCIA,
     CONFIRMACAO,
@@ -27,12 +30,14 @@ from app.core.manifestation import (
     manifestation_type,
 )
 from app.core.products import Product
+from app.core.taker import CONFIRMACAO_TOMADOR, REJECTION_REASONS, REJEICAO_TOMADOR, TAKER_TYPES
 from app.desk import labels
 from app.desk.labels import MANIFESTATION_STATUS as MANIFESTATION_LABELS
 from app.desk.views import ManifestationOutcome
 from app.store.records import Company, ManifestationStatus
 
-if TYPE_CHECKING:  # the desk loads when a command opens it, never for `--help`
+if TYPE_CHECKING:  # the desk and the capture load when a command runs, never for `--help`
+    from app.capture.nfse.manifestation import TakerOutcome
     from app.desk import Desk
 
 EVENT_NAMES = {
@@ -44,23 +49,39 @@ EVENT_NAMES = {
     "nao-realizada": NAO_REALIZADA,
     "não-realizada": NAO_REALIZADA,
     "nao_realizada": NAO_REALIZADA,
+    "confirmacao-tomador": CONFIRMACAO_TOMADOR,
+    "confirmação-tomador": CONFIRMACAO_TOMADOR,
+    "rejeicao-tomador": REJEICAO_TOMADOR,
+    "rejeição-tomador": REJEICAO_TOMADOR,
 }
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
         "manifest",
-        help="manifestação do destinatário de uma NF-e (ciência, confirmação, desconhecimento, não realizada)",
+        help="manifestação do destinatário de uma NF-e (ciência, confirmação, desconhecimento, não realizada) "
+        "ou do tomador de uma NFS-e (confirmação, rejeição)",
         description="Registra a manifestação e a envia uma vez, se as regras permitirem agora; "
         "se ficar pendente, o serviço de captura a envia depois.",
     )
-    parser.add_argument("key", metavar="CHAVE", help="chave de acesso da NF-e (44 dígitos)")
+    parser.add_argument("key", metavar="CHAVE", help="chave de acesso da NF-e (44 dígitos) ou da NFS-e (50)")
     parser.add_argument(
         "event",
         metavar="EVENTO",
-        help="210200|confirmacao, 210210|ciencia, 210220|desconhecimento, 210240|nao-realizada",
+        help="NF-e: 210200|confirmacao, 210210|ciencia, 210220|desconhecimento, 210240|nao-realizada; "
+        "NFS-e: 203202|confirmacao-tomador, 203206|rejeicao-tomador",
     )
-    parser.add_argument("--reason", metavar="TEXTO", help="justificativa (obrigatória para não realizada)")
+    parser.add_argument(
+        "--reason",
+        metavar="TEXTO",
+        help="justificativa (obrigatória para não realizada) ou descrição do motivo da rejeição do tomador "
+        "(15 a 255 caracteres)",
+    )
+    parser.add_argument(
+        "--motivo",
+        metavar="N",
+        help="motivo da rejeição do tomador: " + ", ".join(f"{c} {t}" for c, t in REJECTION_REASONS.items()),
+    )
     parser.add_argument("--company", metavar="CNPJ", help="empresa destinatária (padrão: a que recebeu a nota)")
     parser.add_argument("--json", action="store_true", help="saída em JSON")
     parser.set_defaults(handler=_manifest)
@@ -69,6 +90,8 @@ def register(sub: Any) -> None:
 def event_code(text: str) -> str:
     value = text.strip().lower()
     code = EVENT_NAMES.get(value, value)
+    if code in TAKER_TYPES:
+        return code
     try:
         manifestation_type(code)
     except CapturaError:  # a misuse of the command line (exit 2), with the valid events
@@ -81,18 +104,20 @@ def valid_events() -> str:
     names: dict[str, str] = {}
     for name, code in EVENT_NAMES.items():
         names.setdefault(code, name)
-    return ", ".join(f"{code} ({names[code]})" if code in names else code for code in sorted(MANIFESTATION_TYPES))
+    return ", ".join(
+        f"{code} ({names[code]})" if code in names else code for code in sorted((*MANIFESTATION_TYPES, *TAKER_TYPES))
+    )
 
 
-def _company(desk: Desk, key: str, cnpj: str | None) -> Company:
+def _company(desk: Desk, key: str, cnpj: str | None, product: Product = Product.NFE) -> Company:
     if cnpj:
         return find_company(desk.office, cnpj)
-    holders = {row.company_id for row in desk.find_key(key) if row.product is Product.NFE and not row.is_event_row}
+    holders = {row.company_id for row in desk.find_key(key) if row.product is product and not row.is_event_row}
     if len(holders) == 1:
         return desk.ctx.companies.get(holders.pop())
     if not holders:
-        raise CapturaError(f"A NF-e {key} não foi capturada por nenhuma empresa: informe --company CNPJ.")
-    raise CapturaError(f"A NF-e {key} está em mais de uma empresa: informe --company CNPJ.")
+        raise CapturaError(f"A {product.label} {key} não foi capturada por nenhuma empresa: informe --company CNPJ.")
+    raise CapturaError(f"A {product.label} {key} está em mais de uma empresa: informe --company CNPJ.")
 
 
 def _result_json(outcome: ManifestationOutcome) -> dict[str, Any]:
@@ -115,8 +140,50 @@ def _result_json(outcome: ManifestationOutcome) -> dict[str, Any]:
     }
 
 
+def _taker_json(outcome: TakerOutcome) -> dict[str, Any]:
+    m = outcome.request
+    return {
+        "key": outcome.access_key,
+        "tp_evento": outcome.tp_evento,
+        "label": TAKER_TYPES[outcome.tp_evento].label,
+        "status": outcome.status,
+        "refused_before_sending": outcome.status == "refused",
+        "code": m.cstat if m else None,
+        "message": outcome.message,
+        "next_attempt_at": brasilia_iso(m.not_before) if m and outcome.status == "pending" else None,
+        "attempts": outcome.attempts,
+    }
+
+
+def _manifest_nfse(args: argparse.Namespace, code: str) -> int:
+    """A taker manifestation: refused, or queued and sent now unless a capture service runs here."""
+    from app.capture.instance import AlreadyRunning, DataFolderLock
+    from app.capture.nfse.manifestation import NfseManifestationService
+
+    key = NfseKey.parse(args.key).value
+    with open_desk(args) as desk:
+        company = _company(desk, key, args.company, Product.NFSE)
+        service = NfseManifestationService(desk.ctx)
+        try:
+            with DataFolderLock(desk.office.data_dir, owner="linha de comando (enviando uma manifestação)"):
+                outcome = service.submit(company.id, key, code, args.motivo, args.reason)
+        except AlreadyRunning:  # that service sends it: never two senders
+            outcome = service.submit(company.id, key, code, args.motivo, args.reason, send_now=False)
+    if args.json:
+        print_json(_taker_json(outcome))
+    if outcome.status in ("refused", "rejected"):
+        raise CapturaError(outcome.message)
+    if not args.json:
+        print(outcome.message)
+    return 0 if outcome.accepted else EXIT_WAITING
+
+
 def _manifest(args: argparse.Namespace) -> int:
     code = event_code(args.event)
+    if code in TAKER_TYPES:
+        return _manifest_nfse(args, code)
+    if args.motivo is not None:
+        raise CapturaError("--motivo só se aplica à rejeição do tomador de uma NFS-e.")
     key = AccessKey.parse(args.key).value
     with open_desk(args) as desk:
         company = _company(desk, key, args.company)

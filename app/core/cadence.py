@@ -82,6 +82,9 @@ class CadenceRules:
     throttle_wait: timedelta | None = None  # HTTP 429 without Retry-After
     certificate_retry: timedelta = HOUR  # certificate unavailable at run time
     max_certificate_rejections: int | None = None
+    # §6.3 item 3: a missing or expired certificate is a wait of ``certificate_retry``, the
+    # company kept active (NF-e and CT-e show it stopped until the certificate is replaced)
+    certificate_waits: bool = False
 
     def outage_pause(self, cstat: int) -> timedelta | None:
         return dict(self.outage_pauses).get(cstat)
@@ -143,6 +146,7 @@ NFSE_RULES = CadenceRules(
     rejection_wait=10 * MINUTE,
     throttle_wait=HOUR,
     max_certificate_rejections=10,
+    certificate_waits=True,
 )
 
 _RULES = {Product.NFE: NFE_RULES, Product.CTE: CTE_RULES, Product.NFSE: NFSE_RULES}
@@ -244,6 +248,10 @@ def decide(
     if not enabled:
         return Decision(Action.DISABLED, f"Captura de {rules.product.label} desativada para esta empresa.")
     if certificate_problem:
+        if rules.certificate_waits:
+            until = now + rules.certificate_retry
+            reason = f"Certificado indisponível ({certificate_problem}); nova verificação às {display_time(until, now)}"
+            return Decision(Action.WAIT, reason + ".", until)
         return Decision(Action.DISABLED, f"Consultas suspensas antes de qualquer chamada: {certificate_problem}")
     if state.disabled_reason:
         return Decision(Action.DISABLED, state.disabled_reason)

@@ -3,6 +3,8 @@
 Rule book §6.2–6.3: up to 50 lots a run, 1 h after NENHUM_DOCUMENTO_LOCALIZADO, 429 -> Retry-After
 or 1 h, REJEICAO -> 10 min only when the run captured nothing (else the next cycle), transient
 failures exponential 1 min..1 h, 10 consecutive certificate rejections -> capture disabled.
+A failure after the request went out (its answer lost: it may have been the empty queue) waits
+the hour the ADN asks after an empty answer, like NF-e's lost answers.
 The ADN sends no dhResp, so its waits are timed from our receipt plus the safety margin.
 """
 
@@ -69,7 +71,10 @@ def apply_adn(
 ) -> Transition:
     """The state after an ADN answer that arrived at ``now``, and its effects."""
     if isinstance(result, CommunicationFailure):
-        return _failure(state, rules, now, result.error, certificate=False)
+        transition = _failure(state, rules, now, result.error, certificate=False)
+        if result.may_have_reached_service:
+            return _lost_answer(transition, rules, now)
+        return transition
     if isinstance(result, AdnCertificateRejected):
         return _failure(state, rules, now, result.message, certificate=True)
     if isinstance(result, AdnThrottled):
@@ -118,6 +123,19 @@ def _throttled(state: CaptureState, rules: CadenceRules, now: datetime, result: 
     return Transition(state)
 
 
+def _lost_answer(transition: Transition, rules: CadenceRules, now: datetime) -> Transition:
+    """The request went out and its answer was lost (timeout, dropped connection, cut body): it
+    may have been NENHUM_DOCUMENTO_LOCALIZADO, after which the ADN wants an hour. Asking sooner is
+    the premature query the ADN answers with 429, so the retry waits the hour (never less than
+    the exponential wait)."""
+    until = now + rules.empty_queue_wait + rules.safety_margin
+    why = (
+        "A resposta do ADN se perdeu (a consulta pode ter encontrado a fila vazia): para não consultar "
+        f"antes da hora exigida, nova tentativa às {display_time(until, now)}."
+    )
+    return replace(transition, state=waiting(transition.state, until, why))
+
+
 def _failure(state: CaptureState, rules: CadenceRules, now: datetime, error: str, *, certificate: bool) -> Transition:
     failures = state.consecutive_failures + 1
     base = replace(state, consecutive_failures=failures, last_cstat=None, last_message=error)
@@ -129,8 +147,9 @@ def _failure(state: CaptureState, rules: CadenceRules, now: datetime, error: str
         )
         return Transition(replace(base, disabled_reason=reason), alert=reason)
     until = now + rules.failure_backoff(failures)
+    detail = error.rstrip(". ")
     if certificate:
-        why = f"O {rules.service_label} recusou o certificado ({failures} de {limit}): {error}."
+        why = f"O {rules.service_label} recusou o certificado ({failures} de {limit}): {detail}."
     else:
-        why = f"Falha de comunicação com o {rules.service_label} ({failures}ª seguida): {error}."
+        why = f"Falha de comunicação com o {rules.service_label} ({failures}ª seguida): {detail}."
     return Transition(waiting(base, until, f"{why} Nova tentativa às {display_time(until, now)}."))

@@ -38,10 +38,11 @@ class EventIdentity:
 
 @dataclass(frozen=True, slots=True)
 class EventAttempt:
-    """One send of the event: its cStat, or None when no answer came (not a rejection)."""
+    """One send of the event: its cStat (NF-e) or error code (NFS-e Sefin, "E1833"), or None when
+    no answer came or it was accepted without a code (neither is a rejection)."""
 
     at: datetime
-    cstat: int | None
+    cstat: int | str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,7 @@ def attempt_status(
     """May this event (``history`` holds only its own sends) be sent now?"""
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    by_code: dict[int, list[datetime]] = {}
+    by_code: dict[int | str, list[datetime]] = {}
     for attempt in history:
         if attempt.cstat is None or attempt.cstat in ACCEPTED_CSTATS:
             continue
@@ -91,3 +92,16 @@ def attempt_status(
     if retry_at is not None:
         text += f"; nova tentativa a partir de {display_time(retry_at, now)}"
     return GuardStatus(allowed, used, limit, retry_at, text)
+
+
+def logged_attempt(at: datetime, code: str | None) -> EventAttempt:
+    """A send as the call log keeps it: a numeric cStat, an alphanumeric rejection code, or none."""
+    if code is None or not code.strip():
+        return EventAttempt(at, None)
+    return EventAttempt(at, int(code) if code.isdigit() else code)
+
+
+def resend_status(history: Iterable[EventAttempt], now: datetime) -> GuardStatus:
+    """The manifestations' guard: the sandbox referee, like a strict authority, counts any repeated
+    rejected event, so none is sent again within the hour of its rejection (NF-e and NFS-e alike)."""
+    return attempt_status(history, now, limit=CONSERVATIVE_EVENT_LIMIT, identical_only=False)

@@ -87,8 +87,7 @@ def manifestation_type(tp_evento: str) -> ManifestationType:
 def validate_justification(tp_evento: str, text: str | None) -> str | None:
     """The ``xJust`` to send (stripped), or None; raises with the reason the service would give."""
     kind = manifestation_type(tp_evento)
-    # A line break typed in a dialog becomes a space: the layout allows neither breaks nor tabs.
-    value = " ".join((text or "").split())
+    value = one_line(text)  # the layout allows neither breaks nor tabs
     if kind.justification is Justification.NONE:
         if value:
             raise InvalidManifestation(f"{kind.label} não aceita justificativa.")
@@ -97,11 +96,22 @@ def validate_justification(tp_evento: str, text: str | None) -> str | None:
         if kind.justification is Justification.REQUIRED:
             raise InvalidManifestation(f"{kind.label} exige justificativa de 15 a 255 caracteres.")
         return None
+    return free_text(value)
+
+
+def one_line(text: str | None) -> str:
+    """A text typed in a dialog as the layouts take it: a line break becomes a space."""
+    return " ".join((text or "").split())
+
+
+def free_text(value: str, what: str = "A justificativa") -> str:
+    """A justification or reason of 15-255 characters in the layouts' string pattern (NF-e ``xJust``,
+    NFS-e ``xMotivo``: the same ``[!-ÿ][ -ÿ]*[!-ÿ]``); raises with the reason the service would give."""
     if not JUSTIFICATION_MIN <= len(value) <= JUSTIFICATION_MAX:
-        raise InvalidManifestation(f"A justificativa deve ter de 15 a 255 caracteres (tem {len(value)}).")
+        raise InvalidManifestation(f"{what} deve ter de 15 a 255 caracteres (tem {len(value)}).")
     if not _XJUST.fullmatch(value):
         raise InvalidManifestation(
-            "A justificativa contém caracteres não permitidos (quebra de linha, tabulação ou símbolo fora do padrão)."
+            f"{what} contém caracteres não permitidos (quebra de linha, tabulação ou símbolo fora do padrão)."
         )
     return value
 

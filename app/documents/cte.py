@@ -11,15 +11,14 @@ a faulty CNPJ or access key is a warning, not a refusal, because the government 
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from lxml import etree
 
 from app.core.documents import DocumentKind, DocumentStatus, PartyRole
 from app.core.keys import UF_BY_CODE
 from app.documents.classify import split_tag
+from app.documents.kids import Kids, leaf_text
 from app.documents.model import CteMeta, DocumentDataError, DocumentMeta, EventMeta, PartyInfo, UnknownMeta
-from app.documents.values import tax_id_problem, to_cents, to_datetime, to_int
+from app.documents.values import dated, party_doc, to_cents, to_int
 from app.safexml import parse_xml
 
 CTE_NS = "http://www.portalfiscal.inf.br/cte"
@@ -76,71 +75,25 @@ def _child(element: etree._Element | None, *path: str) -> etree._Element | None:
 
 def _text(element: etree._Element | None, *path: str) -> str:
     found = _child(element, *path)
-    return "" if found is None else _string(found)
+    return "" if found is None else leaf_text(found)
 
 
-def _string(element: etree._Element) -> str:
-    if len(element) == 0:  # a leaf (no child node, comments included): its text is the value
-        text = element.text
-        return "" if text is None else str(text).strip()
-    return "".join(element.itertext()).strip()
+class _Kids(Kids):
+    """A CT-e container's children (``app.documents.kids``)."""
 
-
-_PLEN = len(_P)
-
-
-class _Kids:
-    """One element's children by local name (the first of each), read once: a container's fields
-    are then dictionary look-ups instead of a search per field (the CT-e hot path)."""
-
-    __slots__ = ("_map", "element")
-
-    def __init__(self, element: etree._Element | None) -> None:
-        self.element = element
-        found: dict[str, etree._Element] = {}
-        if element is not None:
-            for child in element:
-                tag = child.tag
-                if isinstance(tag, str) and tag.startswith(_P):
-                    found.setdefault(tag[_PLEN:], child)
-        self._map = found
-
-    def get(self, name: str) -> etree._Element | None:
-        return self._map.get(name)
-
-    def kids(self, name: str) -> _Kids:
-        return _Kids(self._map.get(name))
-
-    def text(self, name: str) -> str:
-        element = self._map.get(name)
-        return "" if element is None else _string(element)
-
-    def names(self) -> list[str]:
-        return list(self._map)
+    __slots__ = ()
+    PREFIX = _P
 
 
 def _opt(text: str) -> str | None:
     return text or None
 
 
-def _when(text: str, what: str, warnings: list[str]) -> datetime | None:
-    value, as_written = to_datetime(text)
-    if value is None and text:
-        warnings.append(f"{what} ilegível: {text!r}.")
-    elif not as_written:
-        warnings.append(f"{what} sem fuso horário; lido como -03:00.")
-    return value
-
-
 def _party(element: etree._Element | None, role: PartyRole, warnings: list[str]) -> PartyInfo | None:
     if element is None:
         return None
     kids = _Kids(element)
-    doc = (kids.text("CNPJ") or kids.text("CPF")).upper() or None
-    if doc is not None:
-        problem = tax_id_problem(doc)
-        if problem is not None:
-            warnings.append(f"{_ROLE_LABEL[role]}: {problem}")
+    doc = party_doc(kids.text("CNPJ"), kids.text("CPF"), _ROLE_LABEL[role], warnings)
     uf = kids.text("UF") or _address_uf(kids)
     return PartyInfo(role, doc, _opt(kids.text("xNome")), _opt(kids.text("IE")), _opt(uf))
 
@@ -231,7 +184,7 @@ def _document(root: etree._Element, local: str, version: str | None) -> CteMeta:
         model=model,
         serie=to_int(ide.text("serie")),
         number=to_int(ide.text("nCT")),
-        issued_at=_when(ide.text("dhEmi"), "Data de emissão", warnings),
+        issued_at=dated(ide.text("dhEmi"), "Data de emissão", warnings),
         cte_type=_opt(ide.text("tpCTe")),
         modal=_opt(ide.text("modal")),
         emitter=emitter,
@@ -246,7 +199,7 @@ def _document(root: etree._Element, local: str, version: str | None) -> CteMeta:
         total_cents=to_cents(inf.kids("vPrest").text("vTPrest")),
         environment=to_int(ide.text("tpAmb")),
         protocol=_opt(prot.text("nProt")),
-        authorised_at=_when(prot.text("dhRecbto"), "Data de autorização", warnings) if has_protocol else None,
+        authorised_at=dated(prot.text("dhRecbto"), "Data de autorização", warnings) if has_protocol else None,
         cstat=cstat,
         reason=_opt(prot.text("xMotivo")),
         status=_status(cstat) if has_protocol else DocumentStatus.UNKNOWN,
@@ -320,11 +273,11 @@ def _event(root: etree._Element, local: str, version: str | None) -> EventMeta:
         description=description,
         author_doc=_opt((_text(inf, "CNPJ") or _text(inf, "CPF")).upper()),
         c_orgao=_opt(_text(inf, "cOrgao")),
-        event_at=_when(_text(inf, "dhEvento"), "Data do evento", warnings),
+        event_at=dated(_text(inf, "dhEvento"), "Data do evento", warnings),
         protocol=_opt(_text(ret, "nProt")),
         cstat=_opt(_text(ret, "cStat")),
         reason=_opt(_text(ret, "xMotivo")),
-        registered_at=_when(_text(ret, "dhRegEvento"), "Data de registro", warnings) if ret is not None else None,
+        registered_at=dated(_text(ret, "dhRegEvento"), "Data de registro", warnings) if ret is not None else None,
         environment=to_int(_text(inf, "tpAmb")),
         justification=_detail_text(detail, "xJust"),
         warnings=tuple(warnings),

@@ -64,6 +64,27 @@ def to_datetime(text: str) -> tuple[datetime | None, bool]:
     return value, True
 
 
+def dated(text: str, what: str, warnings: list[str]) -> datetime | None:
+    """``to_datetime`` for a reader: an unreadable date or a missing offset becomes a warning
+    naming ``what`` (the CT-e and NFS-e readers)."""
+    value, as_written = to_datetime(text)
+    if value is None and text:
+        warnings.append(f"{what} ilegível: {text!r}.")
+    elif not as_written:
+        warnings.append(f"{what} sem fuso horário; lido como -03:00.")
+    return value
+
+
+def party_doc(cnpj: str, cpf: str, who: str, warnings: list[str]) -> str | None:
+    """A party's CNPJ (else CPF) as written, upper case; a faulty one is kept with a warning."""
+    doc = (cnpj or cpf).upper() or None
+    if doc is not None:
+        problem = tax_id_problem(doc)
+        if problem is not None:
+            warnings.append(f"{who}: {problem}")
+    return doc
+
+
 @lru_cache(maxsize=4096)
 def tax_id_problem(doc: str) -> str | None:
     """None when ``doc`` is a valid CNPJ (14) or CPF (11), else a PT description of the fault.

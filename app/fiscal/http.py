@@ -54,6 +54,7 @@ __all__ = [
     "SoapFault",
     "TlsRefused",
     "TransportFactory",
+    "read_bounded",
     "translate",
 ]
 
@@ -247,6 +248,24 @@ class HttpClientFactory:
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def read_bounded(response: httpx.Response, max_bytes: int, url: str) -> bytes:
+    """The body of a streamed answer, refused (:class:`MalformedResponse`) past ``max_bytes``:
+    declared by Content-Length or counted while reading, so an endless answer is never held."""
+    declared = response.headers.get("Content-Length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise MalformedResponse(
+            f"Resposta do serviço grande demais ({int(declared)} bytes; limite {max_bytes}).", url=url
+        )
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise MalformedResponse(f"Resposta do serviço grande demais (mais de {max_bytes} bytes).", url=url)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 # --- translation of httpx failures -------------------------------------------------------------

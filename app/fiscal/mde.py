@@ -50,7 +50,7 @@ from app.fiscal.xmldsig import (
     extract_signed_element,
     sefaz_signature_element,
     sha1_digest,
-    sign_enveloped,
+    sign_with_a1,
 )
 from app.safexml import XmlRejected, parse_xml
 
@@ -162,11 +162,8 @@ def sign_event(evento: bytes, a1: A1Certificate) -> bytes:
     reference = inf.get("Id") if inf is not None else None
     if not reference:
         raise RequestInvalid("Evento sem infEvento/@Id: não pode ser assinado.")
-    if not isinstance(a1.private_key, rsa.RSAPrivateKey):
-        raise RequestInvalid("A chave privada do certificado A1 não é RSA; os eventos exigem assinatura RSA-SHA1.")
-    cert_pem = a1.certificate.public_bytes(serialization.Encoding.PEM)
     try:
-        return sign_enveloped(evento, reference, a1.private_key, cert_pem)
+        return sign_with_a1(evento, reference, a1)
     except SignatureInvalid as exc:
         raise RequestInvalid(f"Não foi possível assinar o evento: {exc.message}") from exc
 

@@ -21,7 +21,7 @@ from lxml import etree
 
 from app.config.endpoints import SoapBinding
 from app.fiscal.errors import HttpStatusError, MalformedResponse, SoapFault
-from app.fiscal.http import ServiceClient, translate
+from app.fiscal.http import ServiceClient, read_bounded, translate
 from app.safexml import DEFAULT_MAX, XmlRejected, parse_xml
 
 SOAP12_NS = "http://www.w3.org/2003/05/soap-envelope"
@@ -102,7 +102,7 @@ def post_soap(
         response = client.send(request, stream=True)
         try:
             status = response.status_code
-            content = _read_bounded(response, max_bytes, url)
+            content = read_bounded(response, max_bytes, url)
         finally:
             response.close()
     except httpx.HTTPError as exc:
@@ -117,22 +117,6 @@ def post_soap(
         soap_namespace=soap_ns,
         elapsed_ms=elapsed_ms,
     )
-
-
-def _read_bounded(response: httpx.Response, max_bytes: int, url: str) -> bytes:
-    declared = response.headers.get("Content-Length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise MalformedResponse(
-            f"Resposta do serviço grande demais ({int(declared)} bytes; limite {max_bytes}).", url=url
-        )
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > max_bytes:
-            raise MalformedResponse(f"Resposta do serviço grande demais (mais de {max_bytes} bytes).", url=url)
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def parse_reply(status: int, content: bytes, expect: str, url: str | None = None) -> tuple[str, etree._Element]:

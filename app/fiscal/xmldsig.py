@@ -50,6 +50,7 @@ from signxml.exceptions import (
 from signxml.signer import XMLSigner
 from signxml.verifier import SignatureConfiguration, XMLVerifier
 
+from app.certs.a1 import A1Certificate
 from app.core.errors import CapturaError
 
 DS_NS = "http://www.w3.org/2000/09/xmldsig#"
@@ -193,6 +194,14 @@ def sign_enveloped(
     if xml_declaration is None:
         xml_declaration = xml.lstrip().startswith(b"<?xml")
     return b'<?xml version="1.0" encoding="UTF-8"?>' + body if xml_declaration else body
+
+
+def sign_with_a1(xml: bytes, reference_id: str, a1: A1Certificate) -> bytes:
+    """:func:`sign_enveloped` (SEFAZ profile) with a company's A1, as every event we send is signed
+    (NF-e ``evento``, NFS-e ``pedRegEvento``); raises :class:`SignatureInvalid` with the reason."""
+    if not isinstance(a1.private_key, rsa.RSAPrivateKey):
+        raise SignatureInvalid("A chave privada do certificado A1 não é RSA; os eventos exigem assinatura RSA-SHA1.")
+    return sign_enveloped(xml, reference_id, a1.private_key, a1.certificate.public_bytes(serialization.Encoding.PEM))
 
 
 # ---------------------------------------------------------------- known-canonical documents

@@ -16,6 +16,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from email.utils import format_datetime
 from typing import Any
 from urllib.parse import unquote
 
@@ -26,7 +27,7 @@ from app.fiscal.xmldsig import SignatureInvalid, verify_enveloped
 from app.safexml import XmlRejected, parse_xml
 from app.sandbox import rules, xsd
 from app.sandbox.context import Context
-from app.sandbox.faults import CONTENT_FAULTS, apply_content_fault
+from app.sandbox.faults import ADN_FAULTS, CONTENT_FAULTS, apply_content_fault
 from app.sandbox.soap import gzip_b64
 from app.sandbox.state import Entry
 from app.sandbox.wire import SandboxRequest, SandboxResponse, caller_from_pem
@@ -78,6 +79,7 @@ class NfseServices:
         self.rate_per_minute = rate_per_minute
         self.empty_wait = empty_wait
         self._guards: dict[str, AdnGuard] = {}
+        self._rejections: dict[tuple[str, str], list[datetime]] = {}  # (caller, pedido Id) -> when
 
     # --- routing -----------------------------------------------------------------------------
     def handle_adn(self, req: SandboxRequest) -> SandboxResponse:
@@ -162,6 +164,9 @@ class NfseServices:
             return self._reject(
                 now, "E2210", "O CNPJ consultado não pertence à raiz do CNPJ do certificado digital."
             ), summary
+        answer = self._fault_answer(target, now)
+        if answer is not None:
+            return answer, {**summary, "fault": True}
         guard = self._guards.setdefault(target, AdnGuard())
         guard.calls = [t for t in guard.calls if now - t < timedelta(minutes=1)]
         guard.calls.append(now)
@@ -207,6 +212,23 @@ class NfseServices:
             self.ctx.referee.delivered("nfse", target, entry.nsu, now, "adn_dfe", caller)
         summary["nsus"] = [e.nsu for e in entries]
         return _json(200, self._envelope("DOCUMENTOS_LOCALIZADOS", now, self._lote(entries, target, now))), summary
+
+    def _fault_answer(self, target: str, now: datetime) -> SandboxResponse | None:
+        """An ADN answer injected by a test (``app.sandbox.faults.ADN_FAULTS``), if one is pending."""
+        fault = self.ctx.faults.take("adn", target, ADN_FAULTS, now)
+        if fault is None:
+            return None
+        too_many = {"message": "Too Many Requests"}
+        if fault.kind == "http_429":
+            return _json(429, too_many, {"Retry-After": str(max(1, int(fault.stall_seconds)))})
+        if fault.kind == "http_429_date":
+            when = now + timedelta(seconds=max(1, int(fault.stall_seconds)))
+            return _json(429, too_many, {"Retry-After": format_datetime(when, usegmt=True)})
+        if fault.kind == "http_429_bare":
+            return _json(429, too_many)
+        if fault.kind == "http_403":
+            return self._reject(now, "E0403", "Certificado digital não autorizado para esta consulta.", 403)
+        return self._reject(now, "E2230", "Parâmetros da consulta inválidos para o contribuinte.")
 
     def _lote(self, entries: list[Entry], doc: str, now: datetime) -> list[dict[str, Any]]:
         items = [(e.nsu, e.kind, e.payload.doczip()) for e in entries]
@@ -301,6 +323,33 @@ class NfseServices:
             return self._erro(
                 400, "E0001", "Pedido de registro de evento ilegível (JSON, base64, gzip ou XML).", now, str(exc)[:200]
             )
+        inf_id = root.find(f"{{{NFSE_NS}}}infPedReg")
+        ident = (inf_id.get("Id") or "") if inf_id is not None else ""
+        response = self._register(req, key, now, raw, root)
+        if response.status >= 400 and ident:
+            self._repeated_rejection(req, ident, response, now)
+        return response
+
+    def _repeated_rejection(self, req: SandboxRequest, ident: str, response: SandboxResponse, now: datetime) -> None:
+        """NT 2018.002, as the NF-e events service judges it: the same pedido rejected again within
+        the hour of a rejection is a violation (the client should not have sent it)."""
+        repeat_key = (req.caller.doc, ident)
+        recent = [t for t in self._rejections.get(repeat_key, []) if now - t < rules.HOUR]
+        if recent:
+            code = json.loads(response.body or b"{}").get("erro", {}).get("codigo", response.status)
+            self.ctx.referee.violation(
+                at=now,
+                rule=rules.REPEATED_REJECTED_EVENT,
+                service="sefin",
+                caller=req.caller,
+                cnpj=req.caller.doc,
+                detail=f"pedido {ident} rejeitado de novo ({code}); {len(recent)} rejeição(ões) na última hora",
+            )
+        self._rejections[repeat_key] = [*recent, now]
+
+    def _register(
+        self, req: SandboxRequest, key: str, now: datetime, raw: bytes, root: etree._Element
+    ) -> SandboxResponse:
         problems = xsd.errors(root, "pedRegEvento_v1.01")
         if problems:
             return self._erro(400, "E0002", "Pedido de registro de evento fora do schema XSD.", now, problems[0][:250])

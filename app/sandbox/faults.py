@@ -2,7 +2,9 @@
 
 Transport faults (``http_500``, ``http_502``, ``http_503``, ``timeout``, ``close``, ``truncated``) are
 applied by the router around a handler; content faults (``corrupt_gzip``, ``corrupt_base64``,
-``wrong_schema``, ``duplicate_nsu``) by the services while they build a lot. A 5xx is answered
+``wrong_schema``, ``duplicate_nsu``) by the services while they build a lot; the ADN's own
+answers (``http_429``, ``http_429_date``, ``http_429_bare``, ``rejeicao``, ``http_403``) by its
+``GET /DFe`` instead of the lot (the service does nothing else). A 5xx is answered
 before the service runs (nothing happens); a timeout, a closed connection or a truncated body
 happen after it (the service did its work, the answer is lost), as on a real network.
 """
@@ -18,7 +20,10 @@ from app.core.errors import CapturaError
 SERVICES = ("nfe_dist", "cte_dist", "nfe_evento", "adn", "sefin")
 TRANSPORT_FAULTS = ("http_500", "http_502", "http_503", "timeout", "close", "truncated")
 CONTENT_FAULTS = ("corrupt_gzip", "corrupt_base64", "wrong_schema", "duplicate_nsu")
-FAULT_KINDS = TRANSPORT_FAULTS + CONTENT_FAULTS
+# ADN answers on demand (NFS-e): a 429 with Retry-After in seconds, as an HTTP date or without it,
+# a REJEICAO, and a 403 refusing the caller's certificate.
+ADN_FAULTS = ("http_429", "http_429_date", "http_429_bare", "rejeicao", "http_403")
+FAULT_KINDS = TRANSPORT_FAULTS + CONTENT_FAULTS + ADN_FAULTS
 BEFORE_HANDLER = ("http_500", "http_502", "http_503")
 
 

@@ -59,6 +59,7 @@ def _settings(row: CaptureSettingsRow) -> CaptureSettings:
         nfse_cutoff_date=row.nfse_cutoff_date,
         nfse_capture_own_issued=row.nfse_capture_own_issued,
         c_uf_autor=row.c_uf_autor,
+        nfse_history_released=row.nfse_history_released,
     )
 
 
@@ -175,6 +176,7 @@ class CompanyRepository:
             "nfse_cutoff_date": settings.nfse_cutoff_date,
             "nfse_capture_own_issued": settings.nfse_capture_own_issued,
             "c_uf_autor": settings.c_uf_autor,
+            "nfse_history_released": settings.nfse_history_released,
             "updated_at": self._db.clock.now(),
         }
         statement = insert(CaptureSettingsRow).values(values)

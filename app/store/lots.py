@@ -96,8 +96,12 @@ _EVENT_DATA = (
     "kind", "access_key", "tp_evento", "n_seq_evento", "nsu", "schema", "description", "protocol",
     "event_at", "cstat", "author_id", "xml_zlib", "xml_sha256", "xml_size",
 )  # fmt: skip
+# ``withheld`` and ``substitute_key`` are NFS-e's (revision 0006): NULL here, set by the NFS-e
+# adapter in the lot's own transaction (app.store.nfse), so NF-e and CT-e lots write nothing more.
 _INSERT_DOCUMENT = RowInsert(
-    DocumentRow.__table__, ("id", "company_id", "product", *_META, "version_count", "created_at", "updated_at")
+    DocumentRow.__table__,
+    ("id", "company_id", "product", *_META, "version_count", "created_at", "updated_at"),
+    omit=("withheld",),
 )
 _INSERT_VERSION = RowInsert(
     DocumentVersionRow.__table__,
@@ -105,7 +109,11 @@ _INSERT_VERSION = RowInsert(
      "parse_error", "received_at"),
 )  # fmt: skip
 _INSERT_PARTY = RowInsert(DocumentPartyRow.__table__, ("document_id", "role", "tax_id", "name"), omit=("id",))
-_INSERT_EVENT = RowInsert(EventRow.__table__, ("id", "company_id", "product", *_EVENT_DATA, "created_at", "updated_at"))
+_INSERT_EVENT = RowInsert(
+    EventRow.__table__,
+    ("id", "company_id", "product", *_EVENT_DATA, "created_at", "updated_at"),
+    omit=("substitute_key",),
+)
 _INSERT_ITEM = RowInsert(
     DistributionItemRow.__table__,
     ("company_id", "product", "nsu", "schema", "document_id", "event_id", "received_at"),

@@ -11,7 +11,7 @@ driver: an ORM session per read or write cost more than SQLite's own work.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
 from datetime import datetime
 from typing import Any
@@ -36,21 +36,30 @@ def _json_each(name: str) -> Any:
 _FIELDS = tuple(f.name for f in fields(Manifestation))
 _SELECT = select(*(getattr(ManifestationRow, name) for name in _FIELDS))
 
-# Read at every step of the scheduler loop: prepared once.
-_NEXT_DUE = Prepared(
-    select(func.min(ManifestationRow.not_before)).where(ManifestationRow.status == bindparam("status"))
+
+# Read at every step of the scheduler loop: prepared once, for every product and per product (each
+# product's dispatcher reads only its own requests: an NFS-e taker event is no NF-e event).
+def _per_product(build: Callable[[list[Any]], Any]) -> dict[bool, Prepared]:
+    return {False: Prepared(build([])), True: Prepared(build([ManifestationRow.product == bindparam("product")]))}
+
+
+_NEXT_DUE = _per_product(
+    lambda extra: select(func.min(ManifestationRow.not_before)).where(
+        ManifestationRow.status == bindparam("status"), *extra
+    )
 )
 # ORDER BY follows ix_manifestations_due (status, not_before, then the rowid): no sort.
-_DUE = Prepared(
-    _SELECT.where(
-        ManifestationRow.status == bindparam("status"), ManifestationRow.not_before <= bindparam("now")
+_DUE = _per_product(
+    lambda extra: _SELECT.where(
+        ManifestationRow.status == bindparam("status"), ManifestationRow.not_before <= bindparam("now"), *extra
     ).order_by(ManifestationRow.not_before, ManifestationRow.id)
 )
-_DUE_OF_COMPANY = Prepared(
-    _SELECT.where(
+_DUE_OF_COMPANY = _per_product(
+    lambda extra: _SELECT.where(
         ManifestationRow.status == bindparam("status"),
         ManifestationRow.not_before <= bindparam("now"),
         ManifestationRow.company_id == bindparam("company_id"),
+        *extra,
     ).order_by(ManifestationRow.not_before, ManifestationRow.id)
 )
 _BY_ID = Prepared(_SELECT.where(ManifestationRow.id == bindparam("id")))
@@ -242,16 +251,26 @@ class ManifestationRepository:
             assert row is not None
             return _manifestation(row)
 
-    def next_not_before(self) -> datetime | None:
-        """When the earliest pending request becomes due (the scheduler's wake-up), in one indexed read."""
+    def next_not_before(self, product: Product | None = None) -> datetime | None:
+        """When the earliest pending request (of ``product``) becomes due (the scheduler's wake-up),
+        in one indexed read."""
+        params = {"status": ManifestationStatus.PENDING.value, "product": product.value if product else None}
         with self._db.driver_connection() as connection:
-            row = _NEXT_DUE.first_on_driver(connection, {"status": ManifestationStatus.PENDING.value})
+            row = _NEXT_DUE[product is not None].first_on_driver(connection, params)
         return row[0] if row is not None else None
 
-    def due(self, now: datetime, limit: int = 50, *, company_id: int | None = None) -> list[Manifestation]:
-        """Pending requests whose wait (e.g. the automatic Ciência delay) is over, oldest first."""
-        params = {"status": ManifestationStatus.PENDING.value, "now": utc_text(now), "company_id": company_id}
-        statement = _DUE if company_id is None else _DUE_OF_COMPANY
+    def due(
+        self, now: datetime, limit: int = 50, *, company_id: int | None = None, product: Product | None = None
+    ) -> list[Manifestation]:
+        """Pending requests (of ``product``) whose wait (e.g. the automatic Ciência delay) is over,
+        oldest first."""
+        params = {
+            "status": ManifestationStatus.PENDING.value,
+            "now": utc_text(now),
+            "company_id": company_id,
+            "product": product.value if product else None,
+        }
+        statement = (_DUE if company_id is None else _DUE_OF_COMPANY)[product is not None]
         with self._db.driver_connection() as connection:
             rows = statement.rows_on_driver(connection, params, limit)
         return [_manifestation(r) for r in rows]

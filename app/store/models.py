@@ -26,6 +26,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -93,6 +94,7 @@ class CaptureSettingsRow(Base):
     nfse_capture_own_issued: Mapped[bool] = mapped_column(Boolean)
     c_uf_autor: Mapped[str | None] = mapped_column(String(2))
     updated_at: Mapped[datetime]
+    nfse_history_released: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class CaptureStateRow(Base):
@@ -206,6 +208,8 @@ class DocumentRow(Base):
     version_count: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    # NFS-e delivery rules (records.Withheld): stored, but not listed, notified or exported yet
+    withheld: Mapped[str | None] = mapped_column(String(12))
 
 
 class DocumentVersionRow(Base):
@@ -278,6 +282,35 @@ class EventRow(Base):
     xml_size: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    substitute_key: Mapped[str | None] = mapped_column(String(KEY_LEN))  # NFS-e 105102: chSubstituta
+
+
+class NfseDetailsRow(Base):
+    """An NFS-e's service, values and taxes beyond the grid's columns (one row per document)."""
+
+    __tablename__ = "nfse_details"
+
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
+    competence: Mapped[date | None] = mapped_column(Date)
+    processed_at: Mapped[datetime | None]
+    national_code: Mapped[str | None] = mapped_column(String(6))
+    municipal_code: Mapped[str | None] = mapped_column(String(20))
+    nbs: Mapped[str | None] = mapped_column(String(9))
+    description: Mapped[str | None]
+    incidence_code: Mapped[str | None] = mapped_column(String(7))
+    incidence_name: Mapped[str | None] = mapped_column(String(150))
+    service_cents: Mapped[int | None] = mapped_column(BigInteger)
+    net_cents: Mapped[int | None] = mapped_column(BigInteger)
+    iss_rate: Mapped[str | None] = mapped_column(String(8))
+    iss_cents: Mapped[int | None] = mapped_column(BigInteger)
+    retained_cents: Mapped[int | None] = mapped_column(BigInteger)
+    iss_retention: Mapped[str | None] = mapped_column(String(1))
+    intermediary_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    ibscbs_base_cents: Mapped[int | None] = mapped_column(BigInteger)
+    ibscbs_total_cents: Mapped[int | None] = mapped_column(BigInteger)
+    ibs_cents: Mapped[int | None] = mapped_column(BigInteger)
+    cbs_cents: Mapped[int | None] = mapped_column(BigInteger)
+    replaced_key: Mapped[str | None] = mapped_column(String(KEY_LEN))
 
 
 class CarriedNfeRow(Base):

@@ -98,6 +98,8 @@ class CaptureSettings:
     nfse_cutoff_date: date | None = None
     nfse_capture_own_issued: bool = False
     c_uf_autor: str | None = None
+    # ``company set --product nfse --release-history``: documents before the cutoff are listed too
+    nfse_history_released: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,44 @@ class Party:
     role: PartyRole
     tax_id: str | None  # CNPJ (14) or CPF (11); None for a foreign party
     name: str | None = None
+
+
+class Withheld(StrEnum):
+    """Why a stored NFS-e is not listed, notified or exported yet (rule book §6.1, §6.4 item 8)."""
+
+    CUTOFF = "cutoff"  # issued before the company's cutoff date, history not released
+    OWN_ISSUED = "own_issued"  # the company is only the prestador and that capture is off
+
+
+@dataclass(frozen=True, slots=True)
+class NfseDetails:
+    """What an NFS-e carries beyond the grid's columns: service, values, taxes, delivery.
+
+    Values in centavos; rates as written (percent text). ``withheld`` holds the delivery rule
+    that keeps it out of the lists (None: listed).
+    """
+
+    competence: date | None = None
+    processed_at: datetime | None = None
+    national_code: str | None = None  # cTribNac
+    municipal_code: str | None = None  # cTribMun
+    nbs: str | None = None
+    description: str | None = None  # xDescServ
+    incidence_code: str | None = None  # cLocIncid
+    incidence_name: str | None = None
+    service_cents: int | None = None  # vServ
+    net_cents: int | None = None  # vLiq
+    iss_rate: str | None = None
+    iss_cents: int | None = None  # vISSQN
+    retained_cents: int | None = None  # vTotalRet
+    iss_retention: str | None = None  # tpRetISSQN
+    intermediary_id: str | None = None
+    ibscbs_base_cents: int | None = None
+    ibscbs_total_cents: int | None = None  # vTotNF
+    ibs_cents: int | None = None
+    cbs_cents: int | None = None
+    replaced_key: str | None = None  # subst/chSubstda
+    withheld: Withheld | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +194,7 @@ class DocumentInput:
     parse_error: str | None = None
     xml_gzip: bytes | None = field(default=None, repr=False, compare=False)
     carried_keys: tuple[str, ...] = ()  # CT-e: the NF-e keys it carries (infNFe/chave)
+    nfse: NfseDetails | None = None  # NFS-e: its service, values and taxes (table nfse_details)
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +375,7 @@ class EventInput:
     cstat: str | None = None
     author_id: str | None = None
     xml_gzip: bytes | None = field(default=None, repr=False, compare=False)
+    substitute_key: str | None = None  # NFS-e cancellation by substitution (105102): chSubstituta
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,12 +28,14 @@ from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.lots import mark_cancelled_in, store_lot_on
 from app.store.manifestations import request_in, settle_in
+from app.store.nfse import save_nfse_in
 from app.store.records import (
     CallRecord,
     CaptureState,
     DocumentInput,
     EventInput,
     ManifestationStatus,
+    NfseDetails,
     Product,
     RunStatus,
     StoredDocument,
@@ -172,6 +174,12 @@ class Unit:
     def mark_cancelled(self, company_id: int, product: Product, keys: Iterable[str]) -> int:
         """Documents of these keys become CANCELLED (a registered cancellation event arrived)."""
         return mark_cancelled_in(self._connection, company_id, product, keys, now=self.now)
+
+    def save_nfse(
+        self, details: Sequence[tuple[int, NfseDetails]], substitutes: Sequence[tuple[int, str]] = ()
+    ) -> None:
+        """NFS-e details (and their delivery flag) by document id, substitute keys by event id."""
+        save_nfse_in(self._connection, details, substitutes)
 
 
 @contextmanager

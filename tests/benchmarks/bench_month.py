@@ -14,12 +14,18 @@ are its own). Part of the companies (``--cte-share``) also capture CT-e: carrier
 per company per day (the company as recipient or payer, some carrying NF-e keys), with the CT-e
 service's own outages and faults (``--cte-competitor-per-day``, 0 by default, adds another system
 on the CT-e of a company: the rule book's CT-e 656 is a plain block, so its sequence 656s repeat).
+Part of the companies (``--nfse-share``) also capture NFS-e from the ADN (issue 12): providers
+issue 0-N NFS-e per company per day (the company as tomador, as intermediário, or as prestador of
+its own), a few cancelled, with the ADN's own faults: 5xx, dropped connections, corrupt payloads,
+429 with Retry-After and REJEICAO. Each product draws from its own generator: with or without
+CT-e or NFS-e, the NF-e month is the same.
 
 After the last publication the run drains for a few hours, then compares what the sandbox
 published with what the store holds. Prints human lines, then ONE JSON object as the last line.
 Goals (issue 5): 0 lost, 0 duplicated, 0 x 656 caused by us, 0 violations, NF-e latency max
 <= 61 min, simulation wall time <= 5 min on the 2-core reference machine; issue 11: the same for
-CT-e, per product under ``"per_product"`` (the top-level figures stay NF-e's).
+CT-e, per product under ``"per_product"`` (the top-level figures stay NF-e's); issue 12: the same
+goals for NFS-e.
 """
 
 from __future__ import annotations
@@ -71,7 +77,10 @@ RULES_656 = (PREMATURE, DURING_BLOCK, OUT_OF_SEQUENCE, POINT_QUOTA)
 # NF-e arrive on a one-minute grid (all of one minute in one timeline event): the arrival process
 # stays realistic while the virtual clock needs at most one stop per minute for publications.
 PUBLISH_GRID = timedelta(minutes=1)
-SERVICES = {"nfe": "nfe_dist", "cte": "cte_dist"}
+SERVICES = {"nfe": "nfe_dist", "cte": "cte_dist", "nfse": "adn"}
+VIA = {"nfe": "distNSU", "cte": "distNSU", "nfse": "adn_dfe"}  # how the referee names a routine delivery
+# Answers of a routine distribution that are no disturbance: 137/138 (SOAP), 200/404 (the ADN).
+PLAIN_HTTP = {"adn": (200, 404)}
 
 Timeline = list[tuple[datetime, Callable[[], object]]]
 _EVERYONE = "*"
@@ -92,6 +101,7 @@ class Month:
         self.rng = random.Random(seed)
         # CT-e draws from its own generator: with or without CT-e, the NF-e month is the same.
         self.cte_rng = random.Random(seed + 1_000)
+        self.nfse_rng = random.Random(seed + 2_000)
         self.days = days
         self.args = args
         self.clock = FakeClock(START)
@@ -111,16 +121,21 @@ class Month:
         self.companies: list[Company] = []
         self.auto_ciencia: set[str] = set()
         self.cte_companies: list[Company] = []
+        self.nfse_companies: list[Company] = []
         for index in range(companies):
             cnpj = company_cnpj(index)
             cert = self.certs[cnpj] = self.sandbox.company(cnpj, f"EMPRESA {index:03d} LTDA")
             with_cte = self.cte_rng.random() < args.cte_share
+            with_nfse = self.nfse_rng.random() < args.nfse_share
+            products = (Product.NFE, Product.CTE) if with_cte else (Product.NFE,)
             company = self.office.register_company(
                 cert.pfx,
                 cert.password,
                 environment=Environment.HOMOLOGACAO,
-                products=(Product.NFE, Product.CTE) if with_cte else (Product.NFE,),
+                products=products + ((Product.NFSE,) if with_nfse else ()),
             )
+            if with_nfse:
+                self.nfse_companies.append(company)
             if with_cte:
                 self.office.companies.save_settings(
                     CaptureSettings(company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
@@ -145,6 +160,8 @@ class Month:
         )
         self.nfe_published = 0
         self.cte_published = 0
+        self.nfse_published = 0
+        self.nfse_cancelled = 0
         self.as_transporter = 0
         self.cancelled = 0
         self.competitor_queries = 0
@@ -179,6 +196,7 @@ class Month:
             (at, self._publisher(at, self._issue(at, batch))) for at, batch in sorted(by_minute.items())
         ]
         timeline += self._cte_timeline()
+        timeline += self._nfse_timeline()
         end = START + timedelta(days=self.days)
         for day in range(self.days):
             day_start = START + timedelta(days=day)
@@ -232,6 +250,45 @@ class Month:
             timeline.append((START + timedelta(hours=hour, minutes=30), self._person))
         timeline.sort(key=lambda item: item[0])
         return timeline
+
+    def _nfse_timeline(self) -> Timeline:
+        """The NFS-e of the companies that capture them, and the ADN's faults, a few a day."""
+        rng = self.nfse_rng
+        timeline: Timeline = []
+        by_minute: dict[datetime, list[str]] = defaultdict(list)
+        for day in range(self.days):
+            day_start = START + timedelta(days=day)
+            for company in self.nfse_companies:
+                for _ in range(rng.randint(0, self.args.nfse_per_day)):
+                    minute = rng.randint(8 * 60, 19 * 60 - 1) if rng.random() < 0.8 else rng.randint(0, 24 * 60 - 1)
+                    by_minute[day_start + minute * PUBLISH_GRID].append(company.cnpj.value)
+            for _ in range(4 if self.nfse_companies else 0):
+                at = day_start + timedelta(seconds=rng.randint(0, 24 * 3600 - 1))
+                kind = rng.choice(("http_503", "http_502", "close", "corrupt_gzip", "http_429", "rejeicao"))
+                target = rng.choice(self.nfse_companies).cnpj.value
+                timeline.append((at, self._fault("adn", kind, 1, target)))
+        timeline += [(at, self._nfse_publisher(at, batch)) for at, batch in sorted(by_minute.items())]
+        return timeline
+
+    def _nfse_publisher(self, at: datetime, batch: list[str]) -> Callable[[], object]:
+        def publish() -> None:
+            for cnpj in batch:
+                draw = self.nfse_rng
+                supplier, other = draw.sample(self.suppliers, 2)
+                role = draw.random()
+                if role < 0.1:  # its own NFS-e: the ADN sends the prestador its notes too
+                    provider, taker, intermediary = cnpj, supplier, None
+                elif role < 0.2:
+                    provider, taker, intermediary = supplier, other, cnpj
+                else:
+                    provider, taker, intermediary = supplier, cnpj, None
+                note = self.sandbox.publish_nfse(provider, taker, intermediary, at=at, with_ibscbs=draw.random() < 0.3)
+                self.nfse_published += 1
+                if draw.random() < self.args.cancel_share:
+                    self.nfse_cancelled += 1
+                    self.sandbox.publish_nfse_event(note, "101101", provider, at=at)
+
+        return publish
 
     def _services(self) -> list[str]:
         return ["nfe_dist", "cte_dist"] if self.cte_companies else ["nfe_dist"]
@@ -293,7 +350,7 @@ class Month:
 
     def _person(self) -> None:
         assert self.service is not None
-        for product in (Product.NFE, Product.CTE):
+        for product in (Product.NFE, Product.CTE, Product.NFSE):
             for state in self.ctx.cursors.list_states(product):
                 if state.disabled_reason and self.service.resume(state.company_id, product):
                     self.resumed += 1
@@ -325,17 +382,15 @@ class Month:
     def verdict(self) -> dict[str, Any]:
         report = self.sandbox.referee.report()
         self._disturbances = self._disturbed_at()
-        per_product = {
-            product: self._product_verdict(report, product)
-            for product in (("nfe", "cte") if self.cte_companies else ("nfe",))
-        }
+        products = ["nfe"] + (["cte"] if self.cte_companies else []) + (["nfse"] if self.nfse_companies else [])
+        per_product = {product: self._product_verdict(report, product) for product in products}
         nfe = per_product["nfe"]
         ours = [r for r in self.sandbox.referee.requests if not r.competitor]
         violations = report["violations"]
         # Companies the cadence stopped (e.g. 5 communication failures in a row): they need a person.
         stopped = [
             s.company_id
-            for product in (Product.NFE, Product.CTE)
+            for product in (Product.NFE, Product.CTE, Product.NFSE)
             for s in self.ctx.cursors.list_states(product)
             if s.disabled_reason
         ]
@@ -366,7 +421,7 @@ class Month:
         quiet: list[float] = []
         lost_examples: list[str] = []
         stored_by_company = self._stored_nsus(product)
-        companies = self.companies if product == "nfe" else self.cte_companies
+        companies = {"nfe": self.companies, "cte": self.cte_companies, "nfse": self.nfse_companies}[product]
         for company in companies:
             data = report["companies"].get(company.cnpj.value, {}).get(product)
             if data is None:
@@ -412,7 +467,12 @@ class Month:
         for r in self.sandbox.referee.requests:
             if r.service not in SERVICES.values():
                 continue
-            if r.competitor or r.cstat not in (137, 138) or r.http_status != 200:
+            plain = (
+                r.http_status in PLAIN_HTTP[r.service]
+                if r.service in PLAIN_HTTP
+                else (r.cstat in (137, 138) and r.http_status == 200)
+            )
+            if r.competitor or not plain:
                 marks[(r.service, r.queried or r.caller_doc)].append(r.at)
             if r.cstat in (108, 109):  # an outage pauses every company of the environment
                 marks[(r.service, _EVERYONE)].append(r.at)
@@ -429,7 +489,7 @@ class Month:
         quiet = []
         for nsu, seconds in data["latency_seconds"].items():
             delivery = data["delivered"][nsu]
-            if delivery["via"] != ["distNSU"]:
+            if delivery["via"] != [VIA[product]]:
                 continue
             start = published[int(nsu)] - timedelta(minutes=61)
             end = datetime.fromisoformat(delivery["first_at"])
@@ -480,6 +540,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cte-share", type=float, default=0.5, help="companies that also capture CT-e")
     parser.add_argument("--cte-per-day", type=int, default=10, help="CT-e per CT-e company per day: uniform 0..N")
     parser.add_argument("--cte-competitor-per-day", type=int, default=0, help="another system's CT-e queries a day")
+    parser.add_argument("--nfse-share", type=float, default=0.5, help="companies that also capture NFS-e")
+    parser.add_argument("--nfse-per-day", type=int, default=8, help="NFS-e per NFS-e company per day: uniform 0..N")
     parser.add_argument("--profile", action="store_true", help="cProfile the simulation; top 40 by own time")
     parser.add_argument("--profile-out", type=Path, help="also write the cProfile stats to this file")
     return parser.parse_args(argv)
@@ -532,6 +594,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "nfe_issued": month.nfe_published,
                 "cte_issued": month.cte_published,
                 "cte_companies": len(month.cte_companies),
+                "nfse_issued": month.nfse_published,
+                "nfse_cancellations": month.nfse_cancelled,
+                "nfse_companies": len(month.nfse_companies),
                 "nfe_as_transporter": month.as_transporter,
                 "cancellations": month.cancelled,
                 "auto_ciencia_companies": len(month.auto_ciencia),

@@ -21,6 +21,12 @@ The CT-e row (issue 11) does the same on a CT-e stream (80% cteProc 4.00, road a
 keys carried; 20% procEventoCTe): ours (``read_cte_document``; the pipeline is
 ``app.capture.cte.processing`` + ``store_batch``) beside nfelib's ``CteProc`` / ``ProcEventoCte``.
 
+The NFS-e row (issue 12) does the same on an ADN stream (``LoteDFe`` items with ``ArquivoXml``:
+85% NFSe 1.01, a third with the IBS/CBS group, some with an intermediary; 15% registered
+``evento``, cancellations and taker confirmations): ours (``read_nfse_payload``; the pipeline is
+the engine's path, ``app.fiscal.adn.decode_document`` + ``app.capture.nfse.processing`` + the
+lot's unit of work with the NFS-e details) beside nfelib's NFS-e bindings ``Nfse`` / ``Evento``.
+
 Prints human lines, then ONE JSON object as the last line.
 """
 
@@ -49,10 +55,14 @@ if str(ROOT) not in sys.path:
 
 from app.capture.cte.processing import process_document as process_cte  # noqa: E402
 from app.capture.nfe.processing import process_document  # noqa: E402
+from app.capture.nfse.adapter import store_nfse_extras  # noqa: E402
+from app.capture.nfse.processing import process_document as process_nfse  # noqa: E402
 from app.core.ids import Cnpj  # noqa: E402
 from app.core.keys import AccessKey, DocumentModel  # noqa: E402
 from app.documents import read_nfe_document  # noqa: E402
 from app.documents.cte import read_cte_document  # noqa: E402
+from app.documents.nfse import read_nfse_payload  # noqa: E402
+from app.fiscal.adn import decode_document as decode_adn  # noqa: E402
 from app.fiscal.distribution import decode_document  # noqa: E402
 from app.safexml import decode_doczip  # noqa: E402
 from app.sandbox.docgen import DocumentFactory, GeneratedNFe, Party  # noqa: E402
@@ -62,6 +72,7 @@ from app.store.companies import CompanyRepository  # noqa: E402
 from app.store.db import open_database  # noqa: E402
 from app.store.documents import DocumentRepository  # noqa: E402
 from app.store.records import CaptureState, DocumentInput, EventInput, Product  # noqa: E402
+from app.store.unit import write_unit  # noqa: E402
 
 GOAL_PIPELINE = 5000
 GOAL_SPEEDUP = 5
@@ -205,6 +216,34 @@ def build_cte_stream(n: int, seed: int = 9) -> list[Doc]:
     return [(1000 + i, schema, _zip(xml)) for i, (schema, xml) in enumerate(docs)]
 
 
+def build_nfse_stream(n: int, seed: int = 13) -> list[Doc]:
+    """ADN items for the company (taker): 85% NFSe, 15% registered events of those NFS-e."""
+    rng = random.Random(seed)
+    factory = DocumentFactory(TestPki.create(now=START - timedelta(days=30)), seed=seed)
+    providers = _suppliers(rng, 20)
+    n_events = n * 15 // 100
+    docs: list[tuple[str, bytes]] = []
+    generated = []
+    at = START
+    for i in range(n - n_events):
+        at += timedelta(seconds=rng.randrange(5, 90))
+        nfse = factory.nfse(
+            provider=rng.choice(providers),
+            taker=COMPANY,
+            intermediary=rng.choice(providers) if i % 7 == 0 else None,
+            issued_at=at,
+            with_ibscbs=i % 3 == 0,
+        )
+        generated.append(nfse)
+        docs.append(("NFSE", nfse.nfse))
+    for i in range(n_events):
+        nfse = generated[i % len(generated)]
+        code, author = ("101101", nfse.parties["prest"]) if i % 2 == 0 else ("203202", COMPANY)
+        docs.append(("EVENTO", factory.nfse_event(nfse, code=code, author=author, at=nfse.processed_at).evento))
+    rng.shuffle(docs)
+    return [(1000 + i, kind, _zip(xml)) for i, (kind, xml) in enumerate(docs)]
+
+
 # ---------------------------------------------------------------- ours
 
 
@@ -221,6 +260,38 @@ def ours_cte_parse(docs: Sequence[Doc]) -> int:
     for _nsu, schema, text in docs:
         read_cte_document(decode_doczip(text, max_compressed=MAX_COMPRESSED, max_inflated=MAX_INFLATED), schema)
     return len(docs)
+
+
+def ours_nfse_parse(docs: Sequence[Doc]) -> int:
+    for _nsu, _kind, text in docs:
+        read_nfse_payload(text)
+    return len(docs)
+
+
+def ours_nfse_pipeline(docs: Sequence[Doc], db_path: Path) -> tuple[int, int, float]:
+    """(stored, quarantined, pipeline seconds): the NFS-e engine's path per lot of 50, in one unit
+    of work each (lot, cursor, details, delivery flags, cancellations), into a real SQLite file."""
+    db = open_database(db_path)
+    try:
+        company_cnpj = Cnpj(COMPANY.doc)
+        company = CompanyRepository(db).add(company_cnpj, COMPANY.name)
+        quarantined = stored = 0
+        started = time.perf_counter()
+        for start in range(0, len(docs), LOT):
+            lot = docs[start : start + LOT]
+            items = [
+                process_nfse(company_cnpj, decode_adn({"NSU": nsu, "TipoDocumento": kind, "ArquivoXml": text}), None)
+                for nsu, kind, text in lot
+            ]
+            quarantined += sum(1 for item in items if isinstance(item, DocumentInput) and item.parse_error)
+            with write_unit(db) as unit:
+                outcomes = unit.store_lot(company.id, items)
+                unit.save_state(CaptureState(company.id, Product.NFSE, ult_nsu=lot[-1][0], max_nsu=lot[-1][0]))
+                store_nfse_extras(unit, company.id, items, outcomes)
+            stored += len(outcomes)
+        return stored, quarantined, time.perf_counter() - started
+    finally:
+        db.close()
 
 
 def ours_pipeline(docs: Sequence[Doc], db_path: Path, product: Product = Product.NFE) -> tuple[int, int, float, float]:
@@ -256,19 +327,12 @@ def ours_pipeline(docs: Sequence[Doc], db_path: Path, product: Product = Product
 # ---------------------------------------------------------------- nfelib
 
 
-def nfelib_parse_fn() -> Callable[[Sequence[Doc]], tuple[int, int]]:
-    from nfelib.nfe.bindings.v4_0.proc_nfe_v4_00 import NfeProc
-    from nfelib.nfe_dist_dfe.bindings.v1_0 import ResEvento, ResNfe
-    from nfelib.nfe_evento_generico.bindings.v1_0.proc_evento_nfe_v1_00 import ProcEventoNfe
+def _nfelib_runner(classes: dict[str, type]) -> Callable[[Sequence[Doc]], tuple[int, int]]:
+    """nfelib's way for a stream: decode, then ``from_bytes`` with one reused parser into the
+    binding the docZip's schema (or the ADN's TipoDocumento) names, before its first ``_``."""
     from xsdata.formats.dataclass.parsers import XmlParser
 
     parser = XmlParser()
-    classes: dict[str, type] = {
-        "procNFe": NfeProc,
-        "resNFe": ResNfe,
-        "resEvento": ResEvento,
-        "procEventoNFe": ProcEventoNfe,
-    }
 
     def run(docs: Sequence[Doc]) -> tuple[int, int]:
         ok = failed = 0
@@ -282,62 +346,84 @@ def nfelib_parse_fn() -> Callable[[Sequence[Doc]], tuple[int, int]]:
         return ok, failed
 
     return run
+
+
+def nfelib_parse_fn() -> Callable[[Sequence[Doc]], tuple[int, int]]:
+    from nfelib.nfe.bindings.v4_0.proc_nfe_v4_00 import NfeProc
+    from nfelib.nfe_dist_dfe.bindings.v1_0 import ResEvento, ResNfe
+    from nfelib.nfe_evento_generico.bindings.v1_0.proc_evento_nfe_v1_00 import ProcEventoNfe
+
+    return _nfelib_runner(
+        {"procNFe": NfeProc, "resNFe": ResNfe, "resEvento": ResEvento, "procEventoNFe": ProcEventoNfe}
+    )
 
 
 def nfelib_cte_fn() -> Callable[[Sequence[Doc]], tuple[int, int]]:
     from nfelib.cte.bindings.v4_0.proc_cte_v4_00 import CteProc
     from nfelib.cte.bindings.v4_0.proc_evento_cte_v4_00 import ProcEventoCte
-    from xsdata.formats.dataclass.parsers import XmlParser
 
-    parser = XmlParser()
-    classes: dict[str, type] = {"procCTe": CteProc, "procEventoCTe": ProcEventoCte}
-
-    def run(docs: Sequence[Doc]) -> tuple[int, int]:
-        ok = failed = 0
-        for _nsu, schema, text in docs:
-            xml = gzip.decompress(base64.b64decode(text))
-            try:
-                parser.from_bytes(xml, classes[schema.split("_", 1)[0]])
-                ok += 1
-            except Exception:  # noqa: BLE001 - a binding failure is counted, not fatal
-                failed += 1
-        return ok, failed
-
-    return run
+    return _nfelib_runner({"procCTe": CteProc, "procEventoCTe": ProcEventoCte})
 
 
-def cte_row(n: int, repeat: int) -> dict[str, object]:
-    """The CT-e row: ours (parse, pipeline) beside nfelib's CT-e bindings on the same documents."""
-    docs = build_cte_stream(n)
-    parse = min(_timed(lambda: ours_cte_parse(docs)) for _ in range(repeat))
-    with tempfile.TemporaryDirectory(prefix="bench-cte-") as folder:
+def nfelib_nfse_fn() -> Callable[[Sequence[Doc]], tuple[int, int]]:
+    from nfelib.nfse.bindings.v1_0 import Evento, Nfse
+
+    return _nfelib_runner({"NFSE": Nfse, "EVENTO": Evento})
+
+
+Pipeline = Callable[[Sequence[Doc], Path], tuple[int, int, float]]  # -> (stored, quarantined, seconds)
+
+
+def product_row(
+    label: str,
+    docs: Sequence[Doc],
+    parse: Callable[[Sequence[Doc]], int],
+    pipeline: Pipeline,
+    nfelib_run: Callable[[Sequence[Doc]], tuple[int, int]],
+    repeat: int,
+) -> dict[str, object]:
+    """One product's row: ours (parse, pipeline) beside nfelib's bindings on the same documents."""
+    parse_seconds = min(_timed(lambda: parse(docs)) for _ in range(repeat))
+    with tempfile.TemporaryDirectory(prefix=f"bench-{label.lower()}-") as folder:
         runs = []
         for run in range(repeat):
-            stored, quarantined, _setup, seconds = ours_pipeline(
-                docs, Path(folder) / f"run{run}" / "captura.db", Product.CTE
-            )
+            stored, quarantined, seconds = pipeline(docs, Path(folder) / f"run{run}" / "captura.db")
             assert stored == len(docs) and quarantined == 0, (stored, quarantined)
             runs.append(seconds)
-    nfelib_run = nfelib_cte_fn()
     t = time.perf_counter()
     ok, failed = nfelib_run(docs)
     nfelib_seconds = time.perf_counter() - t
-    row = {
+    row: dict[str, object] = {
         "documents": len(docs),
-        "ours_parse_per_s": round(_rate(len(docs), parse)),
+        "ours_parse_per_s": round(_rate(len(docs), parse_seconds)),
         "ours_pipeline_per_s": round(_rate(len(docs), min(runs))),
         "nfelib_parse_per_s": round(_rate(len(docs), nfelib_seconds)),
         "nfelib_failed": failed,
-        "speedup_vs_nfelib": round(nfelib_seconds / parse, 1),
+        "speedup_vs_nfelib": round(nfelib_seconds / parse_seconds, 1),
     }
-    row["speedup_goal_met"] = nfelib_seconds / parse >= GOAL_SPEEDUP
+    row["speedup_goal_met"] = nfelib_seconds / parse_seconds >= GOAL_SPEEDUP
     print(
-        f"CT-e   decode+parse+classify+extract : {row['ours_parse_per_s']:>9} docs/s; "
+        f"{label:<6} decode+parse+classify+extract : {row['ours_parse_per_s']:>9} docs/s; "
         f"pipeline {row['ours_pipeline_per_s']} docs/s; nfelib {row['nfelib_parse_per_s']} docs/s "
         f"({ok} parsed, {failed} failed); "
         f"speed-up {row['speedup_vs_nfelib']}x (goal ≥ {GOAL_SPEEDUP}x)"
     )
     return row
+
+
+def _cte_pipeline(docs: Sequence[Doc], db_path: Path) -> tuple[int, int, float]:
+    stored, quarantined, _setup, seconds = ours_pipeline(docs, db_path, Product.CTE)
+    return stored, quarantined, seconds
+
+
+def cte_row(n: int, repeat: int) -> dict[str, object]:
+    """The CT-e row (issue 11)."""
+    return product_row("CT-e", build_cte_stream(n), ours_cte_parse, _cte_pipeline, nfelib_cte_fn(), repeat)
+
+
+def nfse_row(n: int, repeat: int) -> dict[str, object]:
+    """The NFS-e row (issue 12)."""
+    return product_row("NFS-e", build_nfse_stream(n), ours_nfse_parse, ours_nfse_pipeline, nfelib_nfse_fn(), repeat)
 
 
 def _timed(work: Callable[[], object]) -> float:
@@ -386,6 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.add_argument("--n", type=int, default=5000, help="documents in the stream (default 5000)")
     args.add_argument("--repeat", type=int, default=5, help="runs of each measurement (best kept; all printed)")
     args.add_argument("--cte-n", type=int, default=2000, help="CT-e documents for the CT-e row (0: skip it)")
+    args.add_argument("--nfse-n", type=int, default=2000, help="NFS-e documents for the NFS-e row (0: skip it)")
     args.add_argument("--profile", action="store_true", help="cProfile one pipeline run and print the top")
     opts = args.parse_args(argv)
 
@@ -452,6 +539,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'MET' if pipeline_rate >= GOAL_PIPELINE else 'NOT MET'}"
     )
     cte = cte_row(opts.cte_n, opts.repeat) if opts.cte_n else None
+    nfse = nfse_row(opts.nfse_n, opts.repeat) if opts.nfse_n else None
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     day = simulated_day_latency()
     print(
@@ -487,6 +575,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "day_undelivered": day["undelivered"],
                 "day_violations": day["violations"],
                 "cte": cte,
+                "nfse": nfse,
             }
         )
     )

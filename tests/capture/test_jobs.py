@@ -28,6 +28,7 @@ def test_the_table_names_every_job_once_with_its_trigger(office_fleet: Fleet) ->
     assert set(table) == {
         "distribuicao-nfe",
         "distribuicao-cte",
+        "distribuicao-nfse",
         "manifestacoes",
         "recuperacoes",
         "verificacao-diaria",
@@ -35,6 +36,7 @@ def test_the_table_names_every_job_once_with_its_trigger(office_fleet: Fleet) ->
     }
     assert table["distribuicao-cte"].trigger == Every(timedelta(seconds=60))  # §5.2
     assert table["distribuicao-nfe"].trigger == Every(timedelta(minutes=3))  # §4.2
+    assert table["distribuicao-nfse"].trigger == Every(timedelta(seconds=30))  # §6.2
     assert isinstance(table["verificacao-diaria"].trigger, DailyAt23)
     assert table["distribuicao-cte"].product is Product.CTE
 

@@ -48,3 +48,14 @@ def test_user_request_beyond_twenty_per_hour_is_told_when_it_can_run(harness: Ha
     assert (
         harness.ctx.quota.count_since(harness.company.cnpj, Product.NFE, harness.clock.now() - timedelta(hours=1)) == 20
     )
+
+
+def test_a_key_left_to_the_running_service_is_queried_by_its_recovery_dispatch(harness: Harness) -> None:
+    nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    result = harness.capture.points.reprocess_key(harness.company.id, str(nfe.key), queue=True)
+    assert result.status == "deferred" and "serviço de captura em execução" in result.message
+    assert harness.sandbox.referee.report()["requests"] == 0  # queued, not asked
+    [gap] = harness.ctx.recoveries.due(harness.clock.now(), product=Product.NFE)
+    assert gap.access_key == str(nfe.key)
+    assert harness.capture.points.dispatch() == 1  # what the running service does next
+    assert harness.ctx.documents.find(harness.company.id, Product.NFE, str(nfe.key)) is not None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.capture.products import ProductUnavailable
+from app.capture.products import REGISTRY, ProductUnavailable
 from app.capture.service import CaptureService, ServiceError
 from app.capture.status import BLOQUEADA, DESATIVADA, EM_ESPERA, PAUSA_GLOBAL
 from app.core.cadence import Action
@@ -114,12 +114,19 @@ def test_documents_today_counts_from_midnight_in_brasilia(office_fleet: Fleet) -
 
 
 def test_products_without_an_engine_are_refused_with_a_reason(office_fleet: Fleet) -> None:
-    with pytest.raises(ProductUnavailable, match="NFS-e"):
-        CaptureService(office_fleet.ctx, products=(Product.NFE, Product.NFSE))
-    service = CaptureService(office_fleet.ctx)
-    assert set(service.captures) == {Product.NFE, Product.CTE}  # by default, every registered product
-    with pytest.raises(ServiceError, match="NFS-e"):
-        service.run_once(product=Product.NFSE)
+    registry = dict(REGISTRY)
+    try:
+        del REGISTRY[Product.NFSE]  # a version without an engine for a product
+        with pytest.raises(ProductUnavailable, match="NFS-e"):
+            CaptureService(office_fleet.ctx, products=(Product.NFE, Product.NFSE))
+        service = CaptureService(office_fleet.ctx)
+        assert set(service.captures) == {Product.NFE, Product.CTE}  # by default, every registered product
+        with pytest.raises(ServiceError, match="NFS-e"):
+            service.run_once(product=Product.NFSE)
+    finally:
+        REGISTRY.clear()
+        REGISTRY.update(registry)
+    assert set(CaptureService(office_fleet.ctx).captures) == {Product.NFE, Product.CTE, Product.NFSE}
 
 
 def test_a_clean_run_once_leaves_no_call_lease_and_the_next_start_no_extra_wait(office_fleet: Fleet) -> None:

@@ -54,11 +54,17 @@ def test_transient_failures_back_off_exponentially_up_to_an_hour_and_never_disab
     now = T0
     waits = []
     for _ in range(9):
-        state = apply_adn(state, NFSE_RULES, now, CommunicationFailure("HTTP 503")).state
+        state = apply_adn(state, NFSE_RULES, now, CommunicationFailure("HTTP 503", False)).state
         assert state.next_query_at is not None and state.disabled_reason is None
         waits.append(state.next_query_at - now)
         now = state.next_query_at
     assert waits == [timedelta(minutes=m) for m in (1, 2, 4, 8, 16, 32, 60, 60, 60)]
+
+
+def test_a_lost_answer_waits_the_hour_an_empty_queue_would_ask() -> None:
+    state = apply_adn(_state(), NFSE_RULES, T0, CommunicationFailure("tempo esgotado", True)).state
+    assert state.next_query_at == T0 + timedelta(hours=1) + SAFETY_MARGIN
+    assert state.consecutive_failures == 1 and "se perdeu" in (state.wait_reason or "")
 
 
 def test_ten_certificate_rejections_disable_the_capture() -> None:
@@ -68,3 +74,11 @@ def test_ten_certificate_rejections_disable_the_capture() -> None:
     t = apply_adn(t.state, NFSE_RULES, T0, AdnCertificateRejected("HTTP 403"))
     assert t.state.disabled_reason is not None and "10 vezes" in t.state.disabled_reason and t.alert
     assert _action(t.state, T0 + timedelta(days=2)) is Action.DISABLED
+
+
+def test_an_unusable_certificate_is_a_one_hour_wait_with_the_company_kept_active() -> None:
+    decision = decide(
+        _state(), NFSE_RULES, T0, global_pause_until=None, certificate_problem="Certificado vencido.", enabled=True
+    )
+    assert decision.action is Action.WAIT and decision.until == T0 + timedelta(hours=1)
+    assert "Certificado indisponível" in decision.reason

@@ -4,7 +4,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.core.guard import CONSERVATIVE_EVENT_LIMIT, DEFAULT_EVENT_LIMIT, EventAttempt, attempt_status
+from app.core.guard import (
+    CONSERVATIVE_EVENT_LIMIT,
+    DEFAULT_EVENT_LIMIT,
+    EventAttempt,
+    attempt_status,
+    logged_attempt,
+    resend_status,
+)
 
 T0 = datetime(2026, 11, 2, 13, 0, tzinfo=UTC)  # 10:00 in Brasília
 
@@ -52,3 +59,13 @@ def test_the_seed_window_restarts_at_the_first_rejection_after_it_expires() -> N
 def test_limit_must_be_positive() -> None:
     with pytest.raises(ValueError):
         attempt_status([], T0, limit=0)
+
+
+def test_an_alphanumeric_rejection_code_counts_like_a_cstat() -> None:
+    start = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+    assert logged_attempt(start, "135").cstat == 135 and logged_attempt(start, None).cstat is None
+    rejected = [logged_attempt(start, "E1833")]
+    status = resend_status(rejected, start + timedelta(minutes=59))
+    assert not status.allowed and status.retry_at == start + timedelta(hours=1) and status.text.startswith("1 de 1")
+    assert resend_status(rejected, start + timedelta(hours=1)).allowed
+    assert resend_status([logged_attempt(start, "135"), logged_attempt(start, "")], start).allowed

@@ -140,3 +140,21 @@ def test_sefin_refuses_a_forged_or_foreign_event(
         payload = {"pedidoRegistroEventoXmlGZipB64": base64.b64encode(gzip.compress(ped)).decode()}
         not_taker = c.post(f"/SefinNacional/nfse/{nfse.key}/eventos", json=payload)
     assert not_taker.status_code == 400 and not_taker.json()["erro"]["codigo"] == "E1831"
+
+
+def test_sefin_flags_the_same_rejected_pedido_sent_again_within_the_hour(
+    sandbox: Sandbox, clock: FakeClock, inproc: httpx.Client, recipient_cert: IssuedCert, h: Any
+) -> None:
+    nfse = sandbox.publish_nfse(provider=h.SUPPLIER, taker=h.RECIPIENT)
+    sandbox.publish_nfse_event(nfse, "203202", author=h.RECIPIENT)  # already confirmed elsewhere
+    ped = _ped_reg_evento(recipient_cert, nfse.key, "203202", h.RECIPIENT, clock)
+    payload = {"pedidoRegistroEventoXmlGZipB64": base64.b64encode(gzip.compress(ped)).decode()}
+    assert inproc.post(f"/SefinNacional/nfse/{nfse.key}/eventos", json=payload).status_code == 400
+    assert sandbox.referee.violations() == []  # one rejection is the service's answer, not a fault
+    clock.advance(timedelta(minutes=30))
+    assert inproc.post(f"/SefinNacional/nfse/{nfse.key}/eventos", json=payload).status_code == 400
+    [violation] = sandbox.referee.violations()
+    assert violation.rule == "repeated_rejected_event" and f"PRE{nfse.key}203202" in violation.detail
+    clock.advance(timedelta(hours=1, minutes=1))
+    inproc.post(f"/SefinNacional/nfse/{nfse.key}/eventos", json=payload)
+    assert len(sandbox.referee.violations()) == 1  # an hour after the last rejection it may go again

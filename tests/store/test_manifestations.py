@@ -177,3 +177,16 @@ def test_a_settle_in_a_unit_is_undone_with_the_unit(db: Database, company: Compa
         unit.settle_manifestation(request.id + 1000, ManifestationStatus.REJECTED, cstat=None, x_motivo="x")
     with pytest.raises(InvalidRecord), write_unit(db) as unit:
         unit.settle_manifestation(request.id, ManifestationStatus.PENDING, cstat=None, x_motivo="sem horário")
+
+
+def test_each_products_dispatcher_reads_only_its_own_requests(db: Database, company: Company, clock: FakeClock) -> None:
+    repo = ManifestationRepository(db)
+    nfse_key = "35503082299888777000100000000000000126110000000018"
+    nfe = repo.request(company.id, Product.NFE, KEY, "210200", not_before=clock.now())
+    taker = repo.request(company.id, Product.NFSE, nfse_key, "203202", not_before=clock.now() - timedelta(minutes=1))
+    assert [m.id for m in repo.due(clock.now(), product=Product.NFE)] == [nfe.id]
+    assert [m.id for m in repo.due(clock.now(), company_id=company.id, product=Product.NFSE)] == [taker.id]
+    assert [m.id for m in repo.due(clock.now())] == [taker.id, nfe.id]  # no product: every request
+    assert repo.next_not_before(Product.NFE) == clock.now()
+    assert repo.next_not_before(Product.NFSE) == clock.now() - timedelta(minutes=1)
+    assert repo.next_not_before(Product.CTE) is None

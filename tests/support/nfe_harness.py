@@ -1,8 +1,8 @@
 """The app's capture side wired to the sandbox on one virtual clock (tests and benchmarks).
 
 Over real HTTPS with mutual TLS by default; ``in_process=True`` reaches the same handlers through
-the sandbox's httpx transport, for long simulations. ``nfe_harness`` and ``cte_harness`` give the
-same harness for one product each.
+the sandbox's httpx transport, for long simulations. ``nfe_harness``, ``cte_harness`` and
+``nfse_harness`` give the same harness for one product each (NFS-e: the ADN's REST API).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from app.capture.context import CaptureContext
 from app.capture.cte import CteCapture
 from app.capture.engine import DistributionCapture
 from app.capture.nfe import NfeCapture
+from app.capture.nfse import NfseCapture
 from app.capture.office import Office
 from app.core.clock import FakeClock
 from app.core.products import Environment, Product
@@ -93,6 +94,12 @@ def cte_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> I
 
 
 @contextmanager
+def nfse_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> Iterator[Harness]:
+    with product_harness(tmp_path, Product.NFSE, in_process=in_process, seed=seed) as harness:
+        yield harness
+
+
+@contextmanager
 def product_harness(tmp_path: Path, product: Product, *, in_process: bool = False, seed: int = 3) -> Iterator[Harness]:
     clock = FakeClock(START)
     sandbox = Sandbox(clock, seed=seed)
@@ -115,7 +122,8 @@ def product_harness(tmp_path: Path, product: Product, *, in_process: bool = Fals
     transport_for = (lambda a1: sandbox.transport(cert)) if in_process else None
     ctx = office.capture_context(transport_for=transport_for, rng=random.Random(11))
     try:
-        capture = NfeCapture(ctx) if product is Product.NFE else CteCapture(ctx)
+        captures = {Product.NFE: NfeCapture, Product.CTE: CteCapture, Product.NFSE: NfseCapture}
+        capture = captures[product](ctx)
         yield Harness(clock, sandbox, office, ctx, capture, company, product)
     finally:
         office.close()  # closes the context's HTTP clients too

@@ -63,11 +63,11 @@ def test_the_window_lists_the_captured_documents_at_once(
     position = next(i for i, r in enumerate(rows) if r.access_key == office.cancelled)
     status = [c.name for c in model.columns].index("status")
     assert model.data(model.index(position, status)) == "cancelada após captura"
-    # An empty grid says why, in Portuguese (NFS-e is not captured by this version yet).
+    # An empty grid says why, in Portuguese (NFS-e is captured too; none in this period).
     window.tabs.setCurrentIndex(list(Product).index(Product.NFSE))
     empty = window.empty_labels[Product.NFSE]
     qtbot.waitUntil(lambda: empty.isVisible())
-    assert empty.text() == "A captura de NFS-e ainda não está disponível nesta versão."
+    assert empty.text() == "Nenhuma NFS-e no período escolhido."
     window.tabs.setCurrentIndex(list(Product).index(Product.CTE))
     qtbot.waitUntil(lambda: window.empty_labels[Product.CTE].isVisible())
     assert window.empty_labels[Product.CTE].text() == "Nenhum CT-e no período escolhido."

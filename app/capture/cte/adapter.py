@@ -15,8 +15,10 @@ from datetime import datetime
 
 from app.capture.context import CaptureContext
 from app.capture.cte.processing import PRODUCT, process_document
-from app.capture.engine.adapter import Stored, StoreInput
+from app.capture.engine.adapter import LotAnswer, RunSoFar, Stored, StoreInput
+from app.capture.engine.soap import OPERATION, soap_lot
 from app.config.endpoints import Service
+from app.core.cadence import CaptureState, rules_for
 from app.core.cadence_an import AnswerPolicy
 from app.core.cadence_cte import apply_cte_distribution
 from app.core.ids import Cnpj
@@ -42,13 +44,17 @@ def notifies(company: Company, settings: CaptureSettings, item: StoreInput) -> b
 
 @dataclass(frozen=True, slots=True)
 class CteAdapter:
-    """Satisfies ``app.capture.engine.adapter.DistributionAdapter`` for CT-e."""
+    """Satisfies ``app.capture.engine.soap.SoapAdapter`` for CT-e."""
 
     ctx: CaptureContext
     product: Product = PRODUCT
     service: Service = SERVICE
     policy: AnswerPolicy = apply_cte_distribution
     job_type: str = "cte_distribution"
+    operation: str = OPERATION
+
+    def query(self, company: Company, settings: CaptureSettings, state: CaptureState, run: RunSoFar) -> LotAnswer:
+        return soap_lot(self.ctx, self, rules_for(self.product), company, settings, state)
 
     def process(self, company: Cnpj, doc: DistributedDocument, settings: CaptureSettings | None) -> StoreInput:
         return process_document(company, doc)

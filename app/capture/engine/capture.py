@@ -15,7 +15,6 @@ from app.capture.context import CaptureContext
 from app.capture.engine.adapter import DistributionAdapter
 from app.capture.engine.distribution import DistributionEngine
 from app.capture.engine.locks import CompanyLocks
-from app.capture.engine.points import PointQueries
 from app.core.products import Product
 from app.core.recovery import DISPATCH_INTERVAL, next_daily_run
 
@@ -26,6 +25,13 @@ class Dispatcher(Protocol):
     def dispatch(self, limit: int = ..., *, company_id: int | None = None) -> int: ...
 
     def next_due_at(self) -> datetime | None: ...
+
+
+class GapWork(Dispatcher, Protocol):
+    """A product's gap recovery: dispatched when due, and the daily check that finds the gaps
+    (SOAP point queries in ``app.capture.engine.points``; NFS-e restarts its distribution)."""
+
+    def daily_gap_check(self) -> int: ...
 
 
 class NoDispatch:
@@ -46,14 +52,14 @@ class DistributionCapture:
         ctx: CaptureContext,
         adapter: DistributionAdapter,
         *,
+        points: GapWork,
         manifestation: Dispatcher | None = None,
-        points: PointQueries | None = None,
         locks: CompanyLocks | None = None,
     ) -> None:
         self.ctx = ctx
         self.distribution = DistributionEngine(ctx, adapter, locks)
         self.manifestation: Dispatcher = manifestation if manifestation is not None else NoDispatch()
-        self.points = points if points is not None else PointQueries(ctx, adapter, self.distribution.locks)
+        self.points = points
         self._next_dispatch: datetime | None = None
         self._next_daily: datetime | None = None
 

@@ -1,46 +1,33 @@
-"""The distribution loop of one company, for any SOAP distribution product (flows 001 §2-3).
+"""The distribution loop of one company, for any distribution product (flows 001 §2-4).
 
-One run: check (certificate, global pause, block, wait: ``app.core.cadence.decide``), query
-``distNSU`` from the cursor, process every document of the lot, then store the lot and the new
-cursor in ONE transaction (the cursor never advances before the whole lot is persisted), and
-chain while ``ultNSU < maxNSU``. The rules are the adapter's pure answer policy
-(``app.core.cadence_an``); the product's own writes are the adapter's; this module does the I/O.
+One run: check (certificate, global pause, block, wait: ``app.core.cadence.decide``), ask the
+adapter for the lot after the cursor (``distNSU`` for NF-e and CT-e, ``GET /DFe`` for NFS-e),
+then store the lot and the new cursor in ONE transaction (the cursor never advances before the
+whole lot is persisted), and chain while the answer says there is more (spaced by the rules'
+``chain_spacing``, up to the rules' lots per run). The rules are the product's pure answer
+policy; the product's own writes are the adapter's; this module does the store's I/O.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-import httpx
-
-from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
-from app.capture.engine.adapter import DistributionAdapter, StoreInput
+from app.capture.context import CaptureContext, CaptureNotice, call_record
+from app.capture.engine.adapter import DistributionAdapter, LotAnswer, RunSoFar
 from app.capture.engine.lease import CallLease
 from app.capture.engine.locks import CompanyLocks
-from app.core.archive import archive_exchange
+from app.capture.engine.soap import may_have_reached_service
 from app.core.cadence import (
     Action,
     CaptureState,
-    CommunicationFailure,
     Decision,
     Transition,
     decide,
     rules_for,
-)
-from app.core.cadence_an import DistributionResult
-from app.core.cstat import ANSWERED
-from app.core.nsu import Nsu
-from app.core.products import Environment
-from app.fiscal.distribution import DistributionClient
-from app.fiscal.errors import (
-    CommunicationError,
-    ConnectionFailed,
-    RequestInvalid,
-    TlsRefused,
 )
 from app.store.records import (
     CallOutcome,
@@ -51,8 +38,10 @@ from app.store.records import (
 )
 
 # A run never chains forever: a company with a huge backlog yields to the others after this many
-# lots and continues on the next scheduler cycle (its state says "query now").
+# lots (or its rules' ``max_lots_per_run``) and continues on the next scheduler cycle.
 MAX_LOTS_PER_RUN = 40
+
+__all__ = ["MAX_LOTS_PER_RUN", "DistributionEngine", "RunResult", "may_have_reached_service"]
 RECHECK_DISABLED = timedelta(hours=1)
 
 
@@ -91,6 +80,7 @@ class _Reading:
 class _LotResult:
     decision: Decision  # what comes next, decided from the state the lot left
     final: bool  # the run ends with this lot
+    spacing: float = 0.0  # seconds to wait before the next lot (the rules' chain spacing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +111,7 @@ class DistributionEngine:
         self._pass_configs: dict[int, _Reading] = {}
         self._plan_lock = threading.Lock()
         self.lease = CallLease(ctx, adapter.product)
+        self.max_lots = self.rules.max_lots_per_run or MAX_LOTS_PER_RUN
         # Called after every lot with the company id (the service's heartbeat); returning False
         # ends the run after that lot (graceful stop): the lot and its cursor are committed.
         self.lot_done: Callable[[int], bool] | None = None
@@ -267,7 +258,7 @@ class DistributionEngine:
         run = _Run(company.id, trigger)
         decision = Decision(Action.WAIT, "")
         try:
-            for lot in range(MAX_LOTS_PER_RUN):
+            for lot in range(self.max_lots):
                 if lot:  # settings may change between lots (the user disabled the company)
                     company, settings = self._configured(company.id)
                 if settings is None:
@@ -288,6 +279,8 @@ class DistributionEngine:
                 carry_on = self.lot_done(company.id) if self.lot_done is not None else True
                 if lot_result.final or not carry_on:
                     break
+                if lot_result.spacing > 0:
+                    self.ctx.clock.sleep(lot_result.spacing)
         except Exception as error:
             if run.id is not None and not run.finished:
                 self.ctx.runs.finish(run.id, RunStatus.FAILED, f"{type(error).__name__}: {error}")
@@ -306,10 +299,6 @@ class DistributionEngine:
             )
         return RunResult(company.id, run.queries, run.documents, run.quarantined, decision)
 
-    def _client(self, company: Company, environment: Environment) -> DistributionClient:
-        a1 = self.ctx.certificates.get(company, self.ctx.clock.now())
-        return DistributionClient.from_factory(self.ctx.http, a1, self.product, environment)
-
     def _query_once(
         self,
         company: Company,
@@ -318,64 +307,36 @@ class DistributionEngine:
         pause_until: datetime | None,
         run: _Run,
     ) -> _LotResult:
-        """One distNSU and everything its answer changes, committed in ONE transaction: the lot,
+        """One query and everything its answer changes, committed in ONE transaction: the lot,
         the cursor, the call log, the archive, the Ciências and recoveries it causes and, when the
         queue ends here, the run's closing row."""
-        client = self._client(company, settings.environment)
         if run.started_at is None:
             run.started_at = self.ctx.clock.now()
         self.lease.cover()
         started = time.monotonic()
         at = self.ctx.clock.now()
-        try:
-            reply = client.dist_nsu(company.cnpj, Nsu(state.ult_nsu), settings.c_uf_autor)
-        except RequestInvalid as error:
-            # Our own request broke the schema: a program or settings fault, never sent. Stop this
-            # company with the reason rather than retrying the same invalid request forever.
-            stopped = Transition(replace(state, disabled_reason=error.message))
-            call = self._call(company, run, at, started, CallOutcome.REJECTED, error_text=error.message)
-            return self._commit(company, settings, stopped, pause_until, run, call)
-        except CommunicationError as error:
-            reached = may_have_reached_service(error)
-            transition = self.adapter.policy(
-                state, self.rules, self.ctx.clock.now(), CommunicationFailure(error.message, reached)
-            )
-            call = self._call(company, run, at, started, outcome_of(error), error_text=error.message)
-            return self._commit(company, settings, transition, pause_until, run, call)
-        now = self.ctx.clock.now()
-        items = [self.adapter.process(company.cnpj, doc, settings) for doc in reply.documents]
-        result = DistributionResult(
-            cstat=reply.cstat,
-            xmotivo=reply.xmotivo,
-            dh_resp=reply.dh_resp,
-            ult_nsu=reply.ult_nsu,
-            max_nsu=reply.max_nsu,
-            received_nsus=tuple(doc.nsu for doc in reply.documents),
-        )
-        transition = self.adapter.policy(state, self.rules, now, result)
-        outcome = CallOutcome.OK if reply.cstat in ANSWERED else CallOutcome.REJECTED
-        call = self._call(company, run, at, started, outcome, cstat=str(reply.cstat), http_status=reply.http_status)
-        # What the rule book archives for this product (app.core.archive); every call is logged.
-        keep = archive_exchange(self.product, reply.cstat, has_documents=bool(reply.documents))
-        exchange = (reply.request_bytes, reply.response_bytes) if keep else None
-        corrupt = tuple(doc.nsu for doc in reply.documents if doc.xml is None)
-        return self._commit(company, settings, transition, pause_until, run, call, items, exchange, corrupt)
+        answer = self.adapter.query(company, settings, state, RunSoFar(run.queries, run.documents))
+        call = None
+        if answer.outcome is not None:
+            call = self._call(
+                company, run, at, started, answer.outcome, cstat=answer.code, http_status=answer.http_status,
+                error_text=answer.error,
+            )  # fmt: skip
+        return self._commit(company, settings, answer, pause_until, run, call)
 
     def _commit(
         self,
         company: Company,
         settings: CaptureSettings,
-        transition: Transition,
+        answer: LotAnswer,
         pause_until: datetime | None,
         run: _Run,
-        call: CallRecord,
-        items: Sequence[StoreInput] = (),
-        exchange: tuple[bytes, bytes] | None = None,
-        corrupt: tuple[int, ...] = (),
+        call: CallRecord | None,
     ) -> _LotResult:
         now = self.ctx.clock.now()
+        transition, items, exchange, corrupt = answer.transition, answer.items, answer.exchange, answer.corrupt
         bad = sum(1 for item in items if getattr(item, "parse_error", None))
-        run.queries += 1
+        run.queries += 1 if call is not None else 0
         run.documents += len(items) - bad
         run.quarantined += bad
         run.notable += sum(1 for item in items if self.adapter.notable(company, settings, item))
@@ -384,7 +345,8 @@ class DistributionEngine:
         # The next decision from the new state, in memory: when the queue ends here the run's
         # closing row goes into the same transaction.
         decision = self._decide(company, settings, transition.state, pause_until, now)
-        final = not (transition.chain_immediately and decision.query)
+        spacing = self._spacing(transition, decision, now)
+        final = not (transition.chain_immediately and (decision.query or spacing > 0))
         # The damaged payloads (bad base64/gzip, ``corrupt``) are fetched again by consNSU while
         # the service still holds them; the quarantined copy is kept until then.
         recover = tuple(sorted({*transition.gap_nsus, *corrupt}))
@@ -403,14 +365,14 @@ class DistributionEngine:
                     at=run.started_at,
                     finished=(RunStatus.SUCCEEDED, run.summary(decision)) if final else None,
                 )
-                call = replace(call, run_id=run_id)
+                call = replace(call, run_id=run_id) if call is not None else None
                 closed = final
             else:
                 closed = False
             stored = unit.store_lot(company.id, items)
             unit.save_state(transition.state)
-            call_id = unit.log_call(call)
-            if exchange is not None:
+            call_id = unit.log_call(call) if call is not None else None
+            if exchange is not None and call_id is not None:
                 unit.archive(self.adapter.service.value, company.id, call_id, *exchange)
             if items:
                 self.adapter.within_lot(unit, company, settings, items, stored, prepared, now)
@@ -421,7 +383,16 @@ class DistributionEngine:
         run.id = run_id  # once committed: a failed commit leaves the run to the error path
         run.finished = final
         self._apply_effects(company, settings, transition)
-        return _LotResult(decision, final)
+        return _LotResult(decision, final, spacing if not final else 0.0)
+
+    def _spacing(self, transition: Transition, decision: Decision, now: datetime) -> float:
+        """Seconds until the next lot of a chain the rules space out (the ADN's 1 s); 0 otherwise."""
+        spacing = self.rules.chain_spacing
+        if not transition.chain_immediately or not spacing or decision.action is not Action.WAIT:
+            return 0.0
+        if decision.until is None or decision.until - now > spacing:
+            return 0.0
+        return max(0.0, (decision.until - now).total_seconds())
 
     def _call(
         self,
@@ -439,7 +410,7 @@ class DistributionEngine:
             self.adapter.service,
             self.product,
             company.id,
-            "distNSU",
+            self.adapter.operation,
             at,
             started,
             outcome,
@@ -469,18 +440,3 @@ class DistributionEngine:
             self.ctx.notify(CaptureNotice("status", None, self.product, pause.reason))
         if transition.alert:
             self.ctx.notify(CaptureNotice("alert", company.id, self.product, transition.alert))
-
-
-def may_have_reached_service(error: CommunicationError) -> bool:
-    """Whether the service may have processed the request whose answer we lost.
-
-    A refused or unreachable connection and a failed handshake never sent it; a connection that
-    dropped after the request went out (server disconnected, reset while reading) may have carried
-    a 137 we never saw, so the retry must respect the one-hour wait like a timeout does.
-    """
-    if isinstance(error, TlsRefused):
-        return False
-    if isinstance(error, ConnectionFailed):
-        cause = error.__cause__
-        return isinstance(cause, httpx.TransportError) and not isinstance(cause, httpx.ConnectError)
-    return True

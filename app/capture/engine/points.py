@@ -14,8 +14,8 @@ import time
 from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
-from app.capture.engine.adapter import DistributionAdapter
 from app.capture.engine.locks import CompanyLocks
+from app.capture.engine.soap import SoapAdapter
 from app.core.archive import archive_exchange
 from app.core.cadence import point_queries_allowed, rules_for
 from app.core.cadence_an import apply_point_query_block
@@ -49,7 +49,7 @@ from app.store.records import CallOutcome, Company, GapRecovery, GapStatus
 class PointQueries:
     """The gap recoveries of one product (its ``adapter``) and the daily check that queues them."""
 
-    def __init__(self, ctx: CaptureContext, adapter: DistributionAdapter, locks: CompanyLocks) -> None:
+    def __init__(self, ctx: CaptureContext, adapter: SoapAdapter, locks: CompanyLocks) -> None:
         self.ctx = ctx
         self.adapter = adapter
         self.product = adapter.product

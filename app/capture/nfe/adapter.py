@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.capture.context import CaptureContext
-from app.capture.engine.adapter import Stored, StoreInput
+from app.capture.engine.adapter import LotAnswer, RunSoFar, Stored, StoreInput
+from app.capture.engine.soap import OPERATION, soap_lot
 from app.capture.nfe.processing import is_registered_cancellation, process_document
 from app.config.endpoints import Service
+from app.core.cadence import CaptureState, rules_for
 from app.core.cadence_an import AnswerPolicy
 from app.core.cadence_nfe import apply_nfe_distribution
 from app.core.ids import Cnpj
@@ -32,13 +34,17 @@ _CANCELLATIONS = ("110111", "110112")  # cancellation, cancellation by substitut
 
 @dataclass(frozen=True, slots=True)
 class NfeAdapter:
-    """Satisfies ``app.capture.engine.adapter.DistributionAdapter`` for NF-e."""
+    """Satisfies ``app.capture.engine.soap.SoapAdapter`` for NF-e."""
 
     ctx: CaptureContext
     product: Product = PRODUCT
     service: Service = SERVICE
     policy: AnswerPolicy = apply_nfe_distribution
     job_type: str = "nfe_distribution"
+    operation: str = OPERATION
+
+    def query(self, company: Company, settings: CaptureSettings, state: CaptureState, run: RunSoFar) -> LotAnswer:
+        return soap_lot(self.ctx, self, rules_for(self.product), company, settings, state)
 
     def process(self, company: Cnpj, doc: DistributedDocument, settings: CaptureSettings | None) -> StoreInput:
         return process_document(company, doc)

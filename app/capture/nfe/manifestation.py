@@ -15,9 +15,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
+from app.capture.engine.sends import settle_unanswered, settle_unsent
 from app.config.endpoints import Service
 from app.core.errors import CapturaError, InvalidIdentifier
-from app.core.guard import CONSERVATIVE_EVENT_LIMIT, GUARD_WINDOW, EventAttempt, GuardStatus, attempt_status
+from app.core.guard import GUARD_WINDOW, EventAttempt, GuardStatus, logged_attempt, resend_status
 from app.core.keys import AccessKey
 from app.core.manifestation import (
     CIENCIA,
@@ -107,7 +108,7 @@ class NfeManifestationService:
     def attempts(self, company: Company, key: str, tp_evento: str, seq: int, now: datetime) -> GuardStatus:
         """NT 2018.002: this event's sends in the last hour, from the call log."""
         calls = self.ctx.audit.calls_for(SERVICE.value, event_id(tp_evento, key, seq), now - GUARD_WINDOW)
-        return _guard([_attempt(c.at, c.cstat) for c in calls], now)
+        return resend_status([logged_attempt(c.at, c.cstat) for c in calls], now)
 
     def view(self, company_id: int, key: str) -> list[ManifestationView]:
         company = self.ctx.companies.get(company_id)
@@ -129,12 +130,12 @@ class NfeManifestationService:
     # ------------------------------------------------------------------ dispatch
 
     def next_due_at(self) -> datetime | None:
-        return self.ctx.manifestations.next_not_before()
+        return self.ctx.manifestations.next_not_before(PRODUCT)
 
     def dispatch(self, limit: int = 50, *, company_id: int | None = None) -> int:
         """Send every due request (of one company when given); returns how many were sent."""
         due = self.ctx.manifestations.due(
-            self.ctx.clock.now(), limit=limit if company_id is None else 10_000, company_id=company_id
+            self.ctx.clock.now(), limit=limit if company_id is None else 10_000, company_id=company_id, product=PRODUCT
         )
         if not due:
             return 0
@@ -160,7 +161,7 @@ class NfeManifestationService:
                 )
                 return False
         operation = event_id(request.tp_evento, request.access_key, request.n_seq_evento)
-        guard = _guard(batch.history(operation, now), now)
+        guard = resend_status(batch.history(operation, now), now)
         if not guard.allowed:
             assert guard.retry_at is not None
             self._settle_alone(
@@ -265,20 +266,14 @@ class NfeManifestationService:
         error: CommunicationError | RequestInvalid,
     ) -> None:
         """No answer (retried with a backoff) or a lot refused before sending (rejected)."""
-        delay = event_retry_delay(request.attempts + 1)
         with self.ctx.unit() as unit:
             if isinstance(error, CommunicationError):  # a refusal before sending is no government call
                 record = call_record(
                     SERVICE, PRODUCT, company.id, operation, now, started, outcome_of(error), error=error.message
                 )
                 unit.log_call(record)
-            if delay is None or isinstance(error, RequestInvalid):
-                status = ManifestationStatus.REJECTED
-                unit.settle_manifestation(request.id, status, cstat=None, x_motivo=error.message)
-            else:
-                status = ManifestationStatus.PENDING
-                retry_at = self.ctx.clock.now() + delay
-                unit.settle_manifestation(request.id, status, cstat=None, x_motivo=error.message, retry_at=retry_at)
+            retryable = not isinstance(error, RequestInvalid)
+            status = settle_unanswered(unit, request, error.message, self.ctx.clock.now(), retryable=retryable)
         batch.settled(request, status)
         if isinstance(error, CommunicationError):
             batch.called(operation, now, None)
@@ -294,8 +289,7 @@ class NfeManifestationService:
         retry_at: datetime | None = None,
     ) -> None:
         """A request settled without being sent (automatic Ciência no longer due, NT 2018.002 wait)."""
-        with self.ctx.unit() as unit:
-            unit.settle_manifestation(request.id, status, cstat=cstat, x_motivo=x_motivo, retry_at=retry_at)
+        settle_unsent(self.ctx, request, status, cstat=cstat, x_motivo=x_motivo, retry_at=retry_at)
         batch.settled(request, status)
 
     @staticmethod
@@ -315,15 +309,6 @@ class NfeManifestationService:
             cstat=cstat,
             author_id=company.cnpj.value,
         )
-
-
-def _attempt(at: datetime, cstat: str | None) -> EventAttempt:
-    return EventAttempt(at, int(cstat) if cstat and cstat.isdigit() else None)
-
-
-def _guard(history: list[EventAttempt], now: datetime) -> GuardStatus:
-    # The sandbox referee, like a strict SEFAZ, counts any repeated rejected event: resend none.
-    return attempt_status(history, now, limit=CONSERVATIVE_EVENT_LIMIT, identical_only=False)
 
 
 class _Pass:
@@ -351,7 +336,7 @@ class _Pass:
         automatic = [(m.company_id, m.access_key) for m in due if m.automatic]
         operations = {event_id(m.tp_evento, m.access_key, m.n_seq_evento) for m in due}
         logged = ctx.manifestations.event_calls(SERVICE.value, operations, since)
-        calls = {op: [_attempt(at, cstat) for at, cstat in found] for op, found in logged.items()}
+        calls = {op: [logged_attempt(at, cstat) for at, cstat in found] for op, found in logged.items()}
         return cls(ctx, ctx.manifestations.for_keys(PRODUCT, automatic), calls)
 
     def company(self, company_id: int) -> tuple[Company, CaptureSettings | None]:
@@ -377,4 +362,4 @@ class _Pass:
             ]
 
     def called(self, operation: str, at: datetime, cstat: str | None) -> None:
-        self._calls.setdefault(operation, []).append(_attempt(at, cstat))
+        self._calls.setdefault(operation, []).append(logged_attempt(at, cstat))

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from app.capture.context import CaptureContext
 from app.capture.engine.locks import CompanyLocks
+from app.capture.engine.lookup import ReprocessResult
 from app.capture.engine.points import PointQueries
 from app.capture.nfe.adapter import NfeAdapter
 from app.core.cstat import DOCUMENTS_FOUND, KEY_NOT_FOUND, NO_DOCUMENTS
 from app.core.keys import AccessKey
 from app.fiscal.distribution import ConsChNFe
 
-
-@dataclass(frozen=True, slots=True)
-class ReprocessResult:
-    """What a user's "buscar esta nota" did: found locally, fetched, or not possible yet (and why)."""
-
-    status: str  # "local", "fetched", "not_found", "deferred", "rejected"
-    message: str
-    document_id: int | None = None
-    available_at: datetime | None = None
+__all__ = ["NfePointQueries", "ReprocessResult"]
 
 
 class NfePointQueries(PointQueries):
@@ -32,13 +22,24 @@ class NfePointQueries(PointQueries):
 
     # ------------------------------------------------------------------ user reprocessing
 
-    def reprocess_key(self, company_id: int, key: str) -> ReprocessResult:
-        """A user asks for one NF-e by key: from the database when there, else consChNFe if allowed."""
+    def reprocess_key(self, company_id: int, key: str, *, queue: bool = False) -> ReprocessResult:
+        """A user asks for one NF-e by key: from the database when there, else consChNFe if allowed.
+        ``queue``: the capture service running elsewhere on this data folder makes the query (its
+        recovery dispatch respects the quota and the blocks)."""
         company = self.ctx.companies.get(company_id)
         access_key = AccessKey.parse(key)
         summary = self.ctx.documents.find(company.id, self.product, access_key.value)
         if summary is not None and summary.kind.value == "nfeProc":
             return ReprocessResult("local", "A nota completa já está na base; nenhuma consulta foi feita.", summary.id)
+        if queue:
+            self.ctx.recoveries.add(
+                company.id, self.product, next_attempt_at=self.ctx.clock.now(), access_key=access_key.value
+            )
+            return ReprocessResult(
+                "deferred",
+                "Consulta agendada: o serviço de captura em execução nesta pasta de dados fará o consChNFe "
+                "dentro da cota de consultas pontuais.",
+            )
         lock = self.locks.for_cnpj(company.cnpj.value)
         if not lock.acquire(timeout=30):
             return ReprocessResult("deferred", "Outra consulta desta empresa está em andamento; tente em instantes.")

@@ -1,10 +1,9 @@
 """Export profiles and their queues; the ERP hand-off's targets and delivery log.
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-01
 
-Revises 0005 for now: the lead re-chains it after the 0006 of another branch is merged.
 Each profile and each hand-off target keeps a watermark on ``distribution_items.id`` (every
 captured document or event arrives with an NSU), so what arrived while the app was closed or the
 destination unreachable is queued on the next run; a queue row goes only once its file is written.
@@ -18,7 +17,7 @@ import sqlalchemy as sa
 
 
 revision: str = '0007'
-down_revision: Union[str, Sequence[str], None] = '0005'
+down_revision: Union[str, Sequence[str], None] = '0006'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
