@@ -127,6 +127,11 @@ def grid_where(query: GridQuery, *, like_ignores_case: bool = False) -> list[Col
     name search needs no ``lower()`` on both sides of every row (ILIKE elsewhere).
     """
     clauses: list[ColumnElement[bool]] = [DocumentRow.product == query.product.value]
+    if query.product is Product.NFSE:
+        # The NFS-e delivery rules (rule book §6.1, §6.4): before the cutoff date, or the company's
+        # own while that capture is off, stored but not listed. NF-e and CT-e rows never are, so
+        # their grids keep reading the index alone.
+        clauses.append(DocumentRow.withheld.is_(None))
     if query.company_ids:
         clauses.append(DocumentRow.company_id.in_(query.company_ids))
     elif query.access_key is not None or query.undated:

@@ -37,11 +37,18 @@ def test_cutoff_then_release_history_lists_the_older_nfse(nfse: Harness, nfse_cl
     assert nfse.capture.distribution.run_company(nfse.company.id).documents == 3
     repo = NfseRepository(nfse.ctx.db)
     assert repo.withheld_counts(nfse.company.id) == {Withheld.CUTOFF: 1}
+
+    def listed() -> int:
+        return len(nfse_cli.json("documents", "list", "--product", "nfse"))  # type: ignore[arg-type]
+
+    assert listed() == 2  # stored, not listed: before the cutoff
     released = nfse_cli.json("company", "set", RECIPIENT, "--product", "nfse", "--release-history")
     assert released["released"] == 1 and released["nfse_history_released"] is True  # type: ignore[index]
     assert repo.withheld_counts(nfse.company.id) == {}
+    assert listed() == 3
     nfse_cli.json("company", "set", RECIPIENT, "--product", "nfse", "--no-own-issued")
     assert repo.withheld_counts(nfse.company.id) == {Withheld.OWN_ISSUED: 1}
+    assert listed() == 2
 
 
 def test_nfse_options_are_refused_for_other_products(nfse_cli: Cli) -> None:
