@@ -3,7 +3,7 @@
 Rule book seed 000: CT-e events outside ``cte_event_types`` and CT-e in which the company holds
 none of ``cte_party_roles`` are kept and listed but not delivered, and "events follow the decision
 taken for the CT-e they belong to" (§5.1, §5.4 items 4 and 6). NFS-e: the cutoff date and the
-own-issued rule (§6.4 item 8) plug in at :func:`nfse_deliverable`. A manual export is the user's
+own-issued rule (§6.4 item 8) decide at :func:`nfse_deliverable`. A manual export is the user's
 explicit choice and does not ask.
 """
 
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.capture.nfse.processing import withheld_for
+from app.core.clock import to_brasilia
 from app.export.items import ExportItem
 from app.store.records import CaptureSettings, Party, Product
 
@@ -36,9 +38,13 @@ def cte_deliverable(item: ExportItem, settings: CaptureSettings) -> bool:
 
 
 def nfse_deliverable(item: ExportItem, settings: CaptureSettings) -> bool:
-    """NFS-e cutoff date and own-issued rule (seed 000 §6.4 item 8): the lead plugs them in here
-    when that branch is merged; until then every NFS-e is deliverable."""
-    return True
+    """NFS-e cutoff date and own-issued rule (seed 000 §6.4 item 8), the same rule that keeps
+    them out of the grid; an event follows its NFS-e when that is stored."""
+    document = item.document
+    if document is None:
+        return True
+    issued = to_brasilia(document.issued_at).date() if document.issued_at is not None else None
+    return withheld_for(settings, document.direction, issued) is None
 
 
 def _holds_a_chosen_role(cnpj: str, parties: Sequence[Party], settings: CaptureSettings) -> bool:

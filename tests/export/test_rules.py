@@ -50,3 +50,28 @@ def test_only_ctes_where_the_company_holds_a_chosen_role_and_chosen_events_go_ou
         if d
     ]
     assert [deliverable(i, settings) for i in stored if i] == [True, False]
+
+
+def test_nfse_before_the_cutoff_and_own_issued_ones_are_not_exported(tmp_path: Path) -> None:
+    """Seed 000 §6.4 item 8: stored, not exported, until the history is released (and the
+    company's own NFS-e only while that capture is on)."""
+    from dataclasses import replace as with_changes
+
+    from tests.support.nfe_harness import RECIPIENT, nfse_harness
+
+    with nfse_harness(tmp_path) as nfse:
+        settings = nfse.office.companies.get_settings(nfse.company.id, Product.NFSE)
+        assert settings is not None
+        cutoff = (nfse.clock.now() - timedelta(days=1)).date()
+        nfse.office.companies.save_settings(with_changes(settings, nfse_cutoff_date=cutoff))
+        old = nfse.sandbox.publish_nfse(SUPPLIER, RECIPIENT, at=nfse.clock.now() - timedelta(days=3))
+        new = nfse.sandbox.publish_nfse(SUPPLIER, RECIPIENT)
+        own = nfse.sandbox.publish_nfse(RECIPIENT, SUPPLIER)  # the company is the prestador
+        nfse.capture.distribution.run_company(nfse.company.id)
+        destination = tmp_path / "arquivo"
+        add_profile(nfse, destination)
+        AutomaticExport(nfse.office.db, nfse.clock).run()
+        names = " ".join(files_under(destination))
+        assert str(new.key) in names
+        assert str(old.key) not in names and str(own.key) not in names
+        assert nfse.sandbox.referee.violations() == []
