@@ -25,6 +25,7 @@ from app.core.clock import Clock
 from app.core.errors import CapturaError
 from app.core.manifestation import ManifestationState, manifestation_type
 from app.core.products import Product
+from app.desk import taker
 from app.desk.files import write_atomic
 from app.desk.grid import (
     GridCursor,
@@ -314,6 +315,9 @@ class Desk:
                 )
             facts = self._grid.event_facts(row.product, [(row.company_id, key)])[(row.company_id, key)]
             allowed = allowed_manifestations(row, facts, self.now())
+        elif row.product is Product.NFSE and key:
+            lines = list(taker.lines(self, row.company_id, key))
+            allowed = taker.allowed(row, tuple(lines))
         return DocumentDetail(
             row,
             company.name,
@@ -431,6 +435,12 @@ class Desk:
         where = "o serviço de captura em execução a enviará" if elsewhere else "será enviada pelo serviço de captura"
         detail = f" Último resultado: {final.x_motivo}." if final.x_motivo else ""
         return replace(base, pending=True, message=f"{label} pendente: {where}.{detail}")
+
+    def request_taker_manifestation(
+        self, company_id: int, key: str, tp_evento: str, reason_code: str | None = None, reason: str | None = None
+    ) -> ManifestationOutcome:
+        """An NFS-e taker event (Confirmação or Rejeição do Tomador), only on the user's click."""
+        return taker.request(self, company_id, key, tp_evento, reason_code, reason)
 
     def _send_pending(self, service: NfeManifestationService, company_id: int) -> bool:
         """Send a queued request now; False when another instance captures here (it sends)."""

@@ -28,6 +28,8 @@ from app.desk import labels
 from app.desk.views import DocumentDetail
 from app.store.records import DocumentKind, PartyRole
 
+# The NFS-e names its emitter the prestador (the service provider).
+NFSE_ROLE_LABELS = {PartyRole.EMITTER: "Prestador"}
 ROLE_LABELS = {
     PartyRole.EMITTER: "Emitente",
     PartyRole.RECIPIENT: "Destinatário",
@@ -45,6 +47,12 @@ MANIFEST_BUTTONS = [
     ("210220", "Desconhecimento", "Ctrl+3"),
     ("210240", "Não realizada", "Ctrl+4"),
 ]
+# NFS-e: the taker's events (rule book §6.5), only on a click.
+TAKER_BUTTONS = [
+    ("203202", "Confirmar (tomador)", "Ctrl+5"),
+    ("203206", "Rejeitar (tomador)…", "Ctrl+6"),
+]
+NFE_EVENTS = frozenset(tp for tp, _text, _key in MANIFEST_BUTTONS)
 
 
 def layout_name(kind: DocumentKind) -> str:
@@ -98,8 +106,9 @@ def summary_html(detail: DocumentDetail, now: datetime) -> str:
     lines.append("</table>")
     if detail.parties:
         lines.append("<p><b>Partes</b><br>")
+        names = {**ROLE_LABELS, **(NFSE_ROLE_LABELS if row.product is Product.NFSE else {})}
         lines += [
-            f"{ROLE_LABELS.get(p.role, p.role.value)}: {labels.tax_id(p.tax_id)} {e(p.name or '')}<br>"
+            f"{names.get(p.role, p.role.value)}: {labels.tax_id(p.tax_id)} {e(p.name or '')}<br>"
             for p in detail.parties
         ]
         lines.append("</p>")
@@ -173,7 +182,7 @@ class DetailPane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         buttons = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
-        for tp, text, shortcut in MANIFEST_BUTTONS:
+        for tp, text, shortcut in MANIFEST_BUTTONS + TAKER_BUTTONS:
             button = QPushButton(text, self)
             button.setObjectName(f"manifest-{tp}")
             button.setToolTip(f"{text} ({shortcut})")
@@ -275,11 +284,12 @@ class DetailPane(QWidget):
         )
         if printable:
             self._want_preview()
-        nfe = detail.row.product is Product.NFE
-        allowed = set(detail.allowed_manifestations) if writable and nfe else set()
+        product = detail.row.product
+        allowed = set(detail.allowed_manifestations) if writable else set()
         for tp, button in self.buttons.items():
             button.setEnabled(tp in allowed)
-            button.setVisible(nfe)  # the recipient's events are NF-e's
+            # the recipient's events are NF-e's, the taker's NFS-e's; CT-e has none here
+            button.setVisible(product is Product.NFE if tp in NFE_EVENTS else product is Product.NFSE)
         self.save_button.setEnabled(xml is not None)
         self.retry_button.setVisible(detail.row.quarantined and detail.row.nsu is not None and writable)
 

@@ -16,6 +16,7 @@ from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, S
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -40,10 +41,11 @@ from app.store.records import Direction, DocumentStatus, ManifestationState, Row
 from app.ui.company_actions import CompanyActions
 from app.ui.company_list import ALL, CompanyList
 from app.ui.dashboard import Dashboard
-from app.ui.detail import DetailPane
+from app.ui.detail import NFE_EVENTS, DetailPane
 from app.ui.filters import FilterBar, default_period, narrowed
 from app.ui.grid_model import ROW_ROLE, DocumentTableModel
 from app.ui.manifest_dialog import ManifestDialog
+from app.ui.taker_dialog import TakerDialog
 from app.ui.tasks import Tasks
 
 if TYPE_CHECKING:
@@ -414,8 +416,13 @@ class MainWindow(QMainWindow):
 
     def _enable_batch(self, rows: list[GridRow]) -> None:
         eligible = [r for r in rows if self._manifestable(r)]
+        product = self.current_product()
         for tp, button in self.detail.buttons.items():
-            button.setVisible(self.current_product() is Product.NFE)
+            if tp not in NFE_EVENTS:  # the taker's events: one NFS-e at a time
+                button.setVisible(product is Product.NFSE)
+                button.setEnabled(False)
+                continue
+            button.setVisible(product is Product.NFE)
             button.setEnabled(
                 bool(eligible)
                 and self.writable
@@ -484,6 +491,9 @@ class MainWindow(QMainWindow):
     def manifest_selected(self, tp_evento: str) -> None:
         if not self.writable:
             return
+        if tp_evento not in NFE_EVENTS:
+            self.manifest_taker(tp_evento)
+            return
         rows = [r for r in self.selected_rows() if self._manifestable(r)]
         if tp_evento == "210210":
             rows = [r for r in rows if r.manifestation is ManifestationState.NONE]
@@ -491,10 +501,39 @@ class MainWindow(QMainWindow):
             QMessageBox.information(self, APP_NAME, "Nenhuma das notas selecionadas aceita este evento agora.")
             return
         dialog = ManifestDialog(tp_evento, rows, self)
-        self.last_dialog = dialog
+        self.last_dialog: QDialog = dialog
         if dialog.exec() != ManifestDialog.DialogCode.Accepted:
             return
         self.send_manifestations(tp_evento, rows, dialog.justification())
+
+    def manifest_taker(self, tp_evento: str) -> None:
+        """An NFS-e taker event for the one selected NFS-e, after its dialog."""
+        rows = self.selected_rows()
+        if len(rows) != 1 or rows[0].product is not Product.NFSE:
+            return
+        row = rows[0]
+        taker = TakerDialog(tp_evento, row, self)
+        self.last_dialog = taker
+        dialog = taker
+        if dialog.exec() != TakerDialog.DialogCode.Accepted:
+            return
+        self.send_taker(tp_evento, row, dialog.reason_code(), dialog.reason())
+
+    def send_taker(self, tp_evento: str, row: GridRow, reason_code: str | None, reason: str | None) -> None:
+        desk = self.desk
+
+        def work() -> tuple[ManifestationOutcome, GridRow]:
+            outcome = desk.request_taker_manifestation(
+                row.company_id, row.access_key or "", tp_evento, reason_code, reason
+            )
+            return outcome, desk.row(row)
+
+        def done(result: tuple[ManifestationOutcome, GridRow]) -> None:
+            outcome, fresh = result
+            self.models[fresh.product].replace_row(fresh)
+            self._manifested([(fresh, outcome)])
+
+        self.tasks.run(work, done)
 
     def send_manifestations(self, tp_evento: str, rows: list[GridRow], justification: str | None) -> None:
         """One request after the other on a worker, with progress and the result per row."""
@@ -529,7 +568,7 @@ class MainWindow(QMainWindow):
 
     def _manifested(self, outcomes: list[tuple[GridRow, ManifestationOutcome]]) -> None:
         self.last_outcomes = outcomes
-        lines = [f"NF-e {r.number or '-'}: {o.message}" for r, o in outcomes]
+        lines = [f"{r.product.label} {r.number or '-'}: {o.message}" for r, o in outcomes]
         failed = any(o.refused or not (o.accepted or o.pending) for _r, o in outcomes)
         box = QMessageBox(
             QMessageBox.Icon.Warning if failed else QMessageBox.Icon.Information,
