@@ -48,8 +48,8 @@ RESET_ENTRIES = (
     "sandbox-pki",
 )
 APP_ENTRIES = frozenset({MARKER, "logs", LOCK_NAME, OWNER_NAME, *RESET_ENTRIES})
-# Every product with an engine in this version (NFS-e joins when it has one).
-DEMO_PRODUCTS = (Product.NFE, Product.CTE)
+# Every product with an engine in this version.
+DEMO_PRODUCTS = (Product.NFE, Product.CTE, Product.NFSE)
 DEMO_CNPJS = tuple(Cnpj.from_body(body).value for body in ("112223330001", "223334440001", "334445550001"))
 PUBLISHER_TICK = 0.2  # real seconds between two looks at the scenario's timetable
 
@@ -68,6 +68,7 @@ class DemoOptions:
     seed: int = 7
     nfe_every_minutes: float = 10.0  # per company, on average, in virtual minutes
     cte_every_minutes: float = 30.0  # CT-e where the company is the taker, likewise
+    nfse_every_minutes: float = 30.0  # NFS-e where the company is the tomador, likewise
     backlog_minutes: float = 40.0  # NF-e already waiting when the demo starts
     # Another system queries the first company's NF-e this long after the start (virtual minutes),
     # after its first complete NF-e came: its hour makes our next query a 656 (about 65 s into a
@@ -180,7 +181,7 @@ class DemoEnvironment:
             seed=opts.seed,
             nfe_per_day=24 * 60 / opts.nfe_every_minutes,
             cte_per_day=24 * 60 / opts.cte_every_minutes,
-            nfse_per_day=0,
+            nfse_per_day=24 * 60 / opts.nfse_every_minutes,
         )
         start = self.clock.now() - timedelta(minutes=opts.backlog_minutes)
         self.scenario = scenario.attach(sandbox, start=start)

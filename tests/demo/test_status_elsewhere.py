@@ -46,11 +46,12 @@ def test_status_elsewhere_shows_the_demo_state_and_who_captures(tmp_path: Path) 
         result = _status(demo_dir, "--json")
         assert result.returncode == 0, result.stderr
         statuses = json.loads(result.stdout)
-        assert len(statuses) == 4  # two companies, NF-e and CT-e each
+        assert len(statuses) == 6  # two companies, NF-e, CT-e and NFS-e each
         for status in statuses:
             assert status["label"] != "Desativada", status
             assert "cofre" not in status["reason"]
-            assert status["last_cstat"] in ("137", "138")
+            # SOAP cStat for NF-e/CT-e; the ADN's code (E2220: empty queue) or none yet for NFS-e
+            assert status["last_cstat"] in ("137", "138") or status["product"] == "nfse", status
 
         text = _status(demo_dir)
         assert text.returncode == 0, text.stderr

@@ -65,7 +65,7 @@ def test_the_window_starts_without_loading_the_store_or_the_capture() -> None:
 def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respected(
     qtbot: QtBot, tmp_path: Path
 ) -> None:
-    """Over two simulated hours of the demo: NF-e and CT-e arrive, a resumo becomes the complete
+    """Over two simulated hours of the demo: NF-e, CT-e and NFS-e arrive, a resumo becomes the complete
     NF-e after the automatic Ciência, and the dashboard shows the 656 block another system
     caused, held for its hour (the sandbox's referee sees no violation of ours)."""
     from PySide6.QtCore import QSettings
@@ -84,8 +84,9 @@ def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respe
         nfe = window.models[Product.NFE]
         qtbot.waitUntil(lambda: any(r.row_kind is RowKind.COMPLETE for r in nfe.rows), timeout=60_000)
         assert any(r.row_kind is RowKind.SUMMARY for r in nfe.rows) or len(nfe.rows) > 1
-        window.tabs.setCurrentIndex(list(Product).index(Product.CTE))
-        qtbot.waitUntil(lambda: len(window.models[Product.CTE].rows) > 0, timeout=60_000)
+        for product in (Product.CTE, Product.NFSE):
+            window.tabs.setCurrentIndex(list(Product).index(product))
+            qtbot.waitUntil(lambda p=product: len(window.models[p].rows) > 0, timeout=60_000)  # type: ignore[misc]
         window.pages.setCurrentIndex(1)
         board = window.dashboard
         qtbot.waitUntil(lambda: any(ln.action is Action.BLOCKED for ln in board.lines), timeout=60_000)
