@@ -149,6 +149,10 @@ _PROMOTE = (
 )
 _PROMOTE_META = tuple(c for c in _META if c != "nsu")
 _COUNT_VERSION = "UPDATE documents SET version_count = version_count + 1, updated_at = ? WHERE id = ?"
+# The same bytes again, now with an NSU (a document first fetched by key, then distributed): the
+# document and its version take the NSU they lacked; one that has its NSU keeps it.
+_FILL_DOCUMENT_NSU = "UPDATE documents SET nsu = ? WHERE id = ? AND nsu IS NULL"
+_FILL_VERSION_NSU = "UPDATE document_versions SET nsu = ? WHERE id = ? AND nsu IS NULL"
 _DELETE_PARTIES = "DELETE FROM document_parties WHERE document_id = ?"
 
 _EVENT_BY_IDENTITY = (
@@ -331,6 +335,10 @@ class _LotWriter:
                     parties = parties_of(doc)
                 else:
                     driver.execute(_COUNT_VERSION, (stamp, document_id))
+        if not new_version and doc.nsu is not None:
+            driver.execute(_FILL_VERSION_NSU, (doc.nsu, version_id))
+            if found is not None and found[1] == version_id:  # those bytes are the current version
+                driver.execute(_FILL_DOCUMENT_NSU, (doc.nsu, document_id))
         if new_version:
             _INSERT_VERSION.run(
                 driver,

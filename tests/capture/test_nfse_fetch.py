@@ -53,6 +53,7 @@ def test_fetched_by_key_then_distributed_is_one_document_notified_once(harness: 
     summary = harness.ctx.documents.find(harness.company.id, Product.NFSE, nfse.key)
     assert summary is not None and summary.id == result.document_id
     assert harness.stored_nsus() == [1]  # its NSU recorded on the same document
+    assert summary.nsu == 1  # and on the document itself: the grid shows it
     assert [n.count for n in seen if n.kind == "documents"] == [1]  # notified now, once
     assert harness.sandbox.referee.report()["violations"] == []
 
