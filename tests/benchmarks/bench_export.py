@@ -10,8 +10,8 @@ pipeline into a real SQLite file (not measured). Then, single-threaded:
   the arrival stream, reading each document, temp file + rename per file);
 - XML, again: the same documents exported by a second profile into the same folder (every file
   already there with the same bytes: nothing rewritten);
-- PDF, ours: ``app.export.pdf.render_pdf`` per document, once the lead has wired app.pdf;
-  until then it prints that it is unavailable;
+- PDF, ours: ``app.export.pdf.render_pdf`` per document, each DANFE written to a file;
+- bulk export with PDFs: a profile with ``include_pdf`` (XML and DANFE per document, the real path);
 - PDF, brazilfiscalreport: ``DanfeGenerator`` on the same XML, when that package is installed
   (a benchmark-only comparison, never a dependency of the app).
 
@@ -92,10 +92,13 @@ def store(db_path: Path, clock: FakeClock, xmls: list[bytes]) -> None:
         db.close()
 
 
-def export_rate(db_path: Path, clock: FakeClock, destination: Path, name: str) -> tuple[int, float]:
+def export_rate(
+    db_path: Path, clock: FakeClock, destination: Path, name: str, *, pdf: bool = False
+) -> tuple[int, float]:
     db = open_database(db_path, clock=clock)
     try:
-        ExportRepository(db).add(ExportProfile(name=name, destination=str(destination), pattern=DEFAULT_PATTERN))
+        profile = ExportProfile(name=name, destination=str(destination), pattern=DEFAULT_PATTERN, include_pdf=pdf)
+        ExportRepository(db).add(profile)
         started = time.perf_counter()
         [run] = [r for r in AutomaticExport(db, clock).run() if r.profile == name]
         return run.written, time.perf_counter() - started
@@ -103,11 +106,12 @@ def export_rate(db_path: Path, clock: FakeClock, destination: Path, name: str) -
         db.close()
 
 
-def ours_pdf(xmls: list[bytes]) -> float | None:
+def ours_pdf(xmls: list[bytes], out: Path) -> float | None:
+    """Render and write each DANFE, as brazilfiscalreport's side does below."""
     started = time.perf_counter()
     try:
-        for xml in xmls:
-            render_pdf(xml)
+        for i, xml in enumerate(xmls):
+            (out / f"{i}.pdf").write_bytes(render_pdf(xml))
     except PdfUnavailable:
         return None
     return time.perf_counter() - started
@@ -140,11 +144,15 @@ def main() -> int:
         again, second = export_rate(db_path, clock, root / "saida", "de-novo")
         print(f"XML, de novo (nada a regravar): {again} documentos em {second:.2f} s = {again / second:.0f} doc/s")
         result |= {"xml_first_per_s": round(written / first), "xml_again_per_s": round(again / second)}
-        pdf = ours_pdf(xmls)
+        (root / "nosso").mkdir()
+        pdf = ours_pdf(xmls, root / "nosso")
         if pdf is None:
-            print("PDF, nosso: indisponível (app.pdf ainda não integrado a app.export.pdf.render_pdf)")
+            print("PDF, nosso: indisponível")
         else:
-            print(f"PDF, nosso: {args.n / pdf:.1f} doc/s")
+            print(f"PDF, nosso (DANFE gerado e gravado): {args.n / pdf:.1f} doc/s")
+        with_pdf, bulk = export_rate(db_path, clock, root / "com-pdf", "com-pdf", pdf=True)
+        print(f"Exportação com PDF (XML + DANFE por perfil): {with_pdf} arquivos em {bulk:.2f} s")
+        result |= {"export_with_pdf_docs_per_s": round(args.n / bulk, 1)}
         (root / "bfr").mkdir()
         theirs = brazilfiscalreport_pdf(xmls, root / "bfr")
         if theirs is None:
