@@ -11,6 +11,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import os
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -43,6 +44,7 @@ class SingleInstance(QObject):
         super().__init__(parent)
         self.name = server_name(data_dir)
         self._server: QLocalServer | None = None
+        self._clients: list[QLocalSocket] = []  # held here until they hang up
 
     def claim(self) -> bool:
         if self._hand_over():
@@ -59,20 +61,23 @@ class SingleInstance(QObject):
         return True
 
     def _hand_over(self) -> bool:
-        socket = QLocalSocket(self)
+        socket = QLocalSocket()  # used and gone within this call: no parent, no event loop
         socket.connectToServer(self.name)
         if not socket.waitForConnected(CONNECT_MS):
             return False
         socket.write(RAISE)
         socket.waitForBytesWritten(CONNECT_MS)
         socket.disconnectFromServer()
+        if socket.state() is not QLocalSocket.LocalSocketState.UnconnectedState:
+            socket.waitForDisconnected(CONNECT_MS)
         return True
 
     def _connected(self) -> None:
         assert self._server is not None
         while (socket := self._server.nextPendingConnection()) is not None:
-            socket.readyRead.connect(lambda s=socket: self._read(s))
-            socket.disconnected.connect(socket.deleteLater)
+            self._clients.append(socket)
+            socket.readyRead.connect(partial(self._read, socket))
+            socket.disconnected.connect(partial(self._gone, socket))
             if socket.bytesAvailable():
                 self._read(socket)
 
@@ -80,7 +85,17 @@ class SingleInstance(QObject):
         if bytes(socket.readAll().data()).startswith(RAISE.strip()):
             self.activated.emit()
 
+    def _gone(self, socket: QLocalSocket) -> None:
+        if socket in self._clients:
+            self._clients.remove(socket)
+            socket.deleteLater()
+
     def close(self) -> None:
+        for socket in self._clients:
+            socket.readyRead.disconnect()
+            socket.disconnected.disconnect()
+            socket.abort()
+        self._clients.clear()
         if self._server is not None:
             self._server.close()
             self._server = None
