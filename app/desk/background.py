@@ -110,10 +110,13 @@ def _resume(state: CaptureState) -> CaptureState:
 
 
 def _change_all(ctx: CaptureContext, service: CaptureService | None, change: Change) -> int:
+    from app.capture.engine.locks import CompanyLocks  # here: the tray imports this module at start-up
+
     assert service is not None  # the desk is open (its ``ctx`` said so)
     changed = 0
     for product, capture in service.captures.items():
-        locks = capture.distribution.locks
+        # The engine's per-CNPJ locks (an engine without them runs no company concurrently with us).
+        locks: CompanyLocks = getattr(capture.distribution, "locks", None) or CompanyLocks()
         busy = []
         for company, _settings in ctx.companies.enabled_for(product):
             lock = locks.for_cnpj(company.cnpj.value)

@@ -179,10 +179,11 @@ def test_a_screenshot_of_the_tray_menu_under_xvfb(tmp_path: Path, capsys: pytest
 
 def _screenshot(out: Path, base: Path) -> int:
     """Runs in the Xvfb child: a data folder filled by capture, the window, the menu popped up."""
-    from PySide6.QtCore import QEventLoop, QPoint, QTimer
+    from PySide6.QtCore import QPoint
 
     from tests.desk.conftest import fill
     from tests.support.nfe_harness import nfe_harness
+    from tests.ui.screenshots import wait
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     base.mkdir(parents=True, exist_ok=True)
@@ -192,20 +193,6 @@ def _screenshot(out: Path, base: Path) -> int:
         desk.open()
         window = MainWindow(desk, settings=QSettings(str(base / "ui.ini"), QSettings.Format.IniFormat))
         tray = Tray(window, system_tray=False)
-
-        def wait(condition: object, timeout_ms: int = 30_000) -> None:
-            loop, timer, left = QEventLoop(), QTimer(), [timeout_ms // 20]
-
-            def tick() -> None:
-                left[0] -= 1
-                if condition() or left[0] <= 0:  # type: ignore[operator]
-                    loop.quit()
-
-            timer.timeout.connect(tick)
-            timer.start(20)
-            loop.exec()
-            if not condition():  # type: ignore[operator]
-                raise SystemExit("A bandeja não ficou pronta a tempo.")
 
         wait(lambda: tray.state is not None)
         tray.popup_at(QPoint(40, 40))
