@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from pytestqt.qtbot import QtBot
 
 from app.ui.single_instance import SingleInstance, server_name
@@ -65,3 +66,39 @@ def test_another_folder_is_another_instance_and_a_closed_one_frees_its_name(qtbo
     again = SingleInstance(one)
     assert again.claim()  # the first closed: the name is free again
     again.close()
+
+
+@pytest.mark.qt_log_ignore(r"This plugin does not support raise\(\)")  # offscreen only
+def test_the_window_of_run_gui_is_shown_again_when_the_folder_is_launched_twice(qtbot: QtBot, tmp_path: Path) -> None:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.ui.app import run_gui
+    from app.ui.main_window import MainWindow
+
+    data_dir = tmp_path / "dados"
+    seen: dict[str, object] = {}
+    poll = QTimer()
+    poll.setInterval(50)
+
+    def window() -> MainWindow:
+        return next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow))
+
+    def launch() -> None:  # inside run_gui's event loop: the window hides (as in the tray), then a 2nd launch
+        window().hide()
+        seen["second"] = _launch(data_dir)
+        poll.start()
+
+    def check() -> None:
+        second = seen["second"]
+        assert isinstance(second, subprocess.Popen)
+        if second.poll() is not None and window().isVisible():  # handed over: the first showed itself
+            poll.stop()
+            seen["stderr"] = second.communicate()[1]
+            seen["code"] = second.returncode
+            window().close()
+
+    poll.timeout.connect(check)
+    QTimer.singleShot(0, launch)
+    assert run_gui(data_dir, duration=120) == 0
+    assert seen["code"] == 0 and "já está aberto para a pasta de dados" in str(seen["stderr"])
