@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 POLL_MS = 60_000  # a look at the capture for the menu and the notifications (window hidden or not)
 TELL_MS = 5_000  # how often the policy is asked whether something may be told now
 MESSAGE_MS = 15_000
+HIDDEN_TEXT = "A captura continua em segundo plano. Para encerrar, use Sair no menu deste ícone."
 _ICONS = {
     Level.INFO: QSystemTrayIcon.MessageIcon.Information,
     Level.WARNING: QSystemTrayIcon.MessageIcon.Warning,
@@ -74,6 +75,7 @@ class Tray(QObject):
         self.quitting = False
         self.shown: list[Notification] = []  # what was told, newest last (the window's log, tests)
         self._looking = False
+        self._hidden_once = False
         self.menu = QMenu(window)
         self.menu.setObjectName("tray-menu")
         self.menu.aboutToShow.connect(self._about_to_show)
@@ -95,6 +97,8 @@ class Tray(QObject):
         self._tell.setInterval(TELL_MS)
         self._tell.timeout.connect(self.tell)
         self.rebuild()
+        if window.opened is not None:  # made after the window opened its desk
+            self._ready()
 
     @property
     def notifications_enabled(self) -> bool:
@@ -106,8 +110,12 @@ class Tray(QObject):
         self.policy.enabled = on
 
     def keeps_running(self) -> bool:
-        """Closing the window hides it to the tray (False: closing closes)."""
-        return self.icon is not None and not self.quitting
+        """Closing the window hides it to the tray (False: closing closes); said the first time."""
+        keeps = self.icon is not None and not self.quitting
+        if keeps and not self._hidden_once:
+            self._hidden_once = True
+            self._show(Notification(APP_NAME, HIDDEN_TEXT, Level.INFO))
+        return keeps
 
     # ------------------------------------------------------------------ looking
 
@@ -231,8 +239,10 @@ class Tray(QObject):
         if self.window.opened is None:
             return
         notification = self.policy.take()
-        if notification is None:
-            return
+        if notification is not None:
+            self._show(notification)
+
+    def _show(self, notification: Notification) -> None:
         self.shown.append(notification)
         if self.icon is not None and QSystemTrayIcon.supportsMessages():
             self.icon.showMessage(notification.title, notification.text, _ICONS[notification.level], MESSAGE_MS)

@@ -25,7 +25,7 @@ from app.core.cadence import Action
 from app.core.products import Product
 from app.desk import Desk
 from app.ui.main_window import MainWindow
-from app.ui.tray import Tray
+from app.ui.tray import HIDDEN_TEXT, Tray
 from tests.desk.conftest import Office
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,11 +107,13 @@ def test_with_a_tray_closing_hides_the_window_the_capture_goes_on_and_sair_quits
     window.show()
     qtbot.waitUntil(window.isVisible)
     assert not window.close()  # refused: hidden to the tray
+    assert tray.shown[-1].text == HIDDEN_TEXT  # said the first time
     assert not window.isVisible() and window.opened is not None and desk.opened is not None
     assert not window._status_timer.isActive()  # no 5-s refresh of a list nobody sees
     tray.open_window()
     qtbot.waitUntil(window.isVisible)
     assert window._status_timer.isActive()
+    assert not window.close() and [n.text for n in tray.shown].count(HIDDEN_TEXT) == 1  # said once
     tray.action("tray-quit").trigger()  # type: ignore[union-attr]
     assert tray.quitting and not window.isVisible() and not tray.icon.isVisible()
     assert not window._status_timer.isActive() and window._closing
