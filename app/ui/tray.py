@@ -109,6 +109,11 @@ class Tray(QObject):
         """The settings' switch (a plain value: the settings dialog sets it)."""
         self.policy.enabled = on
 
+    def _live(self) -> bool:
+        """The window's desk is open (a closed window may outlive its desk: then nothing to do)."""
+        desk = self.window.opened_desk
+        return self.window.opened is not None and desk is not None and desk.opened is not None and not self.quitting
+
     def keeps_running(self) -> bool:
         """Closing the window hides it to the tray (False: closing closes); said the first time."""
         keeps = self.icon is not None and not self.quitting
@@ -128,7 +133,7 @@ class Tray(QObject):
 
     def look(self) -> None:
         """Take a look at the capture on a worker (one at a time); the menu and policy get it."""
-        if self.window.opened is None or self._looking or self.quitting:
+        if not self._live() or self._looking:
             return
         self._looking = True
         desk = self.window.desk
@@ -150,7 +155,7 @@ class Tray(QObject):
         self.window.statusBar().showMessage(f"Erro: {getattr(error, 'message', None) or error}", MESSAGE_MS)
 
     def _notice(self, notice: object) -> None:
-        if self.window.opened is not None:
+        if self._live():
             self.policy.on_notice(notice)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ the menu
@@ -236,7 +241,7 @@ class Tray(QObject):
     # ------------------------------------------------------------------ telling
 
     def tell(self) -> None:
-        if self.window.opened is None:
+        if not self._live():
             return
         notification = self.policy.take()
         if notification is not None:

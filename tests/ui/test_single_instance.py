@@ -81,8 +81,10 @@ def test_the_window_of_run_gui_is_shown_again_when_the_folder_is_launched_twice(
     poll = QTimer()
     poll.setInterval(50)
 
-    def window() -> MainWindow:
-        return next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow))
+    before = {id(w) for w in QApplication.topLevelWidgets()}  # earlier tests' windows may linger
+
+    def window() -> MainWindow:  # run_gui's own
+        return next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and id(w) not in before)
 
     def launch() -> None:  # inside run_gui's event loop: the window hides (as in the tray), then a 2nd launch
         window().hide()
