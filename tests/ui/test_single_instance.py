@@ -81,10 +81,11 @@ def test_the_window_of_run_gui_is_shown_again_when_the_folder_is_launched_twice(
     poll = QTimer()
     poll.setInterval(50)
 
-    before = {id(w) for w in QApplication.topLevelWidgets()}  # earlier tests' windows may linger
+    before = QApplication.topLevelWidgets()  # earlier tests' windows may linger (held: same wrappers)
 
     def window() -> MainWindow:  # run_gui's own
-        return next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and id(w) not in before)
+        found = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
+        return next(w for w in found if all(w is not old for old in before))
 
     def launch() -> None:  # inside run_gui's event loop: the window hides (as in the tray), then a 2nd launch
         window().hide()
