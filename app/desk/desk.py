@@ -25,7 +25,7 @@ from app.core.clock import Clock
 from app.core.errors import CapturaError
 from app.core.manifestation import ManifestationState, manifestation_type
 from app.core.products import Product
-from app.desk import taker
+from app.desk import background, taker
 from app.desk.files import write_atomic
 from app.desk.grid import (
     GridCursor,
@@ -269,6 +269,17 @@ class Desk:
                 )
             )
         return lines
+
+    def pause_all(self) -> int:
+        """Pause every company's capture (kept in the database); ``app.desk.background``."""
+        return background.pause_all(self.ctx, self._service)
+
+    def resume_all(self) -> int:
+        """Resume every capture the user paused; ``app.desk.background``."""
+        return background.resume_all(self.ctx, self._service)
+
+    def background_state(self) -> background.BackgroundState:
+        return background.look(self)
 
     # ------------------------------------------------------------------ documents
 

@@ -11,6 +11,8 @@ from PySide6.QtWidgets import QApplication
 
 from app import APP_NAME
 from app.ui.main_window import MainWindow
+from app.ui.single_instance import SECOND_LAUNCH, SingleInstance
+from app.ui.tray import Tray
 
 if TYPE_CHECKING:
     from app.core.clock import Clock
@@ -36,6 +38,10 @@ def run_gui(
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName(APP_NAME)
     app.setOrganizationName("CapturaDFe")
+    instance = SingleInstance(data_dir)
+    if not instance.claim():  # the window of this folder is already open: it was asked to show itself
+        print(SECOND_LAUNCH.format(folder=data_dir), file=sys.stderr)
+        return 0
 
     def make_desk() -> Desk:  # on the worker: the window is already on screen
         from app.desk.desk import Desk, demo_options_for
@@ -44,12 +50,15 @@ def run_gui(
         return Desk(data_dir, clock=clock, demo=options)  # type: ignore[arg-type]
 
     window = MainWindow(make_desk, demo=demo)
+    tray = Tray(window)
+    instance.activated.connect(tray.open_window)
     if duration is not None:
-        QTimer.singleShot(int(duration * 1000), window.close)
+        QTimer.singleShot(int(duration * 1000), tray.quit)
     window.show()
     try:
         return int(app.exec())
     finally:
+        instance.close()
         window.tasks.wait()
         if window.opened_desk is not None:
             window.opened_desk.close()

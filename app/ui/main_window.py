@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QHideEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         self.companies: list[CompanyLine] = []
         self._unsubscribe: Any = None
         self._closing = False
+        self.keep_in_tray: Callable[[], bool] | None = None  # the tray's: True hides instead of closing
         title = f"{APP_NAME} — Demonstração" if demo else APP_NAME
         self.setWindowTitle(title)
         self.resize(1360, 820)
@@ -270,6 +271,7 @@ class MainWindow(QMainWindow):
         self.company_actions.enable()
         self.refresh_companies(first=True)
         self._status_timer.start()
+        self.ready.emit()
 
     def _open_failed(self, error: BaseException) -> None:
         message = getattr(error, "message", None) or str(error)
@@ -661,7 +663,21 @@ class MainWindow(QMainWindow):
             if isinstance(state, QByteArray):
                 view.horizontalHeader().restoreState(state)
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self.opened is not None and not self._status_timer.isActive():
+            self.refresh()  # back from the tray: what arrived meanwhile
+            self._status_timer.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._status_timer.stop()  # nobody sees the list in the tray (the tray looks, slower)
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.keep_in_tray is not None and self.keep_in_tray():
+            event.ignore()
+            self.hide()  # the capture carries on; the tray's menu quits
+            return
         self._closing = True
         self._status_timer.stop()
         self._notice_timer.stop()
