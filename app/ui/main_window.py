@@ -45,6 +45,7 @@ from app.ui.detail import NFE_EVENTS, DetailPane
 from app.ui.filters import FilterBar, default_period, narrowed
 from app.ui.grid_model import ROW_ROLE, DocumentTableModel
 from app.ui.manifest_dialog import ManifestDialog
+from app.ui.qt_fixes import guard_none_refcount
 from app.ui.taker_dialog import TakerDialog
 from app.ui.tasks import Tasks
 
@@ -73,6 +74,7 @@ class MainWindow(QMainWindow):
         """``desk``, or a function that makes it: then even the desk's imports (the capture, the
         store, the protocols) happen on the worker that opens it, after the window is on screen."""
         super().__init__()
+        guard_none_refcount()  # PySide6 6.12.0 leaks a reference to None per None given to Qt
         self._desk: Desk | None = desk if hasattr(desk, "open") else None  # type: ignore[assignment]
         self._make_desk: Callable[[], Desk] | None = None if self._desk is not None else desk  # type: ignore[assignment]
         self.demo = demo

@@ -217,3 +217,22 @@ def _screenshot(out: Path, base: Path) -> int:
 
 if __name__ == "__main__":
     sys.exit(_screenshot(Path(sys.argv[1]), Path(sys.argv[2])))
+
+
+def test_the_settings_switch_turns_notifications_off(qtbot: QtBot, window: MainWindow, desk: Desk) -> None:
+    from dataclasses import replace
+
+    from app.desk import preferences
+
+    tray = _opened_tray(qtbot, window, system_tray=False)
+    assert tray.notifications_enabled
+    preferences.save(desk, replace(preferences.read(desk), notifications=False))  # Configurações > Salvar
+    told = list(tray.shown)
+    tray.state = None
+    tray.look()
+    qtbot.waitUntil(lambda: tray.state is not None, timeout=20_000)
+    assert not tray.notifications_enabled
+    window.notice.emit(CaptureNotice("documents", desk.ctx.companies.list_companies()[0].id, Product.NFE, "3", 3))
+    desk.ctx.clock.advance(timedelta(minutes=3))  # type: ignore[attr-defined]
+    tray.tell()
+    assert tray.shown == told  # nothing more is told
