@@ -22,12 +22,23 @@ VENV = ROOT / ".venv"
 STAMP = VENV / ".installed-from"
 # Shared libraries Qt loads for the offscreen and xcb platforms that a minimal Debian may lack.
 DEBIAN_QT_RUNTIME = [
-    "libegl1", "libgl1", "libxkbcommon0", "libxkbcommon-x11-0", "libfontconfig1", "libfreetype6",
-    "libdbus-1-3", "libglib2.0-0", "libx11-xcb1", "libxcb-cursor0", "libxcb-icccm4", "libxcb-keysyms1",
+    "libegl1",
+    "libgl1",
+    "libxkbcommon0",
+    "libxkbcommon-x11-0",
+    "libfontconfig1",
+    "libfreetype6",
+    "libdbus-1-3",
+    "libglib2.0-0",
+    "libx11-xcb1",
+    "libxcb-cursor0",
+    "libxcb-icccm4",
+    "libxcb-keysyms1",
     "libxcb-shape0",
 ]
-# Tools the PDF tests use to rasterise what they rendered (pdftoppm).
-DEBIAN_TEST_TOOLS = ["poppler-utils"]
+# Tools the tests use to look at what they made: pdftoppm for PDF pages, Xvfb for screenshots of
+# the window and the tray menu on a real X server.
+DEBIAN_TEST_TOOLS = ["poppler-utils", "xvfb"]
 
 
 def venv_python() -> Path:

@@ -1,16 +1,18 @@
-"""Every screen a clerk works in, rendered to PNG for a person to look at (the run's summary names
-the folder): the grids, the detail, the dialogs, the dashboard, the settings."""
+"""Every screen a clerk works in, rendered to PNG on a virtual X server (the xcb platform, as on a
+desktop) for a person to look at; the run's summary names the folder: the grids, the detail and
+its DANFE, the dialogs, the capture dashboard, the settings."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QImage
 
 from tests.conftest import show_artifacts
-from tests.ui import screenshots
+from tests.support.xvfb import run_under_xvfb
 
+SCRIPT = Path(__file__).with_name("screenshots.py")
 EXPECTED = (
     "01-janela-nfe",
     "02-janela-detalhe",
@@ -35,10 +37,10 @@ def _not_blank(path: Path) -> bool:
     return len(colours) > 5
 
 
-def test_every_screen_renders(tmp_path_factory, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    folder = show_artifacts("Telas da janela", tmp_path_factory.mktemp("telas"))
-    monkeypatch.setattr(sys, "argv", ["screenshots.py", str(folder)])
-    assert screenshots.main() == 0
+def test_every_screen_renders_under_xvfb(tmp_path_factory: pytest.TempPathFactory) -> None:
+    folder = show_artifacts("Telas da janela (Xvfb)", tmp_path_factory.mktemp("telas"))
+    shot = run_under_xvfb([str(SCRIPT), str(folder)])
+    assert shot.returncode == 0, shot.stderr[-3000:]
     for name in EXPECTED:
         path = folder / f"{name}.png"
         assert path.is_file(), name

@@ -7,9 +7,6 @@ Offscreen there is no system tray: the menu and the policy are driven without on
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import timedelta
@@ -26,7 +23,9 @@ from app.core.products import Product
 from app.desk import Desk
 from app.ui.main_window import MainWindow
 from app.ui.tray import HIDDEN_TEXT, Tray
+from tests.conftest import show_artifacts
 from tests.desk.conftest import Office
+from tests.support.xvfb import run_under_xvfb
 
 ROOT = Path(__file__).resolve().parents[2]
 PAUSED = "Captura pausada pelo usuário."
@@ -141,42 +140,13 @@ def test_notifications_go_to_the_status_bar_where_there_is_no_tray(
 # ---------------------------------------------------------------------- the screenshot
 
 
-def test_a_screenshot_of_the_tray_menu_under_xvfb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    xvfb = shutil.which("Xvfb")
-    if xvfb is None:
-        pytest.skip("Xvfb não instalado (apt-get install -y xvfb)")
-    out = Path(os.environ.get("CAPTURA_SCREENSHOTS", tmp_path / "screenshots"))
+def test_a_screenshot_of_the_tray_menu_under_xvfb(tmp_path: Path) -> None:
+    out = show_artifacts("Menu da bandeja (Xvfb)", tmp_path / "screenshots")
     out.mkdir(parents=True, exist_ok=True)
-    server = subprocess.Popen(
-        [xvfb, "-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        display = server.stdout.readline().strip()  # written once the server accepts clients
-        assert display.isdigit(), display
-        env = dict(os.environ, DISPLAY=f":{display}", QT_QPA_PLATFORM="xcb", PYTHONPATH=str(ROOT))
-        shot = subprocess.run(
-            [sys.executable, __file__, str(out), str(tmp_path / "dados")],
-            env=env,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=False,
-        )
-    finally:
-        server.terminate()
-        server.wait(30)
-        if server.stdout is not None:
-            server.stdout.close()
+    shot = run_under_xvfb([__file__, str(out), str(tmp_path / "dados")], timeout=240)
     assert shot.returncode == 0, shot.stderr[-3000:]
     png = out / "bandeja-menu.png"
     assert png.stat().st_size > 1000
-    with capsys.disabled():
-        print(f"\nCapturas de tela da bandeja em {out}: {', '.join(sorted(p.name for p in out.glob('*.png')))}")
 
 
 def _screenshot(out: Path, base: Path) -> int:
