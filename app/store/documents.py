@@ -157,6 +157,14 @@ def store_document_in(session: Session, company_id: int, doc: DocumentInput, now
                 for p in parties_of(doc)
             )
         session.flush()
+    elif doc.nsu is not None:
+        # The same bytes again, now with an NSU (fetched by key, then distributed): the version
+        # and, when current, the document take the NSU they lacked (lots.py does the same).
+        if version.nsu is None:
+            version.nsu = doc.nsu
+        if version.is_current and row.nsu is None:
+            row.nsu = doc.nsu
+        session.flush()
     nsu_new = False
     if doc.nsu is not None:
         nsu_new = record_item_in(session, company_id, doc.product, doc.nsu, doc.schema, document_id=row.id, now=now)
