@@ -118,7 +118,10 @@ def lines(desk: Desk, company_id: int | None = None) -> list[DashboardLine]:
         state = cursors[status.product].get(status.company_id)
         answer = "-"
         if status.last_cstat:
-            answer = f"{status.last_cstat} — {status.last_message}" if status.last_message else status.last_cstat
+            message = status.last_message or ""
+            if message.startswith(status.last_cstat):  # the ADN's messages carry their code already
+                message = message[len(status.last_cstat) :].lstrip(" :—-")
+            answer = f"{status.last_cstat} — {message}" if message else status.last_cstat
         result.append(
             DashboardLine(
                 company_id=status.company_id,
