@@ -3,20 +3,23 @@ remove a company; the settings dialog. Every desk call runs on the window's work
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox
 
 from app.core.products import Product
 from app.desk import companies as admin
-from app.desk import labels
+from app.desk import exports, labels
 from app.desk.views import CompanyLine
 from app.ui.company_dialog import CompanyDialog
 from app.ui.company_list import ALL
+from app.ui.export_dialog import ExportProfilesDialog
 from app.ui.settings_dialog import SettingsDialog
 
 if TYPE_CHECKING:
+    from app.export.manual import ManualReport
     from app.ui.main_window import MainWindow
 
 
@@ -32,6 +35,7 @@ class CompanyActions(QObject):
         self.window = window
         self.last_dialog: QDialog | None = None
         self.last_box: QMessageBox | None = None
+        self.last_export: ManualReport | None = None
         bar = window.menuBar()
         office = bar.addMenu("&Empresas")
         self.add = office.addAction("Adicionar empresa…", self.add_company)
@@ -41,6 +45,9 @@ class CompanyActions(QObject):
         office.addSeparator()
         self.remove = office.addAction("Remover empresa…", self.remove_company)
         tools = bar.addMenu("&Ferramentas")
+        self.export_selected = tools.addAction("Exportar documentos selecionados…", self.export_documents)
+        self.profiles = tools.addAction("Perfis de exportação automática…", self.open_profiles)
+        tools.addSeparator()
         self.settings = tools.addAction("Configurações…", self.open_settings)
         self.settings.setObjectName("settings")
         companies = window.company_list
@@ -53,6 +60,8 @@ class CompanyActions(QObject):
         chosen = self.window.company_list.company_id() != ALL
         self.add.setEnabled(writable)
         self.settings.setEnabled(self.window.opened is not None)
+        self.export_selected.setEnabled(self.window.opened is not None)
+        self.profiles.setEnabled(writable)
         for action in (self.edit, self.resume, self.remove):
             action.setEnabled(writable and chosen)
 
@@ -100,6 +109,42 @@ class CompanyActions(QObject):
         dialog.saved.connect(lambda notes: self._status(" ".join(notes)))
         self.last_dialog = dialog
         dialog.open()
+
+    def open_profiles(self) -> None:
+        window = self.window
+        if not window.writable:
+            return
+        dialog = ExportProfilesDialog(window.desk, window.tasks, window)
+        self.last_dialog = dialog
+        dialog.open()
+
+    def export_documents(self, folder: Path | None = None, *, pdf: bool | None = None) -> None:
+        """The selected documents (with their events) to a folder, in the archive pattern."""
+        window = self.window
+        rows = [r for r in window.selected_rows() if not r.is_event_row]
+        if not rows or window.opened is None:
+            self._status("Selecione os documentos a exportar.")
+            return
+        if folder is None:
+            chosen = QFileDialog.getExistingDirectory(window, "Exportar para a pasta", str(Path.home()))
+            if not chosen:
+                return
+            folder = Path(chosen)
+        if pdf is None:
+            pdf = (
+                QMessageBox.question(window, "Exportar", "Gravar também os PDFs (DANFE, DACTE, DANFSe)?")
+                == QMessageBox.StandardButton.Yes
+            )
+        ids = tuple(r.row_id for r in rows)
+        desk, target, with_pdf = window.desk, folder, pdf
+
+        def done(report: ManualReport) -> None:
+            self.last_export = report
+            files = len(report.files.files)
+            counts = f"{report.documents} documento(s) e {report.events} evento(s) exportados"
+            self._status(f"{counts}: {files} arquivo(s) em {target}.")
+
+        window.tasks.run(lambda: exports.export_documents(desk, ids, target, pdf=with_pdf), done)
 
     # ------------------------------------------------------------------ requests
 

@@ -213,6 +213,12 @@ def main() -> int:
         wait(lambda: "Certificado atual" in edit.certificate.text())
         grab(edit, out, "12-empresa-editar")
         edit.close()
+        window.company_actions.open_profiles()
+        profiles_dialog = window.company_actions.last_dialog
+        profiles_dialog.name.setText("erp")  # type: ignore[union-attr]
+        profiles_dialog.destination.setText("C:/ERP/importar")  # type: ignore[union-attr]
+        grab(profiles_dialog, out, "14-perfis-exportacao")  # type: ignore[arg-type]
+        profiles_dialog.close()  # type: ignore[union-attr]
         window.company_actions.open_settings()
         settings_dialog = window.company_actions.last_dialog
         wait(lambda: settings_dialog.current is not None)  # type: ignore[attr-defined]

@@ -26,6 +26,7 @@ EXPECTED = (
     "11-empresa-senha-errada",
     "12-empresa-editar",
     "13-configuracoes",
+    "14-perfis-exportacao",
 )
 
 
