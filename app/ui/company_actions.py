@@ -19,7 +19,6 @@ from app.ui.export_dialog import ExportProfilesDialog
 from app.ui.settings_dialog import SettingsDialog
 
 if TYPE_CHECKING:
-    from app.export.manual import ManualReport
     from app.ui.main_window import MainWindow
 
 
@@ -35,7 +34,7 @@ class CompanyActions(QObject):
         self.window = window
         self.last_dialog: QDialog | None = None
         self.last_box: QMessageBox | None = None
-        self.last_export: ManualReport | None = None
+        self.last_export: Any = None  # the last export's report (app.export.manual.ManualReport)
         bar = window.menuBar()
         office = bar.addMenu("&Empresas")
         self.add = office.addAction("Adicionar empresa…", self.add_company)
@@ -138,7 +137,7 @@ class CompanyActions(QObject):
         ids = tuple(r.row_id for r in rows)
         desk, target, with_pdf = window.desk, folder, pdf
 
-        def done(report: ManualReport) -> None:
+        def done(report: Any) -> None:
             self.last_export = report
             files = len(report.files.files)
             counts = f"{report.documents} documento(s) e {report.events} evento(s) exportados"
