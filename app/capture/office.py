@@ -28,9 +28,6 @@ from app.store.cursors import CaptureStateRepository
 from app.store.db import Database, open_database
 from app.store.records import CaptureSettings, Company
 
-# The automatic Ciência waits at least five minutes after the resumo arrived.
-MIN_CIENCIA_WAIT_MINUTES = 5
-
 
 class RegistrationRefused(CapturaError):
     """The company cannot be registered with that certificate."""
@@ -141,17 +138,28 @@ class Office:
             )
         return company
 
-    def save_settings(self, settings: CaptureSettings) -> CaptureSettings:
-        """One company's settings for one product, checked against the rule book first."""
-        if settings.ciencia_wait_minutes < MIN_CIENCIA_WAIT_MINUTES:
-            raise RegistrationRefused(
-                f"A espera antes da Ciência automática é de no mínimo {MIN_CIENCIA_WAIT_MINUTES} minutos."
-            )
+    def save_settings(self, settings: CaptureSettings, *, previous: CaptureSettings | None = None) -> CaptureSettings:
+        """One company's settings for one product, checked first (the store checks the Ciência
+        wait of §4.1). Enabling NFS-e needs a usable certificate: the ADN speaks only mutual TLS
+        with the company's A1 (§6.1)."""
         if settings.auto_ciencia and settings.product is not Product.NFE:
             raise RegistrationRefused("A Ciência da Operação automática só existe para NF-e.")
         if (settings.cte_event_types or settings.cte_party_roles) and settings.product is not Product.CTE:
             raise RegistrationRefused("Os filtros de tipo de evento e de papel só existem para CT-e.")
+        was_enabled = previous.enabled if previous is not None else self._enabled(settings)
+        if settings.product is Product.NFSE and settings.enabled and not was_enabled:
+            company = self.companies.get(settings.company_id)
+            problem = self._certificate_status(company, self.clock.now()).problem
+            if problem:
+                raise RegistrationRefused(
+                    f"Captura de NFS-e não ativada para {company.cnpj.formatted()}: o ADN exige TLS mútuo com o "
+                    f"certificado A1 da empresa, e ele não pode ser usado ({problem})"
+                )
         return self.companies.save_settings(settings)
+
+    def _enabled(self, settings: CaptureSettings) -> bool:
+        stored = self.companies.get_settings(settings.company_id, settings.product)
+        return stored is not None and stored.enabled
 
     def replace_certificate(self, company_id: int, pfx: bytes, password: str) -> A1Certificate:
         """A new A1 for a registered company (the old one expiring): the cursor, the documents

@@ -238,8 +238,6 @@ def _set(args: argparse.Namespace) -> int:
         if args.environment:
             changes["environment"] = _ENVIRONMENTS[args.environment]
         if args.auto_ciencia is not None:
-            if product is not Product.NFE:
-                raise CapturaError("A Ciência da Operação automática só existe para NF-e.")
             changes["auto_ciencia"] = args.auto_ciencia
         if args.ciencia_wait is not None:
             changes["ciencia_wait_minutes"] = args.ciencia_wait
@@ -252,8 +250,6 @@ def _set(args: argparse.Namespace) -> int:
             except RequestInvalid as error:
                 raise CapturaError(error.message) from error
         if args.event_types is not None or args.roles is not None:
-            if product is not Product.CTE:
-                raise CapturaError("Os filtros de tipo de evento e de papel só existem para CT-e.")
             if args.event_types is not None:
                 changes["cte_event_types"] = _event_types(args.event_types)
             if args.roles is not None:
@@ -267,14 +263,7 @@ def _set(args: argparse.Namespace) -> int:
             changes["nfse_capture_own_issued"] = args.own_issued
         if args.release_history:
             changes["nfse_history_released"] = True
-        if product is Product.NFSE and changes.get("enabled"):
-            problem = next(i.certificate.problem for i in office.overview() if i.company.id == company.id)
-            if problem:
-                raise CapturaError(
-                    f"Captura de NFS-e não ativada para {company.cnpj.formatted()}: o ADN exige TLS mútuo com o "
-                    f"certificado A1 da empresa, e ele não pode ser usado ({problem})"
-                )
-        saved = office.companies.save_settings(replace(current, **changes))
+        saved = office.save_settings(replace(current, **changes), previous=current)
         released = _apply_nfse_visibility(office, company.id, current, saved) if product is Product.NFSE else 0
     if args.json:
         print_json({**_settings_json(saved), "released": released})

@@ -9,12 +9,11 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.sqlite import insert
 
 from app.core.ids import Cnpj
+from app.core.manifestation import MIN_CIENCIA_WAIT_MINUTES  # rule book §4.1, declared once
 from app.store.db import Database
 from app.store.errors import InvalidRecord
 from app.store.models import CaptureSettingsRow, CompanyRow, DocumentRow, EventRow
 from app.store.records import CaptureSettings, Company, Environment, PartyRole, Product
-
-MIN_CIENCIA_WAIT_MINUTES = 5  # rule book §4.1: MinutesToWaitAwarenessOperation, minimum 5
 
 # What says whether the companies or their settings changed: rows added or removed move the
 # counts, updates move the newest updated_at (another process writes on its own clock). Changes

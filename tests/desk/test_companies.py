@@ -10,6 +10,7 @@ import pytest
 
 from app.capture.office import RegistrationRefused
 from app.certs.a1 import CertificateExpired, WrongPassword
+from app.core.errors import CapturaError
 from app.core.products import Environment, Product
 from app.desk import Desk
 from app.desk import companies as admin
@@ -50,7 +51,7 @@ def test_add_a_branch_and_its_settings(office: Office, desk: Desk) -> None:
     settings = admin.settings_of(desk, company.id)
     assert settings[Product.NFE].enabled and settings[Product.CTE].enabled
     assert not settings[Product.NFSE].enabled  # never configured: shown disabled
-    with pytest.raises(RegistrationRefused, match="no mínimo 5 minutos"):
+    with pytest.raises(CapturaError, match="pelo menos 5 minutos"):
         admin.save_settings(desk, [replace(settings[Product.NFE], auto_ciencia=True, ciencia_wait_minutes=3)])
     admin.save_settings(desk, [replace(settings[Product.NFE], auto_ciencia=True, ciencia_wait_minutes=10)])
     assert admin.settings_of(desk, company.id)[Product.NFE].ciencia_wait_minutes == 10
@@ -107,3 +108,13 @@ def test_removing_keeps_the_documents_unless_asked(office: Office, desk: Desk) -
     assert admin.document_count(desk, company_id) == stored
     assert admin.remove_company(desk, company_id, delete_documents=True) == stored
     assert all(c.company_id != company_id for c in desk.companies())
+
+
+def test_enabling_nfse_from_the_dialog_is_refused_without_a_usable_certificate(office: Office, desk: Desk) -> None:
+    company_id = office.harness.company.id
+    nfse = admin.settings_of(desk, company_id)[Product.NFSE]
+    assert not nfse.enabled
+    office.harness.clock.advance(timedelta(days=3 * 365))  # the test A1 has expired by then
+    with pytest.raises(RegistrationRefused, match="Captura de NFS-e não ativada"):
+        admin.save_settings(desk, [replace(nfse, enabled=True)])
+    assert not admin.settings_of(desk, company_id)[Product.NFSE].enabled
