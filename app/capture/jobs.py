@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from app.capture.context import CaptureContext
 from app.core.products import Product
+from app.core.recovery import DAILY_RUN_AT
 
 if TYPE_CHECKING:
     from app.capture.products import ProductCapture
@@ -60,13 +61,14 @@ class Every:
 
 
 @dataclass(frozen=True, slots=True)
-class DailyAt23:
-    """23:00 Brasília every day (rule book §4.6/§5.5); a late run within ``grace`` still runs."""
+class Daily:
+    """Every day at ``app.core.recovery.DAILY_RUN_AT`` Brasília (23:00, rule book §4.6/§5.5); a
+    late run within ``grace`` still runs."""
 
     grace: timedelta = timedelta(hours=12)
 
 
-Trigger = Every | DailyAt23
+Trigger = Every | Daily
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +120,8 @@ def jobs_of(service: JobHost) -> list[Job]:
         ),
         Job(
             "verificacao-diaria",
-            "Verificação diária de lacunas (23:00)",
-            DailyAt23(),
+            f"Verificação diária de lacunas ({DAILY_RUN_AT:%H:%M})",
+            Daily(),
             service.daily_gap_check,  # records its row itself
         ),
         Job(

@@ -27,11 +27,11 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from app.capture.context import CaptureNotice
-from app.capture.jobs import DailyAt23, JobHost, Trigger, jobs_of
+from app.capture.jobs import Daily, JobHost, Trigger, jobs_of
 from app.capture.watchdog import ClockWatch, Flight, FlightTable
 from app.core.clock import BRASILIA
 from app.core.products import Product
-from app.core.recovery import next_daily_run
+from app.core.recovery import DAILY_RUN_AT, next_daily_run
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 # folds every missed run into one. The interval jobs' last missed run is always within one cycle
 # of the wake-up, so after any sleep they run at once; the cadence then decides each company.
 MISFIRE_GRACE_SECONDS = 3600
-# The 23:00 gap check runs on the next morning's wake-up after a night asleep (``DailyAt23``'s
+# The 23:00 gap check runs on the next morning's wake-up after a night asleep (``Daily``'s
 # grace); it covers 3 days, so a check skipped by a longer absence loses nothing.
 _FLOOR = 0.05  # seconds: the shortest interval a sped-up clock can ask of the scheduler
 
@@ -135,7 +135,7 @@ class BackgroundJobs:
                     name=job.label,
                     next_run_time=real_now,
                 )
-            elif isinstance(job.trigger, DailyAt23):
+            elif isinstance(job.trigger, Daily):
                 add(
                     routine,
                     self._trigger(job.trigger, real_now),
@@ -157,13 +157,13 @@ class BackgroundJobs:
         self._scheduler.start()
 
     def _trigger(self, trigger: Trigger, real_now: datetime) -> BaseTrigger:
-        if isinstance(trigger, DailyAt23):
+        if isinstance(trigger, Daily):
             return self._daily_trigger(real_now)
         return self._every(trigger.interval)
 
     def _daily_trigger(self, real_now: datetime) -> BaseTrigger:
         if self.service.rate == 1.0:
-            return CronTrigger(hour=23, minute=0, timezone=BRASILIA)
+            return CronTrigger(hour=DAILY_RUN_AT.hour, minute=DAILY_RUN_AT.minute, timezone=BRASILIA)
         # A sped-up clock (demo): 23:00 of the clock's day, every clock day.
         now = self.service.ctx.clock.now()
         first = real_now + (next_daily_run(now) - now) / self.service.rate

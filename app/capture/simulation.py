@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from app.capture.engine.distribution import RunResult
-from app.capture.jobs import DailyAt23, Every, jobs_of
+from app.capture.jobs import Daily, Every, jobs_of
 from app.capture.products import ProductCapture
 from app.capture.service import CaptureService
 from app.core.clock import FakeClock
@@ -175,7 +175,7 @@ def _jobs(service: CaptureService, origin: datetime, stats: DriveStats) -> list[
             interval = spec.trigger.interval if isinstance(spec.trigger, Every) else None
             run = _pass(service, spec.product, stats)
             jobs.append(_Job(spec.name, interval, origin, run, spec.due_at or _never, exact=True))
-        elif isinstance(spec.trigger, DailyAt23):
+        elif isinstance(spec.trigger, Daily):
             job = _Job(spec.name, None, next_daily_run(origin), _ignoring(spec.run), _never, forced=False)
             job.due_at = _ticking(job)  # no "due" of its own: it runs at every tick of its
             jobs.append(job)

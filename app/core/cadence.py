@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from app.core.clock import to_brasilia
+from app.core.cstat import NSU_ABOVE_MAX, SERVICE_DOWN, SERVICE_PAUSED
 from app.core.products import Product
 
 MINUTE = timedelta(minutes=1)
@@ -107,12 +108,12 @@ NFE_RULES = CadenceRules(
     safety_margin=SAFETY_MARGIN,
     fallback_wait=62 * MINUTE,
     block_duration=HOUR,
-    outage_pauses=((108, 5 * MINUTE), (109, 20 * MINUTE)),
+    outage_pauses=((SERVICE_PAUSED, 5 * MINUTE), (SERVICE_DOWN, 20 * MINUTE)),
     lot_size=50,
     failure_backoff_base=MINUTE,
     failure_backoff_cap=8 * MINUTE,
     max_consecutive_failures=5,
-    alert_cstats=frozenset({589}),
+    alert_cstats=frozenset({NSU_ABOVE_MAX}),
 )
 
 # §5.2: 60-s cycle, 1-h wait after an empty answer, 5-min timeout; §5.3: 589 is a critical alert.

@@ -1,7 +1,9 @@
-"""The cStat values of the SOAP distribution services (NF-e and CT-e), named once.
+"""The cStat values of the SOAP services (NF-e and CT-e), named once.
 
-Rule book §3.2/§3.3 and §4.3/§5.3; NT 2014.002 (NF-e) and NT 2015.002 (CT-e). Every module that
-reads a ``retDistDFeInt`` or a recovery's answer names these instead of writing the numbers.
+Distribution: rule book §3.2/§3.3 and §4.3/§5.3; NT 2014.002 (NF-e) and NT 2015.002 (CT-e).
+Event reception (``retEnvEvento``, ``retEvento``): MOC 7.0 §5.8, protocol.md §3.4. Every module
+that reads a ``retDistDFeInt``, a recovery's answer or an event's result names these instead of
+writing the numbers.
 """
 
 from __future__ import annotations
@@ -18,6 +20,18 @@ CONSUMO_INDEVIDO: Final = 656  # consumo indevido
 
 ANSWERED: Final = frozenset({NO_DOCUMENTS, DOCUMENTS_FOUND})  # an answer that is not a rejection
 OUTAGES: Final = frozenset({SERVICE_PAUSED, SERVICE_DOWN})
+
+# ---------------------------------------------------------------- event reception
+LOT_PROCESSED: Final = 128  # lote de evento processado: the lot's status, never an event's result
+EVENT_LINKED: Final = 135  # evento registrado e vinculado ao documento
+EVENT_NOT_LINKED: Final = 136  # evento registrado, mas não vinculado (document not yet at the AN)
+CANCELLATION_LATE: Final = 155  # cancelamento homologado fora de prazo: registered all the same
+EVENT_DUPLICATE: Final = 573  # duplicidade de evento: registered before, i.e. done
+
+EVENT_REGISTERED: Final = frozenset({EVENT_LINKED, EVENT_NOT_LINKED})
+CANCELLATION_REGISTERED: Final = EVENT_REGISTERED | {CANCELLATION_LATE}
+# As the stored XML and the store's rows write them.
+CANCELLATION_REGISTERED_TEXT: Final = frozenset(str(cstat) for cstat in CANCELLATION_REGISTERED)
 
 
 def is_rejection(cstat: int) -> bool:

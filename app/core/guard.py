@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from app.core.cadence import display_time
+from app.core.cstat import EVENT_DUPLICATE, EVENT_REGISTERED
 
 GUARD_WINDOW = timedelta(hours=1)
 LIMIT_CANCELLATION = 20
 LIMIT_CCE = 19
 DEFAULT_EVENT_LIMIT = 20  # manifestation: the seed's cancellation figure
 CONSERVATIVE_EVENT_LIMIT = 1
-ACCEPTED_CSTATS = frozenset({135, 136, 573})  # 573: already registered, i.e. done
+ACCEPTED_CSTATS = EVENT_REGISTERED | {EVENT_DUPLICATE}  # a duplicate was registered before: done
 
 
 @dataclass(frozen=True, slots=True)

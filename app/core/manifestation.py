@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from app.core.cstat import EVENT_DUPLICATE, EVENT_REGISTERED, LOT_PROCESSED, OUTAGES
 from app.core.errors import CapturaError
-
-CONFIRMACAO = "210200"
-CIENCIA = "210210"
-DESCONHECIMENTO = "210220"
-NAO_REALIZADA = "210240"
+from app.core.event_types import CIENCIA as CIENCIA
+from app.core.event_types import CONFIRMACAO as CONFIRMACAO
+from app.core.event_types import DESCONHECIMENTO as DESCONHECIMENTO
+from app.core.event_types import NAO_REALIZADA as NAO_REALIZADA
+from app.core.retries import EVENT_SEND
+from app.core.retries import MAX_EVENT_SENDS as MAX_EVENT_SENDS
 
 MIN_CIENCIA_WAIT_MINUTES = 5  # rule book §4.1: MinutesToWaitAwarenessOperation >= 5
 MAX_SEQ_CONCLUSIVE = 2  # the event and its one permitted rectification
@@ -25,11 +27,6 @@ JUSTIFICATION_MIN = 15
 JUSTIFICATION_MAX = 255
 _XJUST = re.compile(r"[!-ÿ][ -ÿ]*[!-ÿ]|[!-ÿ]")  # protocol.md §3.3
 _KEY = re.compile(r"[0-9]{44}")
-
-# Communication failures of a send are retried: 1 min doubling up to 30 min, 8 sends at most.
-EVENT_RETRY_BASE = timedelta(minutes=1)
-EVENT_RETRY_CAP = timedelta(minutes=30)
-MAX_EVENT_SENDS = 8
 
 
 class InvalidManifestation(CapturaError, ValueError):
@@ -224,15 +221,17 @@ class EventResult:
 
 def classify_event_result(event_cstat: int | None, xmotivo: str = "", *, lot_cstat: int | None = None) -> EventResult:
     """Classify a ``retEnvEvento``: the event's own cStat decides; 128 is only the lot's."""
-    if event_cstat in (135, 136):
+    if event_cstat in EVENT_REGISTERED:
         return EventResult(EventOutcome.ACCEPTED, event_cstat, xmotivo or "Evento registrado.")
-    if event_cstat == 573:
-        return EventResult(EventOutcome.ALREADY_DONE, 573, "Evento já registrado anteriormente (cStat 573).")
-    if event_cstat is not None and event_cstat != 128:
+    if event_cstat == EVENT_DUPLICATE:
+        return EventResult(
+            EventOutcome.ALREADY_DONE, EVENT_DUPLICATE, f"Evento já registrado anteriormente (cStat {EVENT_DUPLICATE})."
+        )
+    if event_cstat is not None and event_cstat != LOT_PROCESSED:
         return EventResult(EventOutcome.REJECTED, event_cstat, _why(f"Rejeitado (cStat {event_cstat})", xmotivo))
-    if lot_cstat is not None and lot_cstat not in (128, 108, 109):
+    if lot_cstat is not None and lot_cstat != LOT_PROCESSED and lot_cstat not in OUTAGES:
         return EventResult(EventOutcome.REJECTED, lot_cstat, _why(f"Lote rejeitado (cStat {lot_cstat})", xmotivo))
-    if lot_cstat in (108, 109):
+    if lot_cstat in OUTAGES:
         reason = "Serviço de eventos paralisado; nova tentativa."
     else:
         reason = "Resposta sem resultado do evento; nova tentativa."
@@ -247,7 +246,7 @@ def event_retry_delay(sends: int) -> timedelta | None:
     """Wait before resending after ``sends`` unanswered sends; None when they are exhausted."""
     if sends >= MAX_EVENT_SENDS:
         return None
-    return min(EVENT_RETRY_BASE * (1 << max(0, sends - 1)), EVENT_RETRY_CAP)
+    return EVENT_SEND.delay(sends)
 
 
 # ---------------------------------------------------------------- where a document stands

@@ -18,14 +18,12 @@ from app.core.clock import BRASILIA
 from app.core.cstat import CONSUMO_INDEVIDO, DOCUMENTS_FOUND, NO_DOCUMENTS, OUTAGES
 from app.core.nsu import missing_nsus
 from app.core.products import Product
+from app.core.retries import GAP_RECOVERY, GAP_RECOVERY_JITTER_SHARE, MAX_GAP_RECOVERY_ATTEMPTS
 
 DAILY_RUN_AT = time(23, 0)  # Brasília
 LOOKBACK = timedelta(days=3)
 DISPATCH_INTERVAL = timedelta(minutes=5)
-BACKOFF_BASE = timedelta(minutes=1)
-BACKOFF_CAP = timedelta(minutes=30)
-JITTER_SHARE = 0.2  # a retry lands up to 20 % early, so retries of one batch spread out
-MAX_ATTEMPTS = 8
+MAX_ATTEMPTS = MAX_GAP_RECOVERY_ATTEMPTS
 STUCK_AFTER = timedelta(hours=2)  # a document in processing for longer is re-dispatched
 
 FOUND = DOCUMENTS_FOUND
@@ -60,8 +58,7 @@ def backoff(attempt: int, jitter: float) -> timedelta:
         raise ValueError("attempt is 1-based")
     if not 0.0 <= jitter < 1.0:
         raise ValueError("jitter must be in [0, 1)")
-    step = min(BACKOFF_BASE * (1 << min(attempt - 1, 10)), BACKOFF_CAP)
-    return step * (1 - JITTER_SHARE * jitter)
+    return GAP_RECOVERY.delay(attempt) * (1 - GAP_RECOVERY_JITTER_SHARE * jitter)
 
 
 class RecoveryStatus(StrEnum):

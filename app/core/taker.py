@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.core.event_types import CONFIRMACAO_TOMADOR as CONFIRMACAO_TOMADOR
+from app.core.event_types import REJEICAO_TOMADOR as REJEICAO_TOMADOR
 from app.core.manifestation import InvalidManifestation, free_text, one_line
 
-CONFIRMACAO_TOMADOR = "203202"
-REJEICAO_TOMADOR = "203206"
 E_ONE_TAKER_MANIFESTATION = "E1833"  # one Confirmação OR one Rejeição per non-emitter
 _KEY = re.compile(r"[0-9]{9}[0-9A-Z]{14}[0-9]{27}")  # lenient: protocol.md §4.8 (alphanumeric CNPJ)
 

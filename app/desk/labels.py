@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from app.core.cadence import ACTION_LABELS, CONSULTANDO, Action
 from app.core.clock import BRASILIA
 from app.core.ids import Cnpj, Cpf
-from app.core.manifestation import MANIFESTATION_TYPES, ManifestationState, PendingDeadline
+from app.core.manifestation import CIENCIA, MANIFESTATION_TYPES, ManifestationState, PendingDeadline
 from app.core.products import Product
 from app.store.records import Direction, DocumentStatus, ManifestationStatus, RowKind
 
@@ -117,7 +117,7 @@ def deadline_text(pending: PendingDeadline | None, now: datetime) -> str:
     """``Ciência: 3 dias``; ``Confirmação: vence hoje``; ``Ciência: vencido``."""
     if pending is None:
         return ""
-    kind = "Ciência" if pending.tp_evento == "210210" else "Conclusiva"
+    kind = "Ciência" if pending.tp_evento == CIENCIA else "Conclusiva"
     days = pending.days_left(now)
     if pending.due < now:
         return f"{kind}: prazo vencido"

@@ -12,6 +12,7 @@ from datetime import date, datetime
 from typing import Any
 
 from app.core.documents import Direction, DocumentKind, DocumentStatus, PartyRole
+from app.core.event_types import NFSE_CANCELLATION_BY_SUBSTITUTION, NFSE_CANCELLING
 from app.core.ids import Cnpj, Cpf
 from app.documents.model import PartyInfo, UnknownMeta
 
@@ -24,8 +25,8 @@ CSTAT_LABELS = {
     "107": "NFS-e de MEI gerada",
 }
 # Event codes that end an NFS-e's validity, and the one that names its substitute.
-CANCELLING_EVENTS = frozenset({"101101", "105102", "105104", "305101"})
-SUBSTITUTION_EVENT = "105102"
+CANCELLING_EVENTS = NFSE_CANCELLING
+SUBSTITUTION_EVENT = NFSE_CANCELLATION_BY_SUBSTITUTION
 EVENT_LABELS = {
     "101101": "Cancelamento de NFS-e",
     "101103": "Solicitação de Análise Fiscal para Cancelamento de NFS-e",

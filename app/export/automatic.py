@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from app.capture.jobs import Every, Job
 from app.config.files import write_atomic
 from app.core.clock import Clock
+from app.core.retries import EXPORT_WRITE
 from app.export.items import ExportItem, ItemSource
 from app.export.rules import deliverable
 from app.export.writer import Exporter, ExportWriteFailed, Writer, is_cancellation, wants
@@ -26,15 +27,12 @@ from app.store.records import ExportProfile
 log = logging.getLogger(__name__)
 
 INTERVAL = timedelta(minutes=1)
-FIRST_RETRY = timedelta(minutes=1)
-LAST_RETRY = timedelta(hours=1)
 BATCH = 500
 
 
 def retry_delay(failures: int) -> timedelta:
     """1, 2, 4... minutes, at most an hour, for the ``failures``-th failure in a row (from 1)."""
-    delay: timedelta = FIRST_RETRY * (2 ** min(max(0, failures - 1), 10))
-    return min(LAST_RETRY, delay)
+    return EXPORT_WRITE.delay(failures)
 
 
 @dataclass

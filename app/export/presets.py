@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
+from app.core.event_types import CANCELLATION
 from app.export.patterns import DEFAULT_PATTERN, IMPORT_PATTERN, NameFacts, render, validate_pattern
 from app.store.records import ExportProfile
 
@@ -58,4 +59,4 @@ def preview(pattern: str) -> str:
 
 def preview_event(pattern: str) -> str:
     """The path the sample NF-e's cancellation would get."""
-    return render(pattern, replace(SAMPLE, tipo="Eventos", layout="procEventoNFe", tp_evento="110111", seq=1))
+    return render(pattern, replace(SAMPLE, tipo="Eventos", layout="procEventoNFe", tp_evento=CANCELLATION, seq=1))

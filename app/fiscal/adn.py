@@ -43,6 +43,7 @@ from app.core.cadence_adn import AdnStatus
 from app.core.clock import Clock
 from app.core.ids import Cnpj, Cpf
 from app.core.products import Environment
+from app.core.retries import ADN_CALL_RETRY_SECONDS
 from app.fiscal.errors import (
     CommunicationError,
     ConnectionFailed,
@@ -55,7 +56,7 @@ from app.fiscal.http import HttpClientFactory, read_bounded, translate
 from app.safexml import CorruptPayload, MiB, XmlRejected, inflate
 
 SERVICE = Service.NFSE_ADN_CONTRIBUINTES
-RETRY_DELAYS = (1.0, 2.0, 4.0)
+RETRY_DELAYS = ADN_CALL_RETRY_SECONDS
 MAX_RESPONSE_BYTES = 64 * MiB  # 50 documents of a few hundred KB each, base64'd
 MAX_DOCUMENT_BYTES = 20 * MiB
 _STATUSES = {status.value: status for status in AdnStatus}

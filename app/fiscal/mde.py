@@ -32,7 +32,9 @@ from lxml import etree
 
 from app.certs.a1 import A1Certificate
 from app.config.endpoints import NFE_NS, SOAP_BINDINGS, Service
+from app.core import event_types
 from app.core.clock import brasilia_iso
+from app.core.cstat import EVENT_REGISTERED
 from app.core.errors import InvalidIdentifier
 from app.core.ids import Cnpj, Cpf
 from app.core.keys import AccessKey
@@ -64,10 +66,10 @@ _DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>'
 class Manifestation(StrEnum):
     """The four recipient manifestations; the value is ``tpEvento``."""
 
-    CONFIRMACAO = "210200"
-    CIENCIA = "210210"
-    DESCONHECIMENTO = "210220"
-    NAO_REALIZADA = "210240"
+    CONFIRMACAO = event_types.CONFIRMACAO
+    CIENCIA = event_types.CIENCIA
+    DESCONHECIMENTO = event_types.DESCONHECIMENTO
+    NAO_REALIZADA = event_types.NAO_REALIZADA
 
     @property
     def description(self) -> str:
@@ -269,7 +271,7 @@ class EventResult:
     @property
     def registered(self) -> bool:
         """135 (linked to the NF-e) or 136 (registered, NF-e not yet at the AN). 573 is a duplicate."""
-        return self.cstat in (135, 136)
+        return self.cstat in EVENT_REGISTERED
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from sqlalchemy import (
     select,
 )
 
+from app.core.event_types import CANCELLATIONS
 from app.core.manifestation import CIENCIA, CONCLUSIVE_TYPES, MANIFESTATION_TYPES, state_of_type
 from app.store.db import Database
 from app.store.items import IN_CHUNK
@@ -373,4 +374,4 @@ class GridRepository:
 
 
 # Cancellation (110111) and cancellation by substitution (110112) of NF-e and CT-e.
-CANCELLATION_TYPES = ("110111", "110112")
+CANCELLATION_TYPES = CANCELLATIONS

@@ -224,4 +224,7 @@ def _raw_answer(bench: Bench, index: int, *, with_doc: bool) -> bytes:
 
 
 if __name__ == "__main__":
+    from tests.benchmarks.standin import use_memory_keyring
+
+    use_memory_keyring()  # the sandbox's throwaway certificates, never a user's keyring
     main()

@@ -169,4 +169,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from tests.benchmarks.standin import use_memory_keyring
+
+    use_memory_keyring()  # the sandbox's throwaway certificates, never a user's keyring
     raise SystemExit(main())

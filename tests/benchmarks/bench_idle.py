@@ -174,4 +174,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from tests.benchmarks.standin import use_memory_keyring
+
+    use_memory_keyring()  # the sandbox's throwaway certificates, never a user's keyring
     sys.exit(main())

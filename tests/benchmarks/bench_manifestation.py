@@ -115,4 +115,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    from tests.benchmarks.standin import use_memory_keyring
+
+    use_memory_keyring()  # the sandbox's throwaway certificates, never a user's keyring
     main()

@@ -19,6 +19,7 @@ from app.config.endpoints import Service
 from app.core.cadence import CaptureState, rules_for
 from app.core.cadence_an import AnswerPolicy
 from app.core.cadence_nfe import apply_nfe_distribution
+from app.core.event_types import CANCELLATIONS
 from app.core.ids import Cnpj
 from app.core.manifestation import CIENCIA, ciencia_due_at
 from app.core.products import Product
@@ -29,7 +30,6 @@ from app.store.unit import Unit
 PRODUCT = Product.NFE
 SERVICE = Service.NFE_DISTRIBUICAO
 _NOTE_KINDS = (DocumentKind.RES_NFE, DocumentKind.NFE_PROC)
-_CANCELLATIONS = ("110111", "110112")  # cancellation, cancellation by substitution
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class NfeAdapter:
         cancelled = {item.access_key for item in items if is_registered_cancellation(item) and item.access_key}
         notes = {item.access_key for item in items if item.kind in _NOTE_KINDS and item.access_key}
         if notes:
-            cancelled |= self.ctx.events.keys_with_event(company.id, PRODUCT, notes, _CANCELLATIONS)
+            cancelled |= self.ctx.events.keys_with_event(company.id, PRODUCT, notes, CANCELLATIONS)
         return cancelled
 
     def within_lot(

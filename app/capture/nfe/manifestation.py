@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
 from app.capture.engine.sends import settle_unanswered, settle_unsent
@@ -34,6 +34,7 @@ from app.core.manifestation import (
     validate_justification,
 )
 from app.core.products import Product
+from app.core.retries import EVENT_SEND
 from app.fiscal.errors import CommunicationError, RequestInvalid
 from app.fiscal.mde import ManifestationClient, prepare_event, proc_evento_nfe
 from app.store.records import (
@@ -222,7 +223,7 @@ class NfeManifestationService:
         protocol: str | None = None
         if judged.outcome is EventOutcome.RETRY:
             status = ManifestationStatus.PENDING
-            retry_at = self.ctx.clock.now() + (event_retry_delay(request.attempts + 1) or timedelta(minutes=30))
+            retry_at = self.ctx.clock.now() + (event_retry_delay(request.attempts + 1) or EVENT_SEND.cap)
         elif not judged.success:
             status = ManifestationStatus.REJECTED
         else:

@@ -10,7 +10,9 @@ roles, status and direction are app.core.documents' enums on both sides, passed 
 from __future__ import annotations
 
 from app.capture.engine import inputs
+from app.core.cstat import CANCELLATION_REGISTERED_TEXT
 from app.core.errors import CapturaError
+from app.core.event_types import CANCELLATIONS
 from app.core.ids import Cnpj
 from app.core.products import Product
 from app.documents.model import EventMeta, NfeMeta, UnknownMeta
@@ -24,7 +26,7 @@ from app.store.records import (
 StoreInput = DocumentInput | EventInput
 
 # The events that change an NF-e's situation when registered (cStat 135/136/155).
-CANCELLATION_EVENTS = frozenset({"110111", "110112"})
+CANCELLATION_EVENTS = frozenset(CANCELLATIONS)
 
 
 def process_document(company: Cnpj, doc: DistributedDocument, product: Product = Product.NFE) -> StoreInput:
@@ -77,5 +79,5 @@ def is_registered_cancellation(item: StoreInput) -> bool:
     return (
         isinstance(item, EventInput)
         and item.tp_evento in CANCELLATION_EVENTS
-        and (item.cstat is None or item.cstat in {"135", "136", "155"})
+        and (item.cstat is None or item.cstat in CANCELLATION_REGISTERED_TEXT)
     )
