@@ -13,6 +13,7 @@ from functools import lru_cache
 from lxml import etree
 
 from app.core.clock import BRASILIA, brasilia_iso
+from app.core.cstat import CONSUMO_INDEVIDO, DOCUMENTS_FOUND, KEY_NOT_FOUND, NO_DOCUMENTS, NSU_ABOVE_MAX
 from app.core.errors import InvalidIdentifier
 from app.core.ids import Cnpj, Cpf
 from app.core.keys import AccessKey
@@ -129,7 +130,7 @@ class DistributionService:
             else:
                 operation, queried, summary, answer = self._process(body, req, now)
             if not answer.motivo:
-                answer.motivo = MOTIVOS.get(answer.cstat, rules.MOTIVO_656 if answer.cstat == 656 else "")
+                answer.motivo = MOTIVOS.get(answer.cstat, rules.MOTIVO_656 if answer.cstat == CONSUMO_INDEVIDO else "")
             summary["ultNSU"] = answer.ult_nsu
             summary["maxNSU"] = answer.max_nsu
             summary["nsus"] = [d.nsu for d in answer.docs]
@@ -216,7 +217,7 @@ class DistributionService:
         )
         rules.block(guard, now)
         ledger = self.ctx.state.ledger(self.flavor.product, queried)
-        return Answer(656, rules.motivo_656(rule), guard.last_ult_nsu or 0, ledger.max_nsu)
+        return Answer(CONSUMO_INDEVIDO, rules.motivo_656(rule), guard.last_ult_nsu or 0, ledger.max_nsu)
 
     def _dist_nsu(
         self, req: SandboxRequest, guard: DistGuard, queried: str, ult: int, max_nsu: int, now: datetime
@@ -225,7 +226,7 @@ class DistributionService:
         if rule is not None and rule != rules.OUT_OF_SEQUENCE:
             return self._violate(guard, req, now, rule, queried, f"distNSU ultNSU={ult}")
         if ult > max_nsu:
-            return Answer(589, ult_nsu=guard.last_ult_nsu or 0, max_nsu=max_nsu)
+            return Answer(NSU_ABOVE_MAX, ult_nsu=guard.last_ult_nsu or 0, max_nsu=max_nsu)
         if rule == rules.OUT_OF_SEQUENCE:
             return self._violate(guard, req, now, rule, queried, f"distNSU ultNSU={ult}, esperado {guard.last_ult_nsu}")
         ledger = self.ctx.state.ledger(self.flavor.product, queried)
@@ -237,9 +238,9 @@ class DistributionService:
         rules.after_dist_answer(guard, ult, new_ult, max_nsu, now)
         guard.competitor_touched = req.caller.competitor
         if not docs:
-            return Answer(137, ult_nsu=new_ult, max_nsu=max_nsu)
+            return Answer(NO_DOCUMENTS, ult_nsu=new_ult, max_nsu=max_nsu)
         self._delivered(queried, docs, now, "distNSU", req)
-        return Answer(138, ult_nsu=new_ult, max_nsu=max_nsu, docs=docs)
+        return Answer(DOCUMENTS_FOUND, ult_nsu=new_ult, max_nsu=max_nsu, docs=docs)
 
     def _cons_nsu(
         self, req: SandboxRequest, guard: DistGuard, queried: str, nsu: int, max_nsu: int, now: datetime
@@ -248,13 +249,13 @@ class DistributionService:
         if rule is not None:
             return self._violate(guard, req, now, rule, queried, f"consNSU NSU={nsu}")
         if nsu > max_nsu:
-            return Answer(589, ult_nsu=nsu, max_nsu=max_nsu)
+            return Answer(NSU_ABOVE_MAX, ult_nsu=nsu, max_nsu=max_nsu)
         entry = self.ctx.state.ledger(self.flavor.product, queried).at(nsu, now)
         if entry is None:
-            return Answer(137, ult_nsu=nsu, max_nsu=max_nsu)
+            return Answer(NO_DOCUMENTS, ult_nsu=nsu, max_nsu=max_nsu)
         guard.point_hits.append(now)
         self._delivered(queried, [entry], now, "consNSU", req)
-        return Answer(138, ult_nsu=nsu, max_nsu=max_nsu, docs=[entry])
+        return Answer(DOCUMENTS_FOUND, ult_nsu=nsu, max_nsu=max_nsu, docs=[entry])
 
     def _cons_key(
         self, req: SandboxRequest, guard: DistGuard, queried: str, key: str, max_nsu: int, now: datetime
@@ -269,7 +270,7 @@ class DistributionService:
             return Answer(236, ult_nsu=last, max_nsu=max_nsu)
         record = self.ctx.state.nfe.get(key)
         if record is None:
-            return Answer(217, ult_nsu=last, max_nsu=max_nsu)
+            return Answer(KEY_NOT_FOUND, ult_nsu=last, max_nsu=max_nsu)
         if now - record.published_at > RETENTION:
             return Answer(632, ult_nsu=last, max_nsu=max_nsu)
         if queried == record.emitter and queried not in (record.recipient, record.transporter, *record.aut_xml):
@@ -290,7 +291,7 @@ class DistributionService:
         guard.point_hits.append(now)
         if entry.nsu:
             self._delivered(queried, [entry], now, "consChNFe", req)
-        return Answer(138, ult_nsu=last, max_nsu=max_nsu, docs=[entry])
+        return Answer(DOCUMENTS_FOUND, ult_nsu=last, max_nsu=max_nsu, docs=[entry])
 
     def _delivered(self, doc: str, entries: list[Entry], now: datetime, via: str, req: SandboxRequest) -> None:
         for entry in entries:

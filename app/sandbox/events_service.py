@@ -15,6 +15,7 @@ from functools import lru_cache
 from lxml import etree
 
 from app.core.clock import brasilia_iso
+from app.core.cstat import EVENT_REGISTERED
 from app.fiscal.xmldsig import SignatureCertificateInvalid, SignatureInvalid, extract_signed_element
 from app.sandbox import rules, xsd
 from app.sandbox.context import VER_APLIC_AN, Context
@@ -180,7 +181,7 @@ class EventService:
             outcome = _Outcome(656, MOTIVOS[656])
         else:
             outcome = self._check(now, inf, raw)
-        if outcome.cstat not in (135, 136):
+        if outcome.cstat not in EVENT_REGISTERED:
             if recent:
                 self.ctx.referee.violation(
                     at=now,

@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from app.core import cstat as cstat_names
 from app.core.errors import CapturaError
 
 SERVICES = ("nfe_dist", "cte_dist", "nfe_evento", "adn", "sefin")
@@ -90,7 +91,7 @@ class Outages:
     def set(self, service: str, cstat: int, until: datetime) -> None:
         if service not in SERVICES:
             raise UnknownFault(f"Serviço desconhecido para paralisação: {service!r}.")
-        if cstat not in (108, 109):
+        if cstat not in cstat_names.OUTAGES:
             raise UnknownFault("Paralisação usa cStat 108 (momentânea) ou 109 (sem previsão).")
         with self._lock:
             self.windows[service] = (cstat, until)

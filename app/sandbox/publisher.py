@@ -15,12 +15,13 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from app.core import event_types as ev
 from app.sandbox.context import Context
 from app.sandbox.docgen import Party
 from app.sandbox.payload import Payload, as_payload
 from app.sandbox.state import CteRecord, Entry, NfeRecord, NfseRecord
 
-MANIFESTATIONS = ("210200", "210210", "210220", "210240")
+MANIFESTATIONS = (ev.CONFIRMACAO, ev.CIENCIA, ev.DESCONHECIMENTO, ev.NAO_REALIZADA)
 ISSUE_LEAD = timedelta(minutes=2)  # dhEmi a little before the AN receives the authorised document
 
 PartyLike = Party | str
@@ -154,9 +155,9 @@ class Publisher:
                 record.events[(tp_evento, seq)] = when
                 self.on_manifestation(record, event, tp_evento, when)
                 return event
-            if tp_evento == "110111":
+            if tp_evento == ev.CANCELLATION:
                 record.cancelled = True
-            if tp_evento in ("110111", "110110"):
+            if tp_evento in (ev.CANCELLATION, ev.CORRECTION_LETTER):
                 if record.recipient != record.emitter:
                     if record.released_to_recipient:
                         self.queue("nfe", record.recipient, "procEventoNFe", event.proc_payload, key, when, tp_evento)
@@ -173,7 +174,7 @@ class Publisher:
         """A registered manifestation: release the nfeProc (not for 210220), tell emitter and recipient."""
         key = record.generated.key
         with self.ctx.state.lock:
-            if tp_evento != "210220" and not record.released_to_recipient:
+            if tp_evento != ev.DESCONHECIMENTO and not record.released_to_recipient:
                 record.released_to_recipient = True
                 self.queue("nfe", record.recipient, "procNFe", record.generated.proc_payload, key, at)
             if record.emitter != record.recipient:

@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from app.core.cstat import SERVICE_DOWN, SERVICE_PAUSED
+
 HOUR = timedelta(hours=1)
 POINT_QUOTA_PER_HOUR = 20
-OUTAGE_PAUSE = {108: timedelta(minutes=5), 109: timedelta(minutes=20)}
+OUTAGE_PAUSE = {SERVICE_PAUSED: timedelta(minutes=5), SERVICE_DOWN: timedelta(minutes=20)}
 
 PREMATURE = "premature_query"  # distNSU < 1 h after 137 / reaching maxNSU
 DURING_BLOCK = "query_during_block"  # any query while the 1 h block runs (it restarts)

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from app.core.cstat import OUTAGES
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.sandbox.docgen import Party
@@ -98,7 +99,7 @@ class Scenario:
 
     def check(self) -> None:
         for outage in self.outages:
-            if outage.service not in SERVICES or outage.cstat not in (108, 109):
+            if outage.service not in SERVICES or outage.cstat not in OUTAGES:
                 raise ScenarioError(f"Paralisação inválida no cenário: {outage}.")
         for fault in self.faults:
             if fault.service not in SERVICES or fault.kind not in FAULT_KINDS:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from app.core.errors import CapturaError
+from app.core.event_types import CANCELLATION, CORRECTION_LETTER
 from app.core.keys import AccessKey, DocumentModel
 from app.sandbox.docgen.common import (
     XML_DECLARATION,
@@ -238,12 +239,12 @@ def build_cte(
 
 def _cte_detail(tp_evento: str, cte: GeneratedCTe, rng: random.Random) -> str:
     desc = _CTE_EVENTS[tp_evento]
-    if tp_evento == "110111":
+    if tp_evento == CANCELLATION:
         body = (
             f"<evCancCTe><descEvento>{desc}</descEvento><nProt>{cte.protocol}</nProt>"
             f"<xJust>Erro na emissao do conhecimento</xJust></evCancCTe>"
         )
-    elif tp_evento == "110110":
+    elif tp_evento == CORRECTION_LETTER:
         body = (
             f"<evCCeCTe><descEvento>{desc}</descEvento><infCorrecao><grupoAlterado>compl</grupoAlterado>"
             "<campoAlterado>xObs</campoAlterado>"

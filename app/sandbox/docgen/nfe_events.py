@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from lxml import etree
 
 from app.core.errors import CapturaError
+from app.core.event_types import CANCELLATION, CORRECTION_LETTER
 from app.sandbox.docgen.common import (
     XML_DECLARATION,
     Party,
@@ -90,11 +91,11 @@ def event_id(tp_evento: str, key: str, seq: int) -> str:
 def _detail(tp_evento: str, nfe: GeneratedNFe, justification: str | None, correction: str | None) -> str:
     desc = DESCRIPTIONS.get(tp_evento, f"Evento {tp_evento}")
     body = f"<descEvento>{esc(desc)}</descEvento>"
-    if tp_evento == "110111":
+    if tp_evento == CANCELLATION:
         if not justification:
             raise CapturaError("Cancelamento de NF-e exige justificativa (xJust).")
         body += f"<nProt>{nfe.protocol}</nProt><xJust>{esc(justification)}</xJust>"
-    elif tp_evento == "110110":
+    elif tp_evento == CORRECTION_LETTER:
         if not correction:
             raise CapturaError("Carta de Correção exige o texto da correção (xCorrecao).")
         body += f"<xCorrecao>{esc(correction)}</xCorrecao><xCondUso>{CCE_CONDITIONS}</xCondUso>"
