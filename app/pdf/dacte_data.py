@@ -16,18 +16,16 @@ from dataclasses import replace
 from lxml import etree
 
 from app.documents.cte import MODAL_LABELS, read_cte_root
-from app.documents.model import DocumentDataError, EventMeta
+from app.documents.model import DocumentDataError
 from app.pdf.dacte_modal import delivery_text, read_modal
 from app.pdf.dacte_model import Address, CarriedDoc, Component, Dacte, IbsCbs, Icms, Party, Quantity
+from app.pdf.events import registered_cancellation
 from app.pdf.xmlnode import Node
-from app.safexml import XmlRejected, parse_xml
+from app.safexml import parse_xml
 
 CTE_NS = "http://www.portalfiscal.inf.br/cte"
 _P = f"{{{CTE_NS}}}"
 _ROOTS = {"cteProc": "CTe", "CTe": None, "cteOSProc": "CTeOS", "CTeOS": None}
-# Cancellation of a CT-e (110111); 135/136 register it, 155 is a late but registered one.
-CANCEL_EVENT = "110111"
-_REGISTERED = frozenset({"135", "136", "155"})
 
 CTE_TYPES = {"0": "NORMAL", "1": "COMPLEMENTO DE VALORES", "2": "ANULAÇÃO", "3": "SUBSTITUTO"}
 SERVICE_TYPES = {
@@ -82,18 +80,7 @@ def read_dacte_bytes(data: bytes, events: Sequence[bytes] = ()) -> Dacte:
 
 def is_cancelled(key: str, events: Iterable[bytes]) -> bool:
     """Whether a registered cancellation (110111) of ``key`` is among ``events``; unreadable ones are skipped."""
-    for raw in events:
-        try:
-            meta = read_cte_root(parse_xml(raw))
-        except (XmlRejected, DocumentDataError):
-            continue
-        if not isinstance(meta, EventMeta) or meta.tp_evento != CANCEL_EVENT:
-            continue
-        if meta.access_key != key:
-            continue
-        if meta.cstat is None or meta.cstat in _REGISTERED:
-            return True
-    return False
+    return registered_cancellation(key, events, read_cte_root)
 
 
 def read_dacte(root: etree._Element) -> Dacte:

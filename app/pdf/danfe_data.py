@@ -13,15 +13,15 @@ from decimal import Decimal, InvalidOperation
 
 from lxml import etree
 
+from app.documents.nfe import read_nfe_root
 from app.pdf.errors import PdfError
+from app.pdf.events import registered_cancellation
 from app.safexml import parse_xml
 from app.safexml.errors import XmlRejected
 
 NS = "http://www.portalfiscal.inf.br/nfe"
 N = f"{{{NS}}}"
 NT_2026_010_FROM = "2026-12-01"  # dhEmi from this day: the NT 2026.010 layout (IBS/CBS/IS)
-CANCELLATION = "110111"
-CANCELLATION_ACCEPTED = {"135", "136", "155"}
 
 
 def _find(element: etree._Element | None, path: str) -> etree._Element | None:
@@ -361,30 +361,9 @@ def _contingency(ide: etree._Element | None) -> str:
     return f"EMITIDA EM CONTINGÊNCIA (tpEmis {text(ide, 'tpEmis')}) em {shown}: {text(ide, 'xJust')}".strip()
 
 
-def _local(tag: object) -> str:
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
 def is_cancelled(key: str, events: Sequence[bytes]) -> bool:
     """A cancellation (110111) of this key among the stored events, not refused by the SEFAZ."""
-    for data in events:
-        try:
-            root = parse_xml(data)
-        except XmlRejected:
-            continue  # an unreadable event marks nothing; the document still prints
-        values: dict[str, list[str]] = {}
-        for element in root.iter():
-            name = _local(element.tag)
-            if name in ("tpEvento", "chNFe", "cStat") and element.text:
-                values.setdefault(name, []).append(element.text.strip())
-        if CANCELLATION not in values.get("tpEvento", []):
-            continue
-        if key and values.get("chNFe") and key not in values["chNFe"]:
-            continue
-        statuses = values.get("cStat", [])
-        if not statuses or any(s in CANCELLATION_ACCEPTED for s in statuses):
-            return True
-    return False
+    return registered_cancellation(key, events, read_nfe_root)
 
 
 def parse_nfe(xml: bytes, events: Sequence[bytes] = ()) -> Nfe:

@@ -5,7 +5,7 @@ Pure functions from the lxml tree to frozen dataclasses of display-ready strings
 codes (tribISSQN, tpRetISSQN, opSimpNac...) print their official descriptions.
 
 The NFS-e does not say it was cancelled or substituted: those are events (101101, 105104 and
-305101 cancel it, 105102 cancels it by substitution), read from ``events`` by :func:`event_marks`.
+305101 cancel it, 105102 cancels it by substitution), read from ``events`` by :func:`app.pdf.events.nfse_marks`.
 """
 
 from __future__ import annotations
@@ -20,15 +20,13 @@ from app.core.keys import UF_BY_CODE
 from app.pdf import danfse_codes as codes
 from app.pdf import formats
 from app.pdf.errors import PdfError
+from app.pdf.events import nfse_marks
 from app.pdf.xmlnode import Node
 from app.safexml import XmlRejected, parse_xml
 
 NFSE_NS = "http://www.sped.fazenda.gov.br/nfse"
 _P = f"{{{NFSE_NS}}}"
 DASH = "-"
-# 101101 cancellation, 105104 cancellation granted after the tax office's analysis, 305101 ex officio
-CANCEL_EVENTS = ("101101", "105104", "305101")
-SUBSTITUTION_EVENT = "105102"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,28 +122,10 @@ def read_danfse_bytes(data: bytes, events: Iterable[bytes] = ()) -> Danfse:
     except XmlRejected as error:
         raise PdfError(f"Não foi possível gerar o DANFSe: XML ilegível ({error.message}).") from error
     danfse = read_danfse(root)
-    cancelled, substituted = event_marks(danfse.key, events)
+    cancelled, substituted = nfse_marks(danfse.key, events)
     if cancelled or substituted:
         danfse = replace(danfse, cancelled=cancelled and not substituted, substituted=substituted)
     return danfse
-
-
-def event_marks(key: str, events: Iterable[bytes]) -> tuple[bool, bool]:
-    """(cancelled, substituted) from the stored events of ``key``; unreadable events are skipped."""
-    cancelled = substituted = False
-    for raw in events:
-        try:
-            node = Node(parse_xml(raw), _P)
-        except XmlRejected:
-            continue
-        ped = node.deep("infPedReg")
-        if not ped or ped.text("chNFSe").upper() != key.upper():
-            continue
-        if any(ped.find(f"e{code}") for code in CANCEL_EVENTS):
-            cancelled = True
-        if ped.find(f"e{SUBSTITUTION_EVENT}"):
-            substituted = True
-    return cancelled, substituted
 
 
 def read_danfse(root: etree._Element) -> Danfse:
