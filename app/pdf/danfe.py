@@ -17,6 +17,7 @@ from reportlab.lib.units import mm
 
 from app.pdf import danfe_blocks as blocks
 from app.pdf import danfe_items as items
+from app.pdf.danfe_columns import Column
 from app.pdf.danfe_data import N, Nfe, read_nfe
 from app.pdf.errors import PdfError
 from app.pdf.layout import LEADING, TITLE_SIZE, Sheet, new_canvas, wrap
@@ -166,9 +167,7 @@ def draw_danfe(nfe: Nfe) -> bytes:
     return out.getvalue()
 
 
-def _later_page(
-    sheet: Sheet, geo: Geometry, cols: list[items.Column], nfe: Nfe, page: Page, number: int, pages: int
-) -> None:
+def _later_page(sheet: Sheet, geo: Geometry, cols: list[Column], nfe: Nfe, page: Page, number: int, pages: int) -> None:
     """Pages 2+: the header with FOLHA X/Y, the rows that continue, then continued information."""
     y = blocks.header(sheet, geo.x, geo.top, geo.w, nfe, number, pages) + blocks.GAP
     if page.rows:
@@ -180,7 +179,7 @@ def _later_page(
         _continuation(sheet, geo, page.info, y)
 
 
-def _item_block(sheet: Sheet, geo: Geometry, cols: list[items.Column], rows: list[items.Row], top: float,
+def _item_block(sheet: Sheet, geo: Geometry, cols: list[Column], rows: list[items.Row], top: float,
                 bottom: float) -> None:  # fmt: skip
     sheet.section(geo.x, top, "Dados do produto / serviço")
     y = items.draw_head(sheet, geo.x, top + blocks.CAPTION, cols)

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from reportlab.lib.units import mm
 
+from app.pdf import danfe_nt2026
 from app.pdf import formats as fmt
+from app.pdf.danfe_columns import Cell, Column, Pairs, fill_width
 from app.pdf.danfe_data import Item, Nfe
 from app.pdf.fonts import sanitize
 from app.pdf.layout import LEADING, Sheet, wrap
@@ -23,19 +25,10 @@ LINE = SIZE * LEADING / mm  # mm per line of text
 MAX_LINES = 60  # per row: 60 lines is about 150 mm, less than any page's room for rows
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
-    title: str
-    width: float  # mm; 0 for the description, which takes what is left
-    align: str
-
-
 def columns(nfe: Nfe, width: float) -> list[Column]:
     """MOC 7.0's columns (NT 2026.010's for NF-e issued from 2026-12-01). Extra width (landscape)
     is shared by the description and the value columns."""
     if nfe.nt_2026_010:
-        from app.pdf import danfe_nt2026
-
         return danfe_nt2026.columns(nfe, width)
     cst_title = "CSOSN" if nfe.emitter.crt in ("1", "4") else "O/CST"
     cols = [
@@ -55,27 +48,6 @@ def columns(nfe: Nfe, width: float) -> list[Column]:
         Column("ALÍQ. IPI", 7.5, "right"),
     ]
     return fill_width(cols, width, [c.align == "right" for c in cols])
-
-
-def fill_width(cols: list[Column], width: float, grows: list[bool]) -> list[Column]:
-    """The description (width 0) takes what the others leave; on a landscape page a third of the
-    extra room is shared by the ``grows`` columns."""
-    spare = width - sum(c.width for c in cols)
-    if spare > 90:
-        share = (spare - 90) / 3 / max(1, sum(grows))
-        cols = [Column(c.title, c.width + share, c.align) if grow else c for c, grow in zip(cols, grows, strict=True)]
-        spare = width - sum(c.width for c in cols)
-    return [Column(c.title, spare, c.align) if c.width == 0 else c for c in cols]
-
-
-@dataclass(frozen=True, slots=True)
-class Pairs:
-    """A cell of labelled values, each line one or two (label, value) side by side."""
-
-    lines: tuple[tuple[tuple[str, str], ...], ...]
-
-
-Cell = str | Pairs
 
 
 def cells(item: Item) -> list[str]:
@@ -121,8 +93,6 @@ def measure(nfe: Nfe, cols: list[Column]) -> list[Row]:
     desc_w = (cols[1].width - 1.4) * mm
     code_w = (cols[0].width - 1.4) * mm
     if nfe.nt_2026_010:
-        from app.pdf import danfe_nt2026
-
         make = danfe_nt2026.cells
     else:
         make = cells  # type: ignore[assignment]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from itertools import zip_longest
 
 from app.pdf import formats as fmt
+from app.pdf.danfe_columns import Column, Pairs, fill_width
 from app.pdf.danfe_data import Item, Nfe
-from app.pdf.danfe_items import Column, Pairs, fill_width
 from app.pdf.layout import Sheet
 
 ROW = 7.0
