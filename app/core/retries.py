@@ -36,8 +36,9 @@ GAP_RECOVERY: Final = Backoff(first=timedelta(minutes=1), cap=timedelta(minutes=
 GAP_RECOVERY_JITTER_SHARE: Final = 0.2
 MAX_GAP_RECOVERY_ATTEMPTS: Final = 8
 
-# An automatic export whose folder failed: 1, 2, 4... minutes, at most an hour, without end.
-EXPORT_WRITE: Final = Backoff(first=timedelta(minutes=1), cap=timedelta(hours=1))
+# An automatic export whose folder failed, and a hand-off delivery that failed: 1, 2, 4...
+# minutes, at most an hour, without end.
+EXPORT_RETRY: Final = Backoff(first=timedelta(minutes=1), cap=timedelta(hours=1))
 
 # One ADN (NFS-e) call that failed before reaching the service is tried again within the same
 # call after these many seconds: four attempts in all.

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from app.capture.jobs import Every, Job
 from app.config.files import write_atomic
 from app.core.clock import Clock
-from app.core.retries import EXPORT_WRITE
+from app.core.retries import EXPORT_RETRY
 from app.export.items import ExportItem, ItemSource
 from app.export.rules import deliverable
 from app.export.writer import Exporter, ExportWriteFailed, Writer, is_cancellation, wants
@@ -32,7 +32,7 @@ BATCH = 500
 
 def retry_delay(failures: int) -> timedelta:
     """1, 2, 4... minutes, at most an hour, for the ``failures``-th failure in a row (from 1)."""
-    return EXPORT_WRITE.delay(failures)
+    return EXPORT_RETRY.delay(failures)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from lxml import etree
 from app.certs.a1 import A1Certificate
 from app.config.endpoints import CTE_NS, NFE_NS, SOAP_BINDINGS, Service
 from app.core.clock import BRASILIA
+from app.core.cstat import NO_DOCUMENTS
 from app.core.errors import InvalidIdentifier
 from app.core.ids import Cnpj, Cpf
 from app.core.keys import CODE_BY_UF, UF_BY_CODE, AccessKey, DocumentModel
@@ -250,7 +251,7 @@ class DistributionReply:
     @property
     def caught_up(self) -> bool:
         """The cursor reached the last NSU the service has (137, or ultNSU == maxNSU)."""
-        if self.cstat == 137:
+        if self.cstat == NO_DOCUMENTS:
             return True
         return self.ult_nsu is not None and self.max_nsu is not None and self.ult_nsu >= self.max_nsu
 
