@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from lxml import etree
 
+from app.core import event_types as ev
 from app.core.clock import brasilia_iso
 from app.core.cstat import EVENT_REGISTERED
 from app.fiscal.xmldsig import SignatureCertificateInvalid, SignatureInvalid, extract_signed_element
@@ -32,7 +33,7 @@ MANIFESTATIONS = {
     "210220": "Desconhecimento da Operacao",
     "210240": "Operacao nao Realizada",
 }
-CONCLUSIVE = ("210200", "210220", "210240")
+CONCLUSIVE = (ev.CONFIRMACAO, ev.DESCONHECIMENTO, ev.NAO_REALIZADA)
 CIENCIA_DEADLINE = timedelta(days=10)
 CONCLUSIVE_DEADLINE = timedelta(days=90)
 MAX_REPEATED_REJECTIONS = 20
@@ -238,17 +239,17 @@ class EventService:
             return reject(578)
         if dh < generated.authorised_at.replace(microsecond=0):
             return reject(579)
-        if record.cancelled and tp in ("210210", "210220"):
-            return reject(650 if tp == "210210" else 651)
-        if tp == "210240" and not (inf.findtext(f"{N}detEvento/{N}xJust") or "").strip():
+        if record.cancelled and tp in (ev.CIENCIA, ev.DESCONHECIMENTO):
+            return reject(650 if tp == ev.CIENCIA else 651)
+        if tp == ev.NAO_REALIZADA and not (inf.findtext(f"{N}detEvento/{N}xJust") or "").strip():
             return reject(595)
-        if seq > (1 if tp == "210210" else 2):
+        if seq > (1 if tp == ev.CIENCIA else 2):
             return reject(594)
         if (tp, seq) in record.events:
             return reject(573)
-        if tp == "210210" and any(t in CONCLUSIVE for t, _ in record.events):
+        if tp == ev.CIENCIA and any(t in CONCLUSIVE for t, _ in record.events):
             return reject(655)
-        deadline = CIENCIA_DEADLINE if tp == "210210" else CONCLUSIVE_DEADLINE
+        deadline = CIENCIA_DEADLINE if tp == ev.CIENCIA else CONCLUSIVE_DEADLINE
         if now > generated.authorised_at + deadline:
             return reject(
                 596, f"Rejeicao: Evento apresentado apos o prazo permitido para o evento: [{deadline.days} dias]"

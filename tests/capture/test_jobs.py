@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.capture.jobs import DailyAt23, Every, jobs_of
+from app.capture.jobs import Daily, Every, jobs_of
 from app.capture.scheduler import BackgroundJobs, job_id
 from app.capture.service import CaptureService
 from app.capture.simulation import drive
@@ -37,7 +37,7 @@ def test_the_table_names_every_job_once_with_its_trigger(office_fleet: Fleet) ->
     assert table["distribuicao-cte"].trigger == Every(timedelta(seconds=60))  # §5.2
     assert table["distribuicao-nfe"].trigger == Every(timedelta(minutes=3))  # §4.2
     assert table["distribuicao-nfse"].trigger == Every(timedelta(seconds=30))  # §6.2
-    assert isinstance(table["verificacao-diaria"].trigger, DailyAt23)
+    assert isinstance(table["verificacao-diaria"].trigger, Daily)
     assert table["distribuicao-cte"].product is Product.CTE
 
 

@@ -14,7 +14,14 @@ from datetime import datetime, timedelta
 from lxml import etree
 
 from app.core.errors import CapturaError
-from app.core.event_types import CANCELLATION, CORRECTION_LETTER
+from app.core.event_types import (
+    CANCELLATION,
+    CIENCIA,
+    CONFIRMACAO,
+    CORRECTION_LETTER,
+    DESCONHECIMENTO,
+    NAO_REALIZADA,
+)
 from app.sandbox.docgen.common import (
     XML_DECLARATION,
     Party,
@@ -39,7 +46,7 @@ DESCRIPTIONS: dict[str, str] = {
     "790700": "Averbação para Exportação",
 }
 _N = f"{{{NFE_NS}}}"
-MANIFESTATIONS = frozenset({"210200", "210210", "210220", "210240"})
+MANIFESTATIONS = frozenset({CONFIRMACAO, CIENCIA, DESCONHECIMENTO, NAO_REALIZADA})
 CCE_CONDITIONS = (
     "A Carta de Correcao e disciplinada pelo paragrafo 1o-A do art. 7o do Convenio S/N, de 15 de dezembro de "
     "1970 e pode ser utilizada para regularizacao de erro ocorrido na emissao de documento fiscal, desde "
@@ -99,9 +106,9 @@ def _detail(tp_evento: str, nfe: GeneratedNFe, justification: str | None, correc
         if not correction:
             raise CapturaError("Carta de Correção exige o texto da correção (xCorrecao).")
         body += f"<xCorrecao>{esc(correction)}</xCorrecao><xCondUso>{CCE_CONDITIONS}</xCondUso>"
-    elif tp_evento == "210240" and not justification:
+    elif tp_evento == NAO_REALIZADA and not justification:
         raise CapturaError("Operação não Realizada exige justificativa (xJust).")
-    elif tp_evento in ("210220", "210240") and justification:
+    elif tp_evento in (DESCONHECIMENTO, NAO_REALIZADA) and justification:
         body += f"<xJust>{esc(justification)}</xJust>"
     return f'<detEvento versao="1.00">{body}</detEvento>'
 
