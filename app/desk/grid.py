@@ -17,9 +17,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from app.core.clock import BRASILIA
 from app.core.manifestation import (
-    CIENCIA,
     CONCLUSIVE_TYPES,
-    CONFIRMACAO,
     MANIFESTATION_TYPES,
     ManifestationState,
     manifestation_state,
@@ -362,10 +360,10 @@ def allowed_manifestations(row: GridRow, facts: Sequence[KeyEventFacts], now: da
         return ()
     registered = {(f.tp_evento, f.n_seq_evento) for f in facts if f.tp_evento in MANIFESTATION_TYPES}
     allowed: list[str] = []
-    if not registered and now <= row.issued_at + timedelta(days=MANIFESTATION_TYPES[CIENCIA].deadline_days):
-        allowed.append(CIENCIA)
+    if not registered and now <= row.issued_at + timedelta(days=MANIFESTATION_TYPES["210210"].deadline_days):
+        allowed.append("210210")
     conclusive = [pair for pair in registered if pair[0] in CONCLUSIVE_TYPES]
-    within = now <= row.issued_at + timedelta(days=MANIFESTATION_TYPES[CONFIRMACAO].deadline_days)
+    within = now <= row.issued_at + timedelta(days=MANIFESTATION_TYPES["210200"].deadline_days)
     if within and len(conclusive) < 2:  # the event and its one rectification
         allowed += sorted(CONCLUSIVE_TYPES)
     return tuple(allowed)
