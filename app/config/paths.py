@@ -2,19 +2,43 @@
 the settings dialog, else the OS per-user folder.
 
 The demo never shares a folder with real data: it lives beside it, in ``<data dir>-demo``.
+A folder on the network is refused (:func:`check_data_dir`): SQLite's locks and write-ahead log
+corrupt the database over SMB or NFS.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import platformdirs
 
+from app.config.winpaths import network_location
+from app.core.errors import CapturaError
+
 APP_DIR_NAME = "CapturaDFe"
 ENV_DATA_DIR = "CAPTURA_DATA_DIR"
 PREFERENCES_FILENAME = "preferencias.json"
+
+
+class NetworkDataFolder(CapturaError):
+    """The data folder is on a network share, a mapped network drive or a network mount."""
+
+
+def check_data_dir(path: Path, *, locate: Callable[[Path], str | None] = network_location) -> Path:
+    """``path`` when it is on this computer's own disk; a refusal that says where to go instead
+    when it is on the network (``locate``: where a path lives, its OS probes replaceable in tests)."""
+    where = locate(path)
+    if where is not None:
+        raise NetworkDataFolder(
+            f"Pastas de rede não servem para o banco SQLite: {path} está {where}, e o banco em rede "
+            "se corrompe. Escolha uma pasta deste computador (por exemplo, a pasta padrão) ou, para "
+            "os computadores do escritório dividirem os mesmos dados, use o banco do escritório "
+            "(PostgreSQL) em vez de uma pasta compartilhada."
+        )
+    return path
 
 
 def default_data_dir() -> Path:
@@ -38,7 +62,10 @@ def remembered_data_dir() -> Path | None:
 
 
 def remember_data_dir(path: Path | None) -> Path:
-    """Open ``path`` from the next start on (None: the default again); written atomically."""
+    """Open ``path`` from the next start on (None: the default again); written atomically.
+    A network folder is refused (:class:`NetworkDataFolder`) before anything is written."""
+    if path is not None:
+        check_data_dir(path)
     target = preferences_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     payload = json.dumps({"data_dir": str(path) if path else None}, ensure_ascii=False) + "\n"
@@ -64,7 +91,9 @@ def resolve_data_dir(cli_value: str | os.PathLike[str] | None = None, *, demo: b
 
 
 def ensure_data_dir(path: Path) -> Path:
-    """Create the folder (owner-only on POSIX: it holds encrypted certificates and the database)."""
+    """Create the folder (owner-only on POSIX: it holds encrypted certificates and the database);
+    a folder on the network is refused (:class:`NetworkDataFolder`)."""
+    check_data_dir(path)
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
 

@@ -1,7 +1,8 @@
 """Automatic export: every active profile takes what arrived since its watermark, queues what it
 wants and is deliverable, and writes its queue. A destination that fails keeps its queue (in
 the store, so across restarts too) and is tried again later, 1 minute after the first failure
-and up to an hour apart.
+and up to an hour apart. A single file another program holds open (Windows) waits alone, with
+the same backoff, while the profile goes on with everything else.
 
 :func:`export_job` is the capture service's job (``CaptureService(extra_jobs=[...])``): the
 capture never imports this package.
@@ -19,7 +20,7 @@ from app.core.clock import Clock
 from app.core.retries import EXPORT_RETRY
 from app.export.items import ExportItem, ItemSource
 from app.export.rules import deliverable
-from app.export.writer import Exporter, ExportWriteFailed, Writer, is_cancellation, wants
+from app.export.writer import Exporter, ExportWriteFailed, Remover, Writer, is_cancellation, remove_file, wants
 from app.store.db import Database
 from app.store.exports import DOCUMENT, EVENT, ExportRepository
 from app.store.records import ExportProfile
@@ -47,11 +48,17 @@ class ProfileRun:
 class AutomaticExport:
     """Runs every active profile once: ``run()`` (the job) or ``run_profile(profile)``."""
 
-    def __init__(self, db: Database, clock: Clock, *, write: Writer = write_atomic) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, *, write: Writer = write_atomic, remove: Remover = remove_file
+    ) -> None:
         self.db = db
         self.clock = clock
         self.repo = ExportRepository(db)
         self._write = write
+        self._remove = remove
+        # Queue rows whose file was in use: (not before, failures in a row). In memory: a restart
+        # simply tries them at once.
+        self._held: dict[int, tuple[datetime, int]] = {}
 
     def run(self) -> list[ProfileRun]:
         now = self.clock.now()
@@ -105,9 +112,16 @@ class AutomaticExport:
         return wants(profile, item) and deliverable(item, source.settings(item.company.id, item.product))
 
     def _drain(self, profile: ExportProfile, source: ItemSource, result: ProfileRun) -> None:
-        exporter = Exporter(profile, write=self._write)
+        exporter = Exporter(profile, write=self._write, remove=self._remove, sleep=self.clock.sleep)
+        waiting: set[int] = set()  # rows held back this run (a file in use)
+        paused = False  # the destination refused something else: the whole profile waits
         while True:
-            queued = self.repo.queued(profile.id)
+            now = self.clock.now()
+            queued = [
+                entry
+                for entry in self.repo.queued(profile.id, limit=len(waiting) + 200)
+                if entry.id not in waiting and not self._still_held(entry.id, now, waiting)
+            ]
             if not queued:
                 return
             done: list[int] = []
@@ -124,18 +138,43 @@ class AutomaticExport:
                 except ExportWriteFailed as error:
                     self.repo.written(profile.id, done, clear_error=result.failed is None)
                     self.repo.drop(profile.id, gone)
+                    if error.in_use:
+                        self._hold(profile, entry.id, error, result)
+                        waiting.add(entry.id)
+                        done, gone = [], []
+                        continue
                     self._failed(profile, entry.id, entry.attempts, error, result)
+                    paused = True
                     if error.destination_down:
                         return
                     done, gone = [], []
                     continue
+                self._held.pop(entry.id, None)
                 done.append(entry.id)
                 result.written += 1
                 result.files += len(report.written)
             self.repo.written(profile.id, done, clear_error=result.failed is None)
             self.repo.drop(profile.id, gone)
-            if result.failed is not None:
+            if paused:
                 return  # the failing rows stay queued: the retry takes them up
+
+    def _still_held(self, queue_id: int, now: datetime, waiting: set[int]) -> bool:
+        held = self._held.get(queue_id)
+        if held is None or held[0] <= now:
+            return False
+        waiting.add(queue_id)
+        return True
+
+    def _hold(self, profile: ExportProfile, queue_id: int, error: ExportWriteFailed, result: ProfileRun) -> None:
+        """One file in use: that row waits (1, 2, 4... minutes), the profile is not paused."""
+        failures = self._held.get(queue_id, (self.clock.now(), 0))[1] + 1
+        retry_at = self.clock.now() + retry_delay(failures)
+        self._held[queue_id] = (retry_at, failures)
+        message = f"{error.message} Nova tentativa desse arquivo às {retry_at:%H:%M} (UTC); os demais seguem."
+        # next_attempt_at = now: the profile itself stays due at every tick.
+        self.repo.failed(profile.id, queue_id, message, self.clock.now())
+        result.failed = message
+        log.warning("perfil de exportação %s: %s", profile.name, message)
 
     @staticmethod
     def _events_of(source: ItemSource, item: ExportItem) -> list[ExportItem]:

@@ -4,6 +4,11 @@ A name depends only on the item, so exporting twice rewrites nothing (equal byte
 they are) and creates no duplicate. When an item's name changes (a resumo replaced by its complete
 NF-e, a document cancelled and moved to ``Canceladas``) the file under its other possible names
 is removed: no state is needed for that, so a manual export into a folder behaves the same.
+
+Windows: a file another program holds open (the ERP importing it, Excel, an antivirus scan)
+refuses its replacement or removal for a moment; that file is tried again a few times, then
+reported as in use (the rest of the export goes on). Paths past Windows' 260 characters are
+written through the ``\\\\?\\`` prefix (:func:`app.config.winpaths.for_writing`).
 """
 
 from __future__ import annotations
@@ -11,12 +16,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta, timezone
 from pathlib import Path
+from typing import TypeVar
 
 from app.config.files import write_atomic
+from app.config.winpaths import MAX_PATH, PathTooLong, beyond_max_path, for_writing
+from app.core.clock import SystemClock
 from app.core.errors import CapturaError
 from app.export.items import SUMMARY_KINDS, ExportItem
 from app.export.patterns import CANCELLED_FOLDER, NameFacts, render
@@ -32,17 +41,52 @@ _COMPLETE_LAYOUT = {Product.NFE: "nfeProc", Product.CTE: "cteProc", Product.NFSE
 _UNREACHABLE = {errno.ENOENT, errno.ENOTDIR, errno.ENODEV, errno.ENXIO, errno.EHOSTDOWN, errno.ENETUNREACH}
 _READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
 _DOWN = _UNREACHABLE | _READ_ONLY | {errno.ENOSPC, errno.EDQUOT, errno.EIO}  # the folder, not the item
+# Windows: ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION (another program has the file open).
+_WIN_IN_USE = {32, 33}
+_WIN_ACCESS_DENIED = 5
+_WIN_TOO_LONG = {3, 206}  # ERROR_PATH_NOT_FOUND (what MAX_PATH gives), ERROR_FILENAME_EXCED_RANGE
+# Seconds between the tries at a file in use: an ERP import or an antivirus scan lets go quickly.
+IN_USE_PAUSES = (0.25, 0.5, 1.0)
+
+T = TypeVar("T")
+_SYSTEM_CLOCK = SystemClock()
 
 
 class ExportWriteFailed(CapturaError):
-    """The destination refused a write (full disk, read-only, missing drive): retried later."""
+    """The destination refused a write (full disk, read-only, missing drive): retried later.
 
-    def __init__(self, message: str, *, destination_down: bool) -> None:
+    ``in_use``: only this file failed, held open by another program; the others go on."""
+
+    def __init__(self, message: str, *, destination_down: bool, in_use: bool = False) -> None:
         super().__init__(message)
         self.destination_down = destination_down
+        self.in_use = in_use
 
 
 Writer = Callable[[Path, bytes], None]
+Remover = Callable[[Path], None]
+
+
+def remove_file(path: Path) -> None:
+    path.unlink()
+
+
+def in_use(error: OSError, path: Path) -> bool:
+    """Windows refused ``path`` because another program holds it open.
+
+    A sharing violation says so itself; ``os.replace`` onto a file opened without
+    FILE_SHARE_DELETE answers "access denied" instead, as it would for a read-only file: it is
+    a file in use when the file itself is writable (the folder took the temporary file)."""
+    winerror = getattr(error, "winerror", None)
+    if winerror in _WIN_IN_USE:
+        return True
+    if winerror != _WIN_ACCESS_DENIED or error.filename2 is None:
+        return False
+    try:
+        # the write bit is Windows' read-only attribute (os.access would say yes to root on POSIX)
+        return path.is_file() and bool(path.stat().st_mode & stat.S_IWRITE)
+    except OSError:
+        return False
 
 
 @dataclass
@@ -59,6 +103,8 @@ class WriteReport:
 
 def reason_of(error: OSError, path: Path) -> str:
     code = error.errno
+    if getattr(error, "winerror", None) in _WIN_TOO_LONG and beyond_max_path(str(path)):
+        return f"caminho longo demais ({len(str(path))} caracteres; o limite do Windows é {MAX_PATH - 1}): {path}"
     if code == errno.ENOSPC:
         return f"disco cheio em {path.parent}"
     if code in _READ_ONLY:
@@ -135,13 +181,23 @@ def wants(profile: ExportProfile, item: ExportItem) -> bool:
 class Exporter:
     """Writes items of one profile (or a manual export's settings) under its destination.
 
-    ``write`` is the one function that puts bytes on disk (tests inject faults there).
+    ``write`` and ``remove`` are the only functions that change the disk (tests inject faults
+    there); ``sleep`` waits between the tries at a file in use (a clock's).
     """
 
-    def __init__(self, profile: ExportProfile, *, write: Writer = write_atomic) -> None:
+    def __init__(
+        self,
+        profile: ExportProfile,
+        *,
+        write: Writer = write_atomic,
+        remove: Remover = remove_file,
+        sleep: Callable[[float], None] = _SYSTEM_CLOCK.sleep,
+    ) -> None:
         self.profile = profile
         self.root = Path(profile.destination)
         self._write = write
+        self._remove = remove
+        self._sleep = sleep
 
     # ------------------------------------------------------------------ names
 
@@ -209,8 +265,7 @@ class Exporter:
         for other in self._other_names(item, relative):
             stale = self.root / other
             for path_of_it in (stale, stale.with_suffix(".pdf")):
-                with contextlib.suppress(FileNotFoundError):
-                    path_of_it.unlink()
+                if self._delete(path_of_it):
                     report.removed.append(path_of_it)
 
     def _pdf(self, item: ExportItem, target: str, events: Iterable[ExportItem], report: WriteReport) -> None:
@@ -227,21 +282,63 @@ class Exporter:
 
     def _put(self, path: Path, content: bytes) -> bool:
         """True when the file was (re)written; False when it already held exactly ``content``."""
-        try:
-            if path.is_file() and path.stat().st_size == len(content) and path.read_bytes() == content:
+        target = self._os_path(path)
+
+        def put() -> bool:
+            if target.is_file() and target.stat().st_size == len(content) and target.read_bytes() == content:
                 return False
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._write(path, content)
-        except OSError as error:
-            raise self._failure(error, path) from error
-        except CapturaError as error:
-            cause = error.__cause__
-            if isinstance(cause, OSError):
-                raise self._failure(cause, path) from error
-            raise
-        return True
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._write(target, content)
+            return True
+
+        return self._trying(path, put)
+
+    def _delete(self, path: Path) -> bool:
+        """Remove ``path`` (an item's file under a name it no longer has); False when absent."""
+        target = self._os_path(path)
+
+        def delete() -> bool:
+            with contextlib.suppress(FileNotFoundError):
+                self._remove(target)
+                return True
+            return False
+
+        return self._trying(path, delete)
+
+    def _os_path(self, path: Path) -> Path:
+        try:
+            return for_writing(path)
+        except PathTooLong as problem:
+            raise ExportWriteFailed(
+                f"Exportação para {self.root} falhou: caminho longo demais ({problem}): {path}. "
+                "Use um modelo de nome mais curto ou uma pasta de destino mais próxima da raiz.",
+                destination_down=False,
+            ) from None
+
+    def _trying(self, path: Path, action: Callable[[], T]) -> T:
+        """``action()``; a file held open by another program is tried again after each pause."""
+        pauses = iter(IN_USE_PAUSES)
+        while True:
+            try:
+                return action()
+            except (OSError, CapturaError) as raised:
+                error = raised if isinstance(raised, OSError) else raised.__cause__
+                if not isinstance(error, OSError):
+                    raise
+                pause = next(pauses, None) if in_use(error, path) else None
+                if pause is None:
+                    raise self._failure(error, path) from raised
+                log.info("arquivo em uso por outro programa, nova tentativa em %.2f s: %s", pause, path)
+                self._sleep(pause)
 
     def _failure(self, error: OSError, path: Path) -> ExportWriteFailed:
+        if in_use(error, path):
+            return ExportWriteFailed(
+                f"Exportação para {self.root} falhou: arquivo em uso por outro programa: {path.name} "
+                f"(em {path.parent}).",
+                destination_down=False,
+                in_use=True,
+            )
         down = error.errno in _DOWN or not self._root_usable()
         return ExportWriteFailed(
             f"Exportação para {self.root} falhou: {reason_of(error, path)}.", destination_down=down
