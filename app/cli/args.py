@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import gettext
+from pathlib import Path
 from typing import Any
 
 from app.core.errors import CapturaError
@@ -69,6 +70,20 @@ def install() -> None:
 
 class UsageError(CapturaError):
     """Wrong use of the command line found after parsing (a bad date, an unknown event): exit 2."""
+
+
+def add_password_options(parser: argparse.ArgumentParser, what: str = "a senha do certificado") -> None:
+    """``--password-stdin`` and ``--password-file ARQUIVO`` (one of them; neither: a prompt).
+    Read them with ``app.cli.io.read_secret(..., from_stdin=args.password_stdin,
+    password_file=args.password_file)``."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--password-stdin", action="store_true", help=f"lê {what} da entrada padrão")
+    source.add_argument(
+        "--password-file",
+        type=Path,
+        metavar="ARQUIVO",
+        help=f"lê {what} de um arquivo de texto (UTF-8 ou UTF-16 com BOM; só a quebra de linha final é ignorada)",
+    )
 
 
 class ArgumentParser(argparse.ArgumentParser):

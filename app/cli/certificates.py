@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from app.cli.args import add_password_options
 from app.cli.io import print_json, read_secret
 from app.core.clock import SystemClock
 
@@ -16,7 +17,7 @@ def register(sub: Any) -> None:
     actions = group.add_subparsers(dest="action", metavar="AÇÃO")
     show = actions.add_parser("show", help="mostra titular, CNPJ, emissor e validade de um arquivo .pfx/.p12")
     show.add_argument("file", type=Path, metavar="ARQUIVO")
-    show.add_argument("--password-stdin", action="store_true", help="lê a senha da entrada padrão")
+    add_password_options(show, "a senha")
     show.add_argument("--json", action="store_true", help="saída em JSON")
     show.set_defaults(handler=_show)
 
@@ -28,7 +29,7 @@ def _show(args: argparse.Namespace) -> int:
         pfx = args.file.read_bytes()
     except OSError as error:
         raise InvalidCertificateFile(f"Não foi possível ler o arquivo {args.file}: {error.strerror}.") from error
-    password = read_secret("Senha do certificado: ", from_stdin=args.password_stdin)
+    password = read_secret("Senha do certificado: ", from_stdin=args.password_stdin, password_file=args.password_file)
     cert = load_a1(pfx, password, now=SystemClock().now())
     if args.json:
         print_json(

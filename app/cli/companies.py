@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.cli.args import add_password_options
 from app.cli.context import open_office
 from app.cli.io import print_json, read_secret
 from app.core.documents import PartyRole
@@ -40,7 +41,7 @@ def register(sub: Any) -> None:
 
     add = actions.add_parser("add", help="cadastra uma empresa a partir do seu certificado A1")
     add.add_argument("--pfx", type=Path, required=True, metavar="ARQUIVO", help="certificado A1 (.pfx/.p12)")
-    add.add_argument("--password-stdin", action="store_true", help="lê a senha do certificado da entrada padrão")
+    add_password_options(add)
     add.add_argument("--cnpj", help="CNPJ de uma filial com a mesma raiz do certificado (padrão: o do certificado)")
     add.add_argument("--name", help="razão social (padrão: a do certificado)")
     add.add_argument("--environment", choices=sorted(_ENVIRONMENTS), default="producao")
@@ -173,7 +174,7 @@ def _add(args: argparse.Namespace) -> int:
     except OSError as error:
         raise InvalidCertificateFile(f"Não foi possível ler o arquivo {args.pfx}: {error.strerror}.") from error
     products = _products(args.products)
-    password = read_secret("Senha do certificado: ", from_stdin=args.password_stdin)
+    password = read_secret("Senha do certificado: ", from_stdin=args.password_stdin, password_file=args.password_file)
     with _office(args) as office:
         company = office.register_company(
             pfx,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from app import APP_NAME, __version__
 from app.cli.args import ArgumentParser, UsageError
 from app.cli.context import Runtime
+from app.cli.io import utf8_streams
 from app.core.errors import CapturaError
 from app.demo import DEMO_SPEED
 
@@ -78,6 +79,7 @@ def _positive_float(text: str) -> float:
 def run_command(args: argparse.Namespace, *, runtime: Runtime | None = None) -> int:
     """Run the parsed subcommand. ``runtime`` replaces the clock in tests (see app.cli.context)."""
     args.runtime = runtime or Runtime()
+    utf8_streams()  # --json into a file or a pipe, and a password piped in, in UTF-8 on Windows too
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         # A command group given without its action ("company"): show that group's help.
