@@ -43,7 +43,7 @@ def test_only_the_final_line_break_is_removed() -> None:
 
 
 def test_a_password_in_the_ansi_code_page_is_refused_with_the_way_out() -> None:
-    with pytest.raises(SecretUnreadable, match="não está em UTF-8.*Set-Content -Encoding utf8"):
+    with pytest.raises(SecretUnreadable, match=r"não está em UTF-8.*Set-Content -Encoding utf8"):
         decode_secret("Açaí\r\n".encode("cp1252"), "senha.txt")  # Set-Content on PowerShell 5.1
 
 
