@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from app.cli.context import Runtime
 from app.cli.main import EXIT_REFUSED, EXIT_USAGE, build_parser, run_command
 from app.config.paths import ensure_data_dir, resolve_data_dir
-from app.config.runtime import tune_garbage_collector
+from app.config.runtime import qt_font_dir, tune_garbage_collector
 
 # Qt platforms that draw without a display server (tests, screenshots, remote framebuffers).
 _NO_DISPLAY_PLATFORMS = ("offscreen", "minimal", "minimalegl", "vnc", "linuxfb", "eglfs", "vkkhrdisplay")
@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None, *, runtime: Runtime | None = None) -
         from app.demo.headless import run_headless
 
         return run_headless(data_dir, DemoOptions(speed=args.speed), duration=args.duration)
+    qt_font_dir(os.environ)  # Windows offscreen (the demo under Wine): Qt finds the app's fonts
     # Imported here so that headless commands never load Qt.
     from app.ui.app import run_gui
 

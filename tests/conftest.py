@@ -17,7 +17,10 @@ from hypothesis import settings as hypothesis_settings
 hypothesis_settings.register_profile("captura", database=None, deadline=None)
 hypothesis_settings.load_profile("captura")
 
+from app.config.runtime import qt_font_dir  # noqa: E402 - after the profile, before any Qt import
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+qt_font_dir(os.environ)  # Windows: the offscreen plugin's fonts (else a warning, which fails Qt tests)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Folders of images a test wrote for a person to look at (screens, PDF pages): named at the end.

@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.config.paths import remember_data_dir, remembered_data_dir
+from app.certs.bundle import TrustBundleError, read_bundle
+from app.config.paths import check_data_dir, remember_data_dir, remembered_data_dir
 from app.config.settings import LOG_LEVELS, save_settings
 from app.core.errors import CapturaError
 from app.desk import autostart
@@ -26,10 +27,10 @@ LOG_LEVEL_LABELS = {
     "CRITICAL": "Somente falhas graves",
 }
 ICP_BUNDLE_NOTE = (
-    "Os servidores do governo usam certificados da ICP-Brasil, que o Windows não traz. Baixe a cadeia "
-    "de certificados do ITI (https://www.gov.br/iti/pt-br/assuntos/repositorio, arquivo "
-    "\u201cACcompactado\u201d), junte as ACs em um único arquivo .pem e indique-o aqui. Sem ele, a captura "
-    "real não consegue se conectar."
+    "Os servidores do governo usam certificados da ICP-Brasil. Sem arquivo, vale o repositório de "
+    "certificados do Windows (basta que ele confie na AC Raiz ICP-Brasil). Se a conexão falhar, baixe a "
+    "cadeia do ITI (https://www.gov.br/iti/pt-br/assuntos/repositorio: o arquivo .p7b ou o "
+    "\u201cACcompactado\u201d .zip) e indique-o aqui como veio, sem converter."
 )
 
 
@@ -65,13 +66,9 @@ def read(desk: Desk) -> Preferences:
 
 def _check_bundle(path: Path) -> None:
     try:
-        text = path.read_text(encoding="ascii", errors="replace")
-    except OSError as error:
-        raise PreferencesRefused(f"Não foi possível ler {path}: {error.strerror or error}.") from error
-    if "-----BEGIN CERTIFICATE-----" not in text:
-        raise PreferencesRefused(
-            f"O arquivo {path} não contém certificados no formato PEM (-----BEGIN CERTIFICATE-----)."
-        )
+        read_bundle(path)  # a .p7b, a zip of .crt, a .pem or a .crt
+    except TrustBundleError as error:
+        raise PreferencesRefused(error.message) from error
 
 
 def save(desk: Desk, chosen: Preferences) -> list[str]:
@@ -80,6 +77,8 @@ def save(desk: Desk, chosen: Preferences) -> list[str]:
         raise PreferencesRefused(f"Nível de registro desconhecido: {chosen.log_level}.")
     if not 1 <= chosen.archive_retention_days <= 36500:
         raise PreferencesRefused("A retenção dos arquivos de comunicação vai de 1 a 36.500 dias.")
+    if chosen.next_data_dir is not None:
+        check_data_dir(chosen.next_data_dir)  # a network folder: refused before anything is saved
     current = desk.office.settings
     if chosen.icp_brasil_bundle is not None and chosen.icp_brasil_bundle != current.icp_brasil_bundle:
         _check_bundle(chosen.icp_brasil_bundle)

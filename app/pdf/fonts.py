@@ -12,12 +12,12 @@ from __future__ import annotations
 import threading
 import unicodedata
 from functools import lru_cache
-from pathlib import Path
 
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 
-FONT_DIR = Path(__file__).parent / "resources" / "fonts"
+from app.config.runtime import FONT_DIR  # one place for the shipped fonts (Qt's offscreen plugin reads them too)
+
 REGULAR = "DejaVuSansCondensed"
 BOLD = "DejaVuSansCondensed-Bold"
 _FILES = {REGULAR: "DejaVuSansCondensed.ttf", BOLD: "DejaVuSansCondensed-Bold.ttf"}

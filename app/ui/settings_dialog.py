@@ -83,7 +83,7 @@ class SettingsDialog(QDialog):
         form.addRow("Guardar as comunicações por", self.retention)
         self.bundle = QLineEdit(self)
         self.bundle.setObjectName("icp-bundle")
-        self.bundle.setPlaceholderText("Arquivo .pem com a cadeia de certificados da ICP-Brasil")
+        self.bundle.setPlaceholderText("Cadeia da ICP-Brasil do ITI (.p7b, .zip, .pem ou .crt)")
         pick = QPushButton("Escolher…", self)
         pick.clicked.connect(self._choose_bundle)
         bundle_row = QHBoxLayout()
@@ -135,7 +135,10 @@ class SettingsDialog(QDialog):
 
     def _choose_bundle(self) -> None:
         path, _filter = QFileDialog.getOpenFileName(
-            self, "Cadeia ICP-Brasil", str(Path.home()), "Certificados PEM (*.pem *.crt *.cer);;Todos os arquivos (*)"
+            self,
+            "Cadeia ICP-Brasil",
+            str(Path.home()),
+            "Cadeia de certificados (*.p7b *.zip *.pem *.crt *.cer);;Todos os arquivos (*)",
         )
         if path:
             self.bundle.setText(path)

@@ -9,10 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs7
 
 from app.config.paths import resolve_data_dir
 from app.config.settings import load_settings
 from app.desk import Desk, preferences
+from app.sandbox.pki import TestPki
 from tests.desk.conftest import Office
 
 
@@ -29,15 +33,16 @@ def test_saved_preferences_are_read_back_and_applied(desk: Desk, office: Office,
     assert preferences.save(desk, preferences.read(desk)) == ["Nada foi alterado."]
 
 
-def test_the_trust_bundle_must_hold_pem_certificates(desk: Desk, tmp_path: Path) -> None:
+def test_the_trust_bundle_must_hold_certificates(desk: Desk, tmp_path: Path) -> None:
     current = preferences.read(desk)
     wrong = tmp_path / "icp.txt"
     wrong.write_text("não é um certificado", encoding="utf-8")
-    with pytest.raises(preferences.PreferencesRefused, match="formato PEM"):
+    with pytest.raises(preferences.PreferencesRefused, match="não contém certificados reconhecíveis"):
         preferences.save(desk, replace(current, icp_brasil_bundle=wrong))
     assert load_settings(desk.data_dir).icp_brasil_bundle == current.icp_brasil_bundle  # nothing written
-    bundle = tmp_path / "icp.pem"
-    bundle.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", encoding="ascii")
+    bundle = tmp_path / "icp.p7b"  # as the ITI publishes it, with no conversion
+    ca = x509.load_pem_x509_certificate(TestPki.create().ca_cert_pem)
+    bundle.write_bytes(pkcs7.serialize_certificates([ca], serialization.Encoding.DER))
     notes = preferences.save(desk, replace(current, icp_brasil_bundle=bundle))
     assert any("próxima abertura" in n for n in notes)
     assert load_settings(desk.data_dir).icp_brasil_bundle == bundle
