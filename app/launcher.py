@@ -14,6 +14,7 @@ from app.cli.context import Runtime
 from app.cli.main import EXIT_REFUSED, EXIT_USAGE, build_parser, run_command
 from app.config.paths import ensure_data_dir, resolve_data_dir
 from app.config.runtime import qt_font_dir, tune_garbage_collector
+from app.core.errors import CapturaError
 
 # Qt platforms that draw without a display server (tests, screenshots, remote framebuffers).
 _NO_DISPLAY_PLATFORMS = ("offscreen", "minimal", "minimalegl", "vnc", "linuxfb", "eglfs", "vkkhrdisplay")
@@ -60,7 +61,15 @@ def main(argv: Sequence[str] | None = None, *, runtime: Runtime | None = None) -
     if problem is not None:
         print(problem + (_DEMO_HINT if args.demo else _WINDOW_HINT), file=sys.stderr)
         return EXIT_REFUSED
-    data_dir = ensure_data_dir(resolve_data_dir(args.data_dir, demo=args.demo))
+    try:
+        data_dir = ensure_data_dir(resolve_data_dir(args.data_dir, demo=args.demo))
+    except CapturaError as error:  # a network folder (SQLite there corrupts), an unwritable one
+        print(f"Erro: {error.message}", file=sys.stderr)
+        if not args.headless:  # started from a shortcut, nobody reads stderr
+            from app.ui.app import refuse_to_start
+
+            refuse_to_start(error.message)
+        return EXIT_REFUSED
     if args.demo and args.headless:
         from app.demo.environment import DemoOptions
         from app.demo.headless import run_headless

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from app.cli.console import console_stop
 from app.cli.context import capture_context, capture_service, data_dir_of, find_company, parse_product
 from app.cli.io import print_json
 from app.cli.main import EXIT_OK, EXIT_WAITING
@@ -31,6 +32,8 @@ if TYPE_CHECKING:  # the capture loads when a command runs, never for `--help`
 
 log = logging.getLogger(__name__)
 
+STOP_HINT = "Ctrl+C ou SIGTERM para parar (no Windows, também fechar o console ou encerrar a sessão)."
+STOP_MARGIN = 5.0  # seconds past --stop-timeout a console handler waits for the service to close
 CHECK_STOP_EVERY = 1.0  # seconds: a wait with a timeout lets Windows deliver Ctrl+C promptly
 
 
@@ -118,7 +121,18 @@ def _once(args: argparse.Namespace) -> int:
 def _daemon(args: argparse.Namespace) -> int:
     from app.export.jobs import service_jobs  # the store and httpx: loaded when a daemon starts, not for --help
 
-    stop = threading.Event()
+    stop, stopped = threading.Event(), threading.Event()
+    # Windows: closing the console, logoff and shutdown wait for this stop (app.cli.console)
+    with console_stop(stop, stopped, grace=args.stop_timeout + STOP_MARGIN):
+        try:
+            _serve(args, stop, service_jobs)
+            print("Serviço de captura parado.", flush=True)
+        finally:
+            stopped.set()  # lets a waiting console handler return: then Windows ends the process
+    return EXIT_OK
+
+
+def _serve(args: argparse.Namespace, stop: threading.Event, service_jobs: Any) -> None:
     with capture_context(args) as (office, ctx):
         log_path = setup_logging(office.data_dir, level=office.settings.log_level, console=args.verbose)
         try:
@@ -130,7 +144,7 @@ def _daemon(args: argparse.Namespace) -> int:
                 service.start()
                 log.info("Serviço de captura iniciado (pasta %s)", office.data_dir)
                 print(f"Serviço de captura em execução na pasta {office.data_dir} (log em {log_path}).")
-                print("Ctrl+C ou SIGTERM para parar.", flush=True)
+                print(STOP_HINT, flush=True)
                 while not stop.wait(CHECK_STOP_EVERY):
                     pass
                 print("Parando: terminando o trabalho em andamento...", flush=True)
@@ -138,8 +152,6 @@ def _daemon(args: argparse.Namespace) -> int:
                 log.info("Serviço de captura parado%s", "" if finished else " (trabalho em andamento interrompido)")
         finally:
             shutdown_logging()
-    print("Serviço de captura parado.")
-    return EXIT_OK
 
 
 def _log_notice(notice: CaptureNotice) -> None:

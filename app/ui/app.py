@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app import APP_NAME
 from app.ui.main_window import MainWindow
@@ -17,6 +18,41 @@ from app.ui.tray import Tray
 if TYPE_CHECKING:
     from app.core.clock import Clock
     from app.desk.desk import Desk
+
+
+def refuse_to_start(message: str) -> None:
+    """The window cannot open on this data folder: say why in a box (no terminal to read)."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName(APP_NAME)
+    QMessageBox.critical(None, APP_NAME, message)
+
+
+class SessionEnd(QObject):
+    """Windows logs off or shuts down: the capture stops gracefully right then (runs in flight
+    finish and commit their lots, the cursors with them) and the window saves its state.
+
+    Windows ends the process as soon as its session-end message is handled, so the code after
+    ``app.exec()`` would never run: the stop happens in ``commitDataRequest`` (the session is
+    ending: WM_QUERYENDSESSION) or, at the latest, ``aboutToQuit``. If another program then
+    cancels the logoff, the app has quit anyway: the next login starts it again."""
+
+    def __init__(self, app: QGuiApplication, window: MainWindow, tray: Tray) -> None:
+        super().__init__(window)  # dies with the window, and its connections with it
+        self.window, self.tray = window, tray
+        self.ended = False
+        app.commitDataRequest.connect(self.end)
+        app.aboutToQuit.connect(self.end)
+
+    def end(self, *_manager: object) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        if not self.tray.quitting:
+            self.tray.quit()  # the window closes for good (it saves its geometry and columns)
+        self.window.tasks.wait()
+        desk = self.window.opened_desk
+        if desk is not None:
+            desk.close()  # idempotent: run_gui's own close after exec() finds it closed
 
 
 def run_gui(
@@ -52,6 +88,7 @@ def run_gui(
     window = MainWindow(make_desk, demo=demo)
     tray = Tray(window)
     instance.activated.connect(tray.open_window)
+    SessionEnd(app, window, tray)
     if duration is not None:
         QTimer.singleShot(int(duration * 1000), tray.quit)
     window.show()

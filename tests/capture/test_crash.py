@@ -16,7 +16,6 @@ at the next start, a 656 when that answer had ended the queue.
 from __future__ import annotations
 
 import os
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -34,7 +33,6 @@ from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
 SEED = int(os.environ.get("CAPTURA_CRASH_SEED", "20261130"))
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX-only: Windows has no uncatchable kill signal")
 def test_service_killed_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     outcome = run_crash(tmp_path, CrashPlan(kills=20, seed=SEED))
     summary = outcome.to_json()

@@ -25,6 +25,9 @@ virtual time. Each life ends with SIGKILL, in one of four ways chosen by the see
 Between two lives (no child alive) the parent reads every cursor from the SQLite file, read-only;
 after the last kill one clean life runs until the store has every published NSU, then stops
 with SIGTERM (the graceful path). :class:`CrashOutcome` holds what the test asserts.
+
+On Windows the kill is ``TerminateProcess`` (``Popen.kill``: as abrupt as SIGKILL) and the
+graceful stop is CTRL_BREAK sent to the child's own process group (Windows has no SIGTERM).
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SUPPLIERS = ("99888777000100", "44555666000181")
 MODES = ("startup", "random", "answer", "chain")
 TICK = 0.005  # real seconds between two looks at the sandbox's request log
+WINDOWS = sys.platform == "win32"
+# Windows: the child in its own process group, so that CTRL_BREAK reaches it and not the tests.
+_SPAWN_FLAGS = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) if WINDOWS else 0
 
 
 def crash_cnpj(index: int) -> str:
@@ -244,12 +250,13 @@ class CrashRig:
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                creationflags=_SPAWN_FLAGS,
             )
         finally:
             log.close()
 
     def life(self, mode: str) -> None:
-        """One child, killed with SIGKILL in ``mode``; then the cursors are read."""
+        """One child, killed (SIGKILL; TerminateProcess on Windows) in ``mode``; then the cursors are read."""
         rng = self.rng
         if mode == "chain":
             self.publisher.burst(rng.choice(self.cnpjs), rng.randint(*self.plan.burst))
@@ -266,7 +273,7 @@ class CrashRig:
                 _pause(rng.uniform(0.0, 0.04))
             if child.poll() is not None:
                 raise AssertionError(f"the child ended by itself ({child.returncode}): {self._log_tail()}")
-            child.send_signal(signal.SIGKILL)
+            child.kill()  # SIGKILL on POSIX, TerminateProcess on Windows: no handler runs
         finally:
             child.kill()
             child.wait(30)
@@ -315,7 +322,7 @@ class CrashRig:
             else:
                 self.outcome.caught_up = True
             self.outcome.catch_up_seconds = time.monotonic() - started
-            child.send_signal(signal.SIGTERM)
+            child.send_signal(graceful_stop_signal())
             self.outcome.final_exit = child.wait(60)
         finally:
             if child.poll() is None:
@@ -419,6 +426,13 @@ class CrashRig:
             asked[record.caller_doc] = max(value, asked.get(record.caller_doc, 0))
         out.violations = list(self.sandbox.referee.report()["violations"])
         return out
+
+
+def graceful_stop_signal() -> int:
+    """What asks ``capture --daemon`` to stop gracefully: SIGTERM, or CTRL_BREAK on Windows."""
+    if sys.platform == "win32":
+        return signal.CTRL_BREAK_EVENT
+    return signal.SIGTERM
 
 
 def _ours(records: list[RequestRecord]) -> Iterator[RequestRecord]:
