@@ -88,7 +88,8 @@ def run_gui(
     window = MainWindow(make_desk, demo=demo)
     tray = Tray(window)
     instance.activated.connect(tray.open_window)
-    SessionEnd(app, window, tray)
+    if isinstance(app, QGuiApplication):  # always, with a window; the type says "core"
+        SessionEnd(app, window, tray)
     if duration is not None:
         QTimer.singleShot(int(duration * 1000), tray.quit)
     window.show()
