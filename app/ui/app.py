@@ -49,7 +49,7 @@ class SessionEnd(QObject):
         self.ended = True
         if not self.tray.quitting:
             self.tray.quit()  # the window closes for good (it saves its geometry and columns)
-        self.window.tasks.wait()
+        self.window.tasks.close()
         desk = self.window.opened_desk
         if desk is not None:
             desk.close()  # idempotent: run_gui's own close after exec() finds it closed

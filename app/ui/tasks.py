@@ -59,6 +59,7 @@ class Tasks(QObject):
         self._bridge.finished.connect(self._finished)
         self._bridge.failed.connect(self._failed)
         self.pending = 0
+        self._closed = False
         self.on_error: Callable[[BaseException], None] | None = None
 
     def run(
@@ -72,11 +73,13 @@ class Tasks(QObject):
 
     def _finished(self, done: Callable[[Any], None] | None, result: Any) -> None:
         self.pending -= 1
-        if done is not None:
+        if done is not None and not self._closed:
             done(result)
 
     def _failed(self, error: Callable[[BaseException], None] | None, exc: BaseException) -> None:
         self.pending -= 1
+        if self._closed:
+            return
         handler = error or self.on_error
         if handler is not None:
             handler(exc)
@@ -84,3 +87,10 @@ class Tasks(QObject):
     def wait(self, msecs: int = 30_000) -> bool:
         """Let calls in flight end (closing the window); True when none is left."""
         return bool(self._pool.waitForDone(msecs))
+
+    def close(self, msecs: int = 30_000) -> bool:
+        """``wait``, then deliver no more answers: what is still queued would reach a closed desk
+        (the session ending closes it while the event loop still runs)."""
+        done = self.wait(msecs)
+        self._closed = True
+        return done

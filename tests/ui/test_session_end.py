@@ -4,10 +4,8 @@ because Windows ends the process right after. Driven here by emitting the signal
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -19,18 +17,10 @@ from app.ui.tray import Tray
 from tests.desk.conftest import Office
 
 
-@pytest.fixture
-def capturing(office: Office) -> Iterator[Desk]:
-    desk = Desk(office.harness.office.data_dir, clock=office.harness.clock, owner="teste")
-    try:
-        yield desk
-    finally:
-        desk.close()
-
-
 def test_the_session_ending_stops_the_capture_and_saves_the_window(
-    qtbot: QtBot, capturing: Desk, tmp_path: Path
+    qtbot: QtBot, office: Office, tmp_path: Path
 ) -> None:
+    capturing = Desk(office.harness.office.data_dir, clock=office.harness.clock, owner="sessão")
     settings = QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat)
     window = MainWindow(capturing, settings=settings)
     qtbot.addWidget(window)
@@ -41,9 +31,11 @@ def test_the_session_ending_stops_the_capture_and_saves_the_window(
     try:
         QApplication.instance().aboutToQuit.emit()  # type: ignore[union-attr]
 
-        assert ending.ended and tray.quitting
+        QApplication.processEvents()  # after commitDataRequest the loop runs on: late answers are dropped
+        assert ending.ended and tray.quitting and window.tasks.pending == 0
         assert not capturing.capturing and capturing.opened is None  # stopped and closed, not killed
         assert settings.value("window/geometry") is not None  # the window saved its state on the way
         QApplication.instance().aboutToQuit.emit()  # type: ignore[union-attr]  # once is enough
     finally:
+        capturing.close()
         QApplication.setQuitOnLastWindowClosed(True)
