@@ -11,6 +11,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from app.cli.context import Runtime
+from app.cli.io import utf8_streams
 from app.cli.main import EXIT_REFUSED, EXIT_USAGE, build_parser, run_command
 from app.config.paths import ensure_data_dir, resolve_data_dir
 from app.config.runtime import qt_font_dir, tune_garbage_collector
@@ -46,6 +47,7 @@ def display_problem(environ: Mapping[str, str], platform: str) -> str | None:
 
 def main(argv: Sequence[str] | None = None, *, runtime: Runtime | None = None) -> int:
     tune_garbage_collector()
+    utf8_streams()  # redirected output (the headless demo into a pipe, --json into a file) in UTF-8 on Windows
     words = list(sys.argv[1:] if argv is None else argv)
     # The window's options alone first: opening the window imports no command module.
     helping = any(word in ("-h", "--help") for word in words)

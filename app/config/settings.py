@@ -282,7 +282,7 @@ class _Reader:
         if "icp_brasil_bundle" in obj:
             value = obj["icp_brasil_bundle"]
             if not isinstance(value, str) or not value:
-                raise self.fail("'icp_brasil_bundle' deve ser o caminho de um arquivo PEM (texto).")
+                raise self.fail("'icp_brasil_bundle' deve ser o caminho da cadeia ICP-Brasil (.p7b, .zip, .pem, .crt).")
             bundle = Path(value) if Path(value).is_absolute() else self.data_dir / value
         elif (self.data_dir / DEFAULT_ICP_BUNDLE).is_file():
             bundle = self.data_dir / DEFAULT_ICP_BUNDLE
