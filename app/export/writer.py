@@ -291,7 +291,7 @@ class Exporter:
             self._write(target, content)
             return True
 
-        return self._trying(path, put)
+        return self._trying(path, target, put)
 
     def _delete(self, path: Path) -> bool:
         """Remove ``path`` (an item's file under a name it no longer has); False when absent."""
@@ -303,7 +303,7 @@ class Exporter:
                 return True
             return False
 
-        return self._trying(path, delete)
+        return self._trying(path, target, delete)
 
     def _os_path(self, path: Path) -> Path:
         try:
@@ -315,8 +315,9 @@ class Exporter:
                 destination_down=False,
             ) from None
 
-    def _trying(self, path: Path, action: Callable[[], T]) -> T:
-        """``action()``; a file held open by another program is tried again after each pause."""
+    def _trying(self, path: Path, target: Path, action: Callable[[], T]) -> T:
+        """``action()`` on ``target`` (``path`` as the OS takes it); a file held open by another
+        program is tried again after each pause."""
         pauses = iter(IN_USE_PAUSES)
         while True:
             try:
@@ -325,14 +326,15 @@ class Exporter:
                 error = raised if isinstance(raised, OSError) else raised.__cause__
                 if not isinstance(error, OSError):
                     raise
-                pause = next(pauses, None) if in_use(error, path) else None
+                busy = in_use(error, target)
+                pause = next(pauses, None) if busy else None
                 if pause is None:
-                    raise self._failure(error, path) from raised
+                    raise self._failure(error, path, busy=busy) from raised
                 log.info("arquivo em uso por outro programa, nova tentativa em %.2f s: %s", pause, path)
                 self._sleep(pause)
 
-    def _failure(self, error: OSError, path: Path) -> ExportWriteFailed:
-        if in_use(error, path):
+    def _failure(self, error: OSError, path: Path, *, busy: bool = False) -> ExportWriteFailed:
+        if busy:
             return ExportWriteFailed(
                 f"Exportação para {self.root} falhou: arquivo em uso por outro programa: {path.name} "
                 f"(em {path.parent}).",
