@@ -32,6 +32,10 @@ def _certs(pki: TestPki, other: TestPki) -> list[x509.Certificate]:
     return [x509.load_pem_x509_certificate(p.ca_cert_pem) for p in (pki, other)]
 
 
+def _der(certificate: x509.Certificate) -> bytes:
+    return certificate.public_bytes(serialization.Encoding.DER)
+
+
 def _zip(entries: dict[str, bytes]) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as archive:
@@ -61,7 +65,10 @@ def test_every_form_the_iti_publishes_gives_the_same_pem_bundle(pki: TestPki) ->
         "PEM bundle twice (duplicates dropped)": expected + expected,
     }
     for form, raw in forms.items():
-        assert pem_bundle(raw, form) == expected, form
+        bundle = pem_bundle(raw, form)
+        # a PKCS#7 keeps its certificates in a DER SET, sorted by their bytes: compare as sets
+        assert sorted(x509.load_pem_x509_certificates(bundle), key=_der) == sorted(certs, key=_der), form
+        assert len(bundle) == len(expected), form
     assert certificates_in(der[0]) == certs[:1]  # a single DER .crt
 
 
@@ -86,15 +93,20 @@ def test_mutual_tls_trusts_a_p7b_and_a_zip_of_crt(a1: A1Certificate, pki: TestPk
             assert get_cn(url, trust.client_context(a1)).endswith(":12345678000195")
 
 
-def test_without_a_file_windows_asks_its_own_certificate_store(a1: A1Certificate, pki: TestPki, tmp_path: Path) -> None:
+def test_without_a_file_windows_asks_its_own_certificate_store(
+    a1: A1Certificate, pki: TestPki, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # truststore hands the verification to the OS: on Windows, the Windows store (its ICP-Brasil
-    # roots, fetched on demand). Here it is this machine's store, which lacks the test CA.
+    # roots, fetched on demand). Here it is this machine's store, which lacks the test CA...
     ctx = client_ssl_context(a1, platform="win32")
     assert isinstance(ctx, truststore.SSLContext)
     assert ctx.minimum_version >= ssl.TLSVersion.TLSv1_2 and ctx.verify_mode == ssl.CERT_REQUIRED
-    with (
-        mtls_server(pki, tmp_path) as url,
-        pytest.raises(httpx.ConnectError, match=r"CERTIFICATE_VERIFY_FAILED|certificate"),
-    ):
-        get_cn(url, ctx)
+    with mtls_server(pki, tmp_path) as url:
+        with pytest.raises(httpx.ConnectError, match=r"CERTIFICATE_VERIFY_FAILED|certificate"):
+            get_cn(url, ctx)
+        # ...until the store trusts it (on Linux truststore reads SSL_CERT_FILE): the A1 is presented
+        store = tmp_path / "loja-do-sistema.pem"
+        store.write_bytes(pki.ca_cert_pem)
+        monkeypatch.setenv("SSL_CERT_FILE", str(store))
+        assert get_cn(url, client_ssl_context(a1, platform="win32")).endswith(":12345678000195")
     assert not isinstance(client_ssl_context(a1, platform="linux"), truststore.SSLContext)
