@@ -131,6 +131,7 @@ class AutomaticExport:
                 item = loaded[(entry.item_type, entry.item_id)]
                 if item is None or not self._should_write(profile, source, item):
                     gone.append(entry.id)
+                    self._held.pop(entry.id, None)
                     continue
                 events = self._events_of(source, item)
                 try:
