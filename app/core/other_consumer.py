@@ -22,6 +22,7 @@ from app.core.quota import POINT_QUOTA_PER_HOUR
 # being fetched: a week after the last sighting with nothing pending, the episode is over.
 REMEMBERED = timedelta(days=7)
 
+OTHER_CONSUMER_TEXT = "Outro sistema está consultando"  # how the clerk's sentence begins
 WHAT_TO_DO = (
     "Mantenha um só sistema consultando: desligue a consulta de distribuição no outro sistema "
     "(o ERP do cliente ou outra plataforma) e entregue os XML a ele pelas pastas de exportação ou "
@@ -58,7 +59,7 @@ class OtherConsumerSummary:
         documents = "documento recuperado" if self.recovered == 1 else "documentos recuperados"
         pending = "pendente" if self.pending == 1 else "pendentes"
         line = (
-            f"Outro sistema está consultando as {self.product.label} desta empresa com o mesmo certificado "
+            f"{OTHER_CONSUMER_TEXT} as {self.product.label} desta empresa com o mesmo certificado "
             f"(desde {since}): {self.recovered} {documents}, {self.pending} {pending} "
             f"(até {POINT_QUOTA_PER_HOUR} por hora)"
         )
