@@ -25,6 +25,7 @@ from app.capture.context import CaptureContext, CaptureNotice, resume_stopped
 from app.capture.engine.distribution import RunResult
 from app.capture.instance import AlreadyRunning, DataFolderLock
 from app.capture.jobs import Job
+from app.capture.other_consumer import other_consumers
 from app.capture.products import REGISTRY, ProductCapture, build_capture
 from app.capture.scheduler import BackgroundJobs
 from app.capture.status import (
@@ -38,6 +39,7 @@ from app.capture.status import (
     pending_recoveries,
     snapshots,
     start_of_day,
+    with_other_consumer,
     without_engine,
 )
 from app.capture.watchdog import Flight, FlightTable, clock_rate
@@ -403,6 +405,7 @@ class CaptureService:
             today = self.ctx.items.count_documents_received_since(capture.product, since)
             next_pass = self._next_pass(capture.product, now)
             rules = capture.distribution.rules
+            others = other_consumers(self.ctx, capture.product, now, company_id)
             for snap in snapshots(
                 self.ctx, capture.product, rules, now, company_id, check_certificates=self.captured_elsewhere is None
             ):
@@ -429,7 +432,7 @@ class CaptureService:
                         product=capture.product,
                         label=label,
                         until=until,
-                        reason=reason,
+                        reason=with_other_consumer(reason, others.get(snap.company.id)),
                         last_cstat=snap.state.last_cstat,
                         last_message=snap.state.last_message,
                         documents_today=today.get(snap.company.id, 0),
@@ -438,6 +441,7 @@ class CaptureService:
                         stalled=bool(flight and flight.stalled),
                         action=decision.action,
                         capturing=flight is not None,
+                        other_consumer=others.get(snap.company.id),
                     )
                 )
         if product is None:  # products enabled without an engine: said, never left out

@@ -24,6 +24,7 @@ from app.core.cadence import EM_ESPERA as EM_ESPERA
 from app.core.cadence import PAUSA_GLOBAL as PAUSA_GLOBAL
 from app.core.clock import BRASILIA, brasilia_iso
 from app.core.errors import CapturaError
+from app.core.other_consumer import OtherConsumerSummary
 from app.core.products import Environment, Product
 from app.store.records import CaptureSettings, Company
 
@@ -55,6 +56,7 @@ class CompanyStatus:
     stalled: bool = False
     action: Action = Action.WAIT  # the raw decision (a grid sorts and colours on it)
     capturing: bool = False  # a query is in flight
+    other_consumer: OtherConsumerSummary | None = None  # another system consumes it (issue 22)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,7 +73,15 @@ class CompanyStatus:
             "pending_recoveries": self.pending_recoveries,
             "next_query_at": _iso(self.next_query_at),
             "stalled": self.stalled,
+            "other_consumer": self.other_consumer.to_json() if self.other_consumer is not None else None,
         }
+
+
+def with_other_consumer(reason: str, summary: OtherConsumerSummary | None) -> str:
+    """The state line, followed by what another system consuming the company means (issue 22)."""
+    if summary is None:
+        return reason
+    return f"{reason} {summary.text()}" if reason else summary.text()
 
 
 @dataclass(frozen=True, slots=True)

@@ -207,6 +207,26 @@ class GlobalPause:
 
 
 @dataclass(frozen=True, slots=True)
+class OtherConsumer:
+    """Another system consumed this CNPJ's distribution with the same certificate (issue 22).
+
+    Seen at ``seen_at`` (our clock) through ``cstat``: a 656 on a distNSU our cadence allowed, or a
+    lot whose NSUs start past our cursor. It took the NSUs in ``(from_nsu, to_nsu]`` (empty when
+    the 656 carried no later ultNSU): ``skipped`` of them we never received, ``queued`` of those
+    became gap recoveries (consNSU), ``out_of_reach`` did not (past the per-jump limit: the oldest,
+    first out of the service's 3-month window).
+    """
+
+    seen_at: datetime
+    cstat: int
+    from_nsu: int
+    to_nsu: int
+    skipped: int = 0
+    queued: int = 0
+    out_of_reach: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Transition:
     """The state after an answer, and what the engine must do about it.
 
@@ -219,6 +239,7 @@ class Transition:
     global_pause: GlobalPause | None = None
     gap_nsus: tuple[int, ...] = ()
     alert: str | None = None
+    other_consumer: OtherConsumer | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,10 @@
 
 Item 4/5: 138 and 137 move the cursor forward (the engine commits it only with the whole lot),
 chain while ultNSU < maxNSU, wait 1 h when the queue ends. Item 6: 108/109 pause every company
-5/20 min. Item 7: any other rejection, 656 included, blocks the company 1 h, and nothing else: the
-CT-e 656 carries no cursor to jump to, unlike NF-e's. Item 8: 589 (NSU above the maximum) is a
+5/20 min. Item 7: any other rejection blocks the company 1 h. A 656 on distNSU follows the NF-e
+rule (§4.3 item 8, a product decision: §5.3 is silent, issue 22): blocked 1 h, the cursor moves
+forward to the ultNSU it carries and the NSUs another system took are recovered by consNSU;
+keeping the cursor met a 656 every hour for ever. Item 8: 589 (NSU above the maximum) is a
 critical alert the user sees.
 """
 
@@ -11,9 +13,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from app.core.cadence import CadenceRules, CaptureState, CommunicationFailure, Transition, answered
-from app.core.cadence_soap import DistributionResult, after_documents, after_failure, after_outage, after_rejection
-from app.core.cstat import ANSWERED
+from app.core.cadence import CadenceRules, CaptureState, CommunicationFailure, Transition
+from app.core.cadence_soap import DistributionResult, apply_soap_distribution
 
 
 def apply_cte_distribution(
@@ -23,12 +24,4 @@ def apply_cte_distribution(
     result: DistributionResult | CommunicationFailure,
 ) -> Transition:
     """The state after a CT-e distNSU answer that arrived at ``now`` (our clock), and its effects."""
-    if isinstance(result, CommunicationFailure):
-        return after_failure(state, rules, now, result)
-    base = answered(state, now, result.dh_resp, str(result.cstat), result.xmotivo)
-    if result.cstat in ANSWERED:
-        return after_documents(base, state, rules, now, result)
-    pause = rules.outage_pause(result.cstat)
-    if pause is not None:
-        return after_outage(base, rules, now, result, pause)
-    return after_rejection(base, rules, now, result)
+    return apply_soap_distribution(state, rules, now, result)

@@ -2,8 +2,10 @@
 
 Rule book §4.3 (NF-e) and §5.3 (CT-e): 137/138 move the cursor forward and wait 1 h when the
 queue ends, chain while ultNSU < maxNSU, 108/109 pause the service, other rejections block the
-CNPJ 1 h, 589 is an alert. Where the products differ (a 656) each has its own policy:
-:mod:`app.core.cadence_nfe` and :mod:`app.core.cadence_cte`; :mod:`app.core.cadence_an` picks it.
+CNPJ 1 h, 589 is an alert. Each product has its own policy (:mod:`app.core.cadence_nfe`,
+:mod:`app.core.cadence_cte`; :mod:`app.core.cadence_an` picks it); a 656 on distNSU is the same for
+both (issue 22): another system consumes the CNPJ with the same certificate, so the cursor moves
+forward to the ultNSU the 656 carries and what the other system took becomes gap recoveries.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from app.core.cadence import (
     CaptureState,
     CommunicationFailure,
     GlobalPause,
+    OtherConsumer,
     Transition,
     after_service_mark,
+    answered,
     display_time,
     skipped_nsus,
     waiting,
 )
-from app.core.cstat import CONSUMO_INDEVIDO, DOCUMENTS_FOUND, NO_DOCUMENTS
+from app.core.cstat import ANSWERED, CONSUMO_INDEVIDO, DOCUMENTS_FOUND, NO_DOCUMENTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,23 +60,73 @@ def lot_gaps(
     return gaps, alert
 
 
+def lot_sighting(
+    old: CaptureState, now: datetime, result: DistributionResult, gaps: tuple[int, ...]
+) -> OtherConsumer | None:
+    """A lot whose NSUs start past our cursor (not 0: from 0 the service starts at its 3-month
+    window): the NSUs in between went to another system. None for a lot in sequence."""
+    if old.ult_nsu == 0 or not result.received_nsus:
+        return None
+    first = min(result.received_nsus)
+    if first <= old.ult_nsu + 1:
+        return None
+    skipped = first - 1 - old.ult_nsu
+    queued = sum(1 for n in gaps if n < first)
+    return OtherConsumer(now, result.cstat, old.ult_nsu, first - 1, skipped, queued, skipped - queued)
+
+
 def after_documents(
     base: CaptureState, old: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult
 ) -> Transition:
     ult, max_nsu = move_forward(old, result)
     gaps, alert = lot_gaps(old, ult, result.received_nsus)
+    sighting = lot_sighting(old, now, result, gaps)
     state = replace(base, ult_nsu=ult, max_nsu=max_nsu)
     if result.cstat == DOCUMENTS_FOUND and ult < max_nsu:
         # Continuation pending: empty the AN's queue lot by lot, as the NT asks.
         state = replace(state, next_query_at=None, wait_reason=None)
-        return Transition(state, chain_immediately=True, gap_nsus=gaps, alert=alert)
+        return Transition(state, chain_immediately=True, gap_nsus=gaps, alert=alert, other_consumer=sighting)
     until = after_service_mark(rules, now, result.dh_resp, rules.empty_queue_wait, fallback=rules.fallback_wait)
     if result.cstat == NO_DOCUMENTS:
         why = f"Aguardando 1 hora após 'nenhum documento localizado' (até {display_time(until, now)})."
     else:
         why = f"Aguardando 1 hora: todos os documentos disponíveis foram recebidos (até {display_time(until, now)})."
     state = replace(state, next_query_at=until, wait_reason=why)
-    return Transition(state, gap_nsus=gaps, alert=alert)
+    return Transition(state, gap_nsus=gaps, alert=alert, other_consumer=sighting)
+
+
+def after_consumo_indevido(
+    base: CaptureState, old: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult
+) -> Transition:
+    """A 656 on a distNSU our cadence allowed: another system consumes this CNPJ (issue 22).
+
+    Rule book §4.3 item 8 (NF-e; applied to CT-e too, a product decision: §5.3 is silent): the
+    CNPJ and its point queries are blocked 1 h, and the cursor moves to the ultNSU the 656 carries
+    (NT 2014.002 v1.14), only forward, as SEFAZ asks ("Deve ser utilizado o ultNSU nas
+    solicitações subsequentes"). What the other system took in between becomes gap recoveries,
+    fetched by consNSU within the 20-per-hour quota once the block ends (§4.6, §5.5).
+    """
+    ult, max_nsu = move_forward(old, result)
+    gaps, dropped = skipped_nsus(old.ult_nsu, ult, result.received_nsus, nothing_sent=True)
+    until = after_service_mark(rules, now, result.dh_resp, rules.block_duration)
+    label = rules.product.label
+    reason = (
+        f"{rules.service_label} bloqueou consultas até {display_time(until, now)}: outro sistema consulta as "
+        f"{label} desta empresa com o mesmo certificado (consumo indevido, cStat 656)."
+    )
+    state = replace(
+        base,
+        ult_nsu=ult,
+        max_nsu=max_nsu,
+        blocked_until=until,
+        block_reason=reason,
+        point_queries_blocked_until=until,
+        next_query_at=None,
+        wait_reason=None,
+    )
+    skipped = len(gaps) + dropped
+    sighting = OtherConsumer(now, result.cstat, old.ult_nsu, ult, skipped, len(gaps), dropped)
+    return Transition(state, gap_nsus=gaps, other_consumer=sighting)
 
 
 def after_outage(
@@ -130,6 +184,26 @@ def after_failure(state: CaptureState, rules: CadenceRules, now: datetime, failu
         stopped = waiting(base, until, why) if lost_end else base
         return Transition(replace(stopped, disabled_reason=reason), alert=reason)
     return Transition(waiting(base, until, why))
+
+
+def apply_soap_distribution(
+    state: CaptureState,
+    rules: CadenceRules,
+    now: datetime,
+    result: DistributionResult | CommunicationFailure,
+) -> Transition:
+    """The state after a distNSU answer (NF-e or CT-e) that arrived at ``now`` (our clock)."""
+    if isinstance(result, CommunicationFailure):
+        return after_failure(state, rules, now, result)
+    base = answered(state, now, result.dh_resp, str(result.cstat), result.xmotivo)
+    if result.cstat in ANSWERED:
+        return after_documents(base, state, rules, now, result)
+    if result.cstat == CONSUMO_INDEVIDO:
+        return after_consumo_indevido(base, state, rules, now, result)
+    pause = rules.outage_pause(result.cstat)
+    if pause is not None:
+        return after_outage(base, rules, now, result, pause)
+    return after_rejection(base, rules, now, result)
 
 
 def apply_point_query_block(

@@ -49,6 +49,8 @@ class DashboardLine:
     ult_nsu: int
     max_nsu: int
     stalled: bool
+    # another system consumes this company with the same certificate (issue 22): the clerk's sentence
+    other_consumer: str | None = None
 
     @property
     def loading(self) -> bool:
@@ -139,6 +141,7 @@ def lines(desk: Desk, company_id: int | None = None) -> list[DashboardLine]:
                 ult_nsu=state.ult_nsu if state else 0,
                 max_nsu=state.max_nsu if state else 0,
                 stalled=status.stalled,
+                other_consumer=status.other_consumer.text() if status.other_consumer is not None else None,
             )
         )
     return result

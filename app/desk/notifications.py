@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from app.core.cadence import Action, display_time
 from app.core.clock import to_brasilia
+from app.core.other_consumer import OTHER_CONSUMER_TEXT
 from app.core.products import Product
 from app.desk.background import BackgroundState
 
@@ -32,6 +33,8 @@ SETTLE = timedelta(seconds=30)  # new documents wait this long for the rest of t
 CERTIFICATE_DAYS = (30, 15, 7, 1)  # warnings before expiry (and one on it)
 MAX_LINES = 4  # what a tray balloon shows readably
 MAX_NAMES = 3
+OTHER_CONSUMER = "other_consumer"  # the capture's notice kind (app.capture.other_consumer)
+OTHER_CONSUMER_TITLE = "Outro sistema usando o certificado"
 
 
 class Level(IntEnum):
@@ -92,6 +95,15 @@ class NotificationPolicy:
         elif notice.kind == "alert":
             who = self._name(notice.company_id) if notice.company_id is not None else "Captura"
             self._add(Level.WARNING, "Atenção na captura", f"{who}: {notice.message}", now)
+        elif notice.kind == OTHER_CONSUMER and notice.company_id is not None:
+            # Another system consuming the company (issue 22) shows up hour after hour: told once
+            # a day per company and product; the Painel and the company's state keep the tally.
+            key = ("other_consumer", notice.company_id, notice.product, to_brasilia(now).date())
+            if key not in self._told:
+                self._told.add(key)
+                self._add(
+                    Level.WARNING, OTHER_CONSUMER_TITLE, f"{self._name(notice.company_id)}: {notice.message}", now
+                )
 
     def observe(self, state: BackgroundState) -> None:
         """Compare with the previous look: what began since becomes news (the first look tells
@@ -116,6 +128,8 @@ class NotificationPolicy:
             for badge in line.badges:
                 was = before.get((line.company_id, badge.product))
                 if badge.action is Action.BLOCKED and was is not Action.BLOCKED:
+                    if OTHER_CONSUMER_TEXT in badge.reason:
+                        continue  # another system's 656: its own notice says it all, with the tally
                     self._add(Level.WARNING, "Consulta bloqueada", f"{line.name}: {badge.reason}", state.now)
                 elif badge.action is Action.PAUSED and was is not Action.PAUSED:
                     if badge.product in paused_products:

@@ -54,10 +54,12 @@ TIPO_EVENTO = {
     "305103": "DESBLOQUEIO_POR_OFICIO",
 }
 TAKER_EVENTS = ("203202", "203206")
-_DFE_PATH = re.compile(r"^/contribuintes/DFe/([^/]+)$")
-_EVENTS_PATH = re.compile(r"^/contribuintes/NFSe/([^/]+)/Eventos$")
-_SEFIN_NFSE = re.compile(r"^/SefinNacional/nfse/([^/]+)$")
-_SEFIN_EVENTS = re.compile(r"^/SefinNacional/nfse/([^/]+)/eventos$")
+# The real ADN and Sefin are ASP.NET Core, whose routes ignore case: published clients ask
+# ``/contribuintes/dfe/0`` as well as ``/contribuintes/DFe/0`` (issue 22), and both are served.
+_DFE_PATH = re.compile(r"^/contribuintes/DFe/([^/]+)$", re.IGNORECASE)
+_EVENTS_PATH = re.compile(r"^/contribuintes/NFSe/([^/]+)/Eventos$", re.IGNORECASE)
+_SEFIN_NFSE = re.compile(r"^/SefinNacional/nfse/([^/]+)$", re.IGNORECASE)
+_SEFIN_EVENTS = re.compile(r"^/SefinNacional/nfse/([^/]+)/eventos$", re.IGNORECASE)
 
 
 @dataclass

@@ -7,7 +7,7 @@ premature query, block that restarts, out-of-sequence NSU, 20 point queries/hour
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 from lxml import etree
@@ -33,7 +33,7 @@ from app.sandbox.soap import (
     text,
 )
 from app.sandbox.state import RETENTION, Entry
-from app.sandbox.wire import SandboxRequest, SandboxResponse
+from app.sandbox.wire import Caller, SandboxRequest, SandboxResponse
 
 LOT_SIZE = 50
 
@@ -106,6 +106,13 @@ class Answer:
     docs: list[Entry] = field(default_factory=list)
 
 
+# Another system sharing the CNPJ polls on its own clock: it queries this long after the AN
+# allows it again (the end of the hour after an empty queue, or of a block), before the app's
+# own margin ends (40 s): the race the app loses in the field (issue 22).
+OTHER_CONSUMER_DELAY = timedelta(seconds=5)
+OTHER_SYSTEM = Caller(cnpj=None, cpf=None, common_name="OUTRO SISTEMA", competitor=True)
+
+
 class DistributionService:
     """Answers ``distDFeInt`` requests for one product (NF-e or CT-e)."""
 
@@ -114,6 +121,58 @@ class DistributionService:
         self.flavor = flavor
         names = ("distNSU", "consNSU", "consChNFe", "consChCTe")
         self._operations = {f"{{{flavor.ns}}}{name}": name for name in names}
+        # CNPJ -> when another system wants to read its queue (``other_consumer``), oldest first
+        self._others: dict[str, list[datetime]] = {}
+
+    # --- another system using the same CNPJ --------------------------------------------------
+    def other_consumer(self, cnpj: str, at: datetime) -> None:
+        """Another system reads ``cnpj``'s queue the first moment the AN allows it from ``at``
+        on, by distNSU from the CNPJ's shared ultNSU up to maxNSU: the NSUs it takes are not
+        delivered again by distNSU (consNSU still serves them). Played when the CNPJ's next
+        request arrives, at the instant it happened, so the AN's state is as it was then."""
+        with self.ctx.state.lock:
+            self._others.setdefault(cnpj, []).append(at)
+            self._others[cnpj].sort()
+
+    def pending_other_consumers(self, cnpj: str) -> int:
+        with self.ctx.state.lock:
+            return len(self._others.get(cnpj, ()))
+
+    def _play_others(self, queried: str, now: datetime) -> None:
+        """The other system's queries of ``queried`` that happened before ``now``, in order."""
+        pending = self._others.get(queried)
+        while pending:
+            guard = self.ctx.guard(self.flavor.product, queried)
+            at = pending[0]
+            if guard.idle_since is not None:
+                at = max(at, guard.idle_since + rules.HOUR + OTHER_CONSUMER_DELAY)
+            if guard.blocked_until is not None:
+                at = max(at, guard.blocked_until + OTHER_CONSUMER_DELAY)
+            if at >= now:
+                return  # the app's request comes first; the AN decides again at the next one
+            pending.pop(0)
+            self._take(queried, guard, at)
+
+    def _take(self, queried: str, guard: DistGuard, at: datetime) -> None:
+        """The other system's chain of distNSU at ``at``, until the queue held then was empty."""
+        ledger = self.ctx.state.ledger(self.flavor.product, queried)
+        req = SandboxRequest("POST", "/", {}, {}, b"", replace(OTHER_SYSTEM, cnpj=queried))
+        max_nsu = ledger.max_nsu_at(at)
+        for _ in range(max_nsu // LOT_SIZE + 2):
+            ult = guard.last_ult_nsu or 0
+            answer = self._dist_nsu(req, guard, queried, ult, max_nsu, at, until=at)
+            self.ctx.referee.record(
+                at=at,
+                service=self.flavor.service,
+                operation="distNSU",
+                caller=req.caller,
+                queried=queried,
+                summary={"asked": ult, "ultNSU": answer.ult_nsu, "maxNSU": answer.max_nsu,
+                         "nsus": [d.nsu for d in answer.docs]},
+                cstat=answer.cstat,
+            )  # fmt: skip
+            if answer.cstat != 138 or answer.ult_nsu >= max_nsu:
+                return
 
     # --- entry point -------------------------------------------------------------------------
     def handle(self, req: SandboxRequest) -> SandboxResponse:
@@ -176,6 +235,7 @@ class DistributionService:
         identity = self._check_identity(dist, req)
         if identity is not None:
             return operation, queried, {}, Answer(identity)
+        self._play_others(queried, now)
         guard = ctx.guard(fl.product, queried)
         ledger = ctx.state.ledger(fl.product, queried)
         max_nsu = ledger.max_nsu
@@ -207,20 +267,30 @@ class DistributionService:
     ) -> Answer:
         """Record the broken rule, (re)start the block and answer 656 with the last ultNSU (v1.14)."""
         caller = req.caller
-        if not caller.competitor and guard.competitor_touched:
-            # the shared sequence/hour was moved by another system using this CNPJ: not the app's fault
-            caller = replace(caller, competitor=True)
+        provoked = not caller.competitor and guard.competitor_touched
+        if provoked:
+            # The shared sequence/hour was moved by another system using this CNPJ: not the app's
+            # fault. This 656 is how the app learns of it (issue 22): the referee counts it apart.
             detail += " (provocado por outro sistema que usa o mesmo CNPJ)"
         guard.competitor_touched = req.caller.competitor
         self.ctx.referee.violation(
-            at=now, rule=rule, service=self.flavor.service, caller=caller, cnpj=queried, detail=detail
-        )
+            at=now, rule=rule, service=self.flavor.service, caller=caller, cnpj=queried, detail=detail,
+            provoked=provoked,
+        )  # fmt: skip
         rules.block(guard, now)
         ledger = self.ctx.state.ledger(self.flavor.product, queried)
         return Answer(CONSUMO_INDEVIDO, rules.motivo_656(rule), guard.last_ult_nsu or 0, ledger.max_nsu)
 
     def _dist_nsu(
-        self, req: SandboxRequest, guard: DistGuard, queried: str, ult: int, max_nsu: int, now: datetime
+        self,
+        req: SandboxRequest,
+        guard: DistGuard,
+        queried: str,
+        ult: int,
+        max_nsu: int,
+        now: datetime,
+        *,
+        until: datetime | None = None,
     ) -> Answer:
         rule = rules.dist_nsu_violation(guard, ult, now)
         if rule is not None and rule != rules.OUT_OF_SEQUENCE:
@@ -230,7 +300,7 @@ class DistributionService:
         if rule == rules.OUT_OF_SEQUENCE:
             return self._violate(guard, req, now, rule, queried, f"distNSU ultNSU={ult}, esperado {guard.last_ult_nsu}")
         ledger = self.ctx.state.ledger(self.flavor.product, queried)
-        docs = ledger.after(ult, now, LOT_SIZE)
+        docs = ledger.after(ult, now, LOT_SIZE, until=until)
         if len(docs) == LOT_SIZE:
             new_ult = docs[-1].nsu
         else:

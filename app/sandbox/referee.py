@@ -2,7 +2,8 @@
 
 Services report to it; tests and benchmarks read :meth:`Referee.report`, a JSON-serialisable dict.
 Violations by the simulated competitor (another system sharing the CNPJ) are kept apart so the
-app is never blamed for them.
+app is never blamed for them; so are the 656s the app's own requests got because of it (the
+``revealing_656``: how the app learns another system consumes its CNPJ, issue 22).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class Violation:
     caller: str
     cnpj: str
     detail: str
-    competitor: bool
+    competitor: bool  # not the app's fault: the other system's own, or ``provoked`` by it
+    provoked: bool = False  # the app's request, answered 656 because of the other system
 
 
 @dataclass
@@ -116,9 +118,14 @@ class Referee:
                 )
             )
 
-    def violation(self, *, at: datetime, rule: str, service: str, caller: Caller, cnpj: str, detail: str) -> None:
+    def violation(
+        self, *, at: datetime, rule: str, service: str, caller: Caller, cnpj: str, detail: str, provoked: bool = False
+    ) -> None:
+        """A rule broken. ``provoked``: by the app's request, but because another system sharing the
+        CNPJ moved the sequence or started the hour: the 656 that reveals it, not the app's fault."""
         with self._lock:
-            self._violations.append(Violation(at, rule, service, caller.label, cnpj, detail, caller.competitor))
+            competitor = caller.competitor or provoked
+            self._violations.append(Violation(at, rule, service, caller.label, cnpj, detail, competitor, provoked))
 
     def published(self, product: str, doc: str, nsu: int, at: datetime, key: str, kind: str) -> None:
         with self._lock:
@@ -151,7 +158,8 @@ class Referee:
         """Everything, JSON-serialisable (datetimes as Brasília ISO strings)."""
         with self._lock:
             app = [v for v in self._violations if not v.competitor]
-            competitor = [v for v in self._violations if v.competitor]
+            competitor = [v for v in self._violations if v.competitor and not v.provoked]
+            revealing = [v for v in self._violations if v.provoked]
             companies: dict[str, dict[str, Any]] = defaultdict(dict)
             keys = set(self._published) | set(self._delivered)
             for product, doc in sorted(keys):
@@ -183,6 +191,8 @@ class Referee:
                 "violations": [self._violation_dict(v) for v in app],
                 "violations_by_rule": dict(Counter(v.rule for v in app)),
                 "competitor_violations": [self._violation_dict(v) for v in competitor],
+                # the app's requests answered 656 because another system consumed the CNPJ
+                "revealing_656": [self._violation_dict(v) for v in revealing],
                 "companies": dict(companies),
             }
 

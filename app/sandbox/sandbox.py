@@ -204,6 +204,15 @@ class Sandbox:
     def fired_faults(self) -> list[Any]:
         return list(self.ctx.faults.fired)
 
+    def other_consumer(self, cnpj: str, product: str = "nfe", at: datetime | None = None) -> None:
+        """Another system using the same certificate reads ``cnpj``'s ``product`` queue (NF-e,
+        CT-e) the first moment the AN allows it from ``at`` (default now), as the AN sees it: its
+        distNSU advances the CNPJ's one NSU sequence, so the app's next distNSU from its older
+        ultNSU gets 656 carrying the new ultNSU and maxNSU, and only consNSU still serves the
+        NSUs it took. NFS-e has no such thing: the ADN serves any NSU to whoever asks."""
+        service = self.nfe_distribution if product == "nfe" else self.cte_distribution
+        service.other_consumer(cnpj, at if at is not None else self.clock.now())
+
     def competitor_query(self, cnpj: str, product: str = "nfe", ult_nsu: int | None = None) -> int:
         """Another system using the same CNPJ runs a distNSU; returns its cStat.
 

@@ -51,7 +51,9 @@ class Ledger:
         self.entries.append(entry)
         return entry
 
-    def after(self, nsu: int, now: datetime, limit: int) -> list[Entry]:
+    def after(self, nsu: int, now: datetime, limit: int, *, until: datetime | None = None) -> list[Entry]:
+        """Up to ``limit`` entries after ``nsu`` still in the window; ``until``: only those the
+        queue held then (a query played later than it happened, see ``max_nsu_at``)."""
         oldest = now - RETENTION
         out: list[Entry] = []
         # Append-only with NSU = position + 1: the scan starts right after ``nsu`` (from the
@@ -59,11 +61,21 @@ class Ledger:
         entries = self.entries
         for index in range(max(nsu, 0), len(entries)):
             entry = entries[index]
+            if until is not None and entry.published_at > until:
+                break
             if entry.published_at >= oldest:
                 out.append(entry)
                 if len(out) >= limit:
                     break
         return out
+
+    def max_nsu_at(self, instant: datetime) -> int:
+        """The maxNSU the queue had at ``instant`` (entries are appended as they are published)."""
+        entries = self.entries
+        index = len(entries)
+        while index and entries[index - 1].published_at > instant:
+            index -= 1
+        return entries[index - 1].nsu if index else 0
 
     def at(self, nsu: int, now: datetime) -> Entry | None:
         if 1 <= nsu <= len(self.entries):

@@ -21,8 +21,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from app.core.cadence import OtherConsumer
 from app.store.audit import archive_in, log_call_in
 from app.store.carried import link_carried_in
+from app.store.consumers import record_in as record_other_consumer_in
 from app.store.cursors import release_lease_in, save_state_in
 from app.store.db import Database
 from app.store.errors import InvalidRecord
@@ -166,6 +168,10 @@ class Unit:
         return add_recoveries_in(
             self._connection, company_id, product, self.now, next_attempt_at=next_attempt_at, nsus=nsus
         )
+
+    def record_other_consumer(self, company_id: int, product: Product, sighting: OtherConsumer) -> int:
+        """Another system consumed this CNPJ (``app.store.consumers``), with the gaps it left."""
+        return record_other_consumer_in(self._connection, company_id, product, sighting)
 
     def link_carried_nfe(self, company_id: int, cte_key: str, nfe_keys: Iterable[str]) -> int:
         """The NF-e keys a CT-e carries (``app.store.carried``)."""

@@ -192,6 +192,15 @@ class Dashboard(QWidget):
         self.pauses.setStyleSheet("background: #fff4e0; color: #5c3b00; border: 1px solid #f0c98a; padding: 6px;")
         self.pauses.setVisible(False)
         layout.addWidget(self.pauses)
+        # Another system consuming a company with the same certificate (issue 22): what, and what to do.
+        self.other_consumers = QLabel(self)
+        self.other_consumers.setObjectName("other-consumers")
+        self.other_consumers.setWordWrap(True)
+        self.other_consumers.setStyleSheet(
+            "background: #fdecec; color: #6b0000; border: 1px solid #e8a3a3; padding: 6px;"
+        )
+        self.other_consumers.setVisible(False)
+        layout.addWidget(self.other_consumers)
         actions = QHBoxLayout()
         self.query_button = QPushButton("Consultar agora", self)
         self.query_button.setObjectName("query-now")
@@ -333,6 +342,9 @@ class Dashboard(QWidget):
                 items[3].setForeground(QBrush(colour))
             rows.append(items)
         _fill(self.status_table, rows)
+        others = [f"{ln.name}: {ln.other_consumer}" for ln in self.lines if ln.other_consumer]
+        self.other_consumers.setText("\n".join(others))
+        self.other_consumers.setVisible(bool(others))
         loading = sum(1 for ln in self.lines if ln.loading)
         blocked = sum(1 for ln in self.lines if ln.action is Action.BLOCKED)
         parts = [f"{len(self.lines)} captura(s)"]

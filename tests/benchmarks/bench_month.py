@@ -9,11 +9,13 @@ parties issue 0-30 NF-e per company per day (written in set-up, published at the
 with the company as transporter, a few cancelled later), part of the companies have automatic
 Ciência on (manifestations release the full NF-e under new NSUs), the national environment stops
 (108 and 109), answers HTTP 5xx, times out, drops connections and sends corrupt docZips (bad
-gzip and base64), and another system using the same certificate queries now and then (its 656s
-are its own). Part of the companies (``--cte-share``) also capture CT-e: carriers issue 0-N CT-e
-per company per day (the company as recipient or payer, some carrying NF-e keys), with the CT-e
-service's own outages and faults (``--cte-competitor-per-day``, 0 by default, adds another system
-on the CT-e of a company: the rule book's CT-e 656 is a plain block, so its sequence 656s repeat).
+gzip and base64), and another system using the same certificate (``--competitor-per-day``) reads
+a company's queue now and then, the first moment the AN lets it (``Sandbox.other_consumer``): it
+takes NSUs from the CNPJ's one sequence, our next distNSU meets the 656 that reveals it (counted
+apart from any 656 of ours), the cursor jumps and consNSU brings back what it took (issue 22).
+Part of the companies (``--cte-share``) also capture CT-e: carriers issue 0-N CT-e per company per
+day (the company as recipient or payer, some carrying NF-e keys), with the CT-e service's own
+outages and faults (``--cte-competitor-per-day``, 0 by default, adds the other system on CT-e).
 Part of the companies (``--nfse-share``) also capture NFS-e from the ADN (issue 12): providers
 issue 0-N NFS-e per company per day (the company as tomador, as intermediário, or as prestador of
 its own), a few cancelled, with the ADN's own faults: 5xx, dropped connections, corrupt payloads,
@@ -25,7 +27,8 @@ published with what the store holds. Prints human lines, then ONE JSON object as
 Goals (issue 5): 0 lost, 0 duplicated, 0 x 656 caused by us, 0 violations, NF-e latency max
 <= 61 min, simulation wall time <= 5 min on the 2-core reference machine; issue 11: the same for
 CT-e, per product under ``"per_product"`` (the top-level figures stay NF-e's); issue 12: the same
-goals for NFS-e.
+goals for NFS-e; issue 22: per product, the NSUs other systems took (``skipped_by_other_system``)
+all recovered by point queries (``recovered_by_point_queries``), the 656s that revealed them apart.
 """
 
 from __future__ import annotations
@@ -165,7 +168,6 @@ class Month:
         self.as_transporter = 0
         self.cancelled = 0
         self.competitor_queries = 0
-        self.competitor_656 = 0
         self.outages: list[tuple[int, int]] = []  # (cStat, minutes)
         self.faults: dict[str, int] = defaultdict(int)
         self.service: CaptureService | None = None  # the person resumes stopped companies through it
@@ -371,9 +373,9 @@ class Month:
 
     def _competitor(self, cnpj: str, product: str = "nfe") -> Callable[[], object]:
         def query() -> None:
+            # It reads when the AN lets it (the sandbox plays it at that instant): it takes NSUs.
             self.competitor_queries += 1
-            if self.sandbox.competitor_query(cnpj, product) == 656:
-                self.competitor_656 += 1
+            self.sandbox.other_consumer(cnpj, product)
 
         return query
 
@@ -405,6 +407,7 @@ class Month:
             "received_656": sum(1 for r in ours if r.cstat == 656),
             "caused_656_by_us": sum(1 for v in violations if v["rule"] in RULES_656),
             "competitor_violations": len(report["competitor_violations"]),
+            "revealing_656": len(report["revealing_656"]),
             "violations": len(violations),
             "violations_by_rule": report["violations_by_rule"],
             "violation_examples": violations[:3],
@@ -439,6 +442,7 @@ class Month:
         service = SERVICES[product]
         ours = [r for r in self.sandbox.referee.requests if not r.competitor and r.service == service]
         violations = [v for v in report["violations"] if v["service"] == service]
+        skipped, recovered = self._taken_by_others(report, product, companies)
         return {
             "published": published,
             "stored": published - lost,
@@ -448,6 +452,12 @@ class Month:
             "duplicated": self._duplicates(product),
             "received_656": sum(1 for r in ours if r.cstat == 656),
             "caused_656_by_us": sum(1 for v in violations if v["rule"] in RULES_656),
+            "revealing_656": sum(1 for v in report["revealing_656"] if v["service"] == service),
+            "other_system_reads": len(
+                {(r.at, r.queried) for r in self.sandbox.referee.requests if r.competitor and r.service == service}
+            ),
+            "skipped_by_other_system": skipped,
+            "recovered_by_point_queries": recovered,
             "violations": len(violations),
             "latency": {
                 "max_seconds": max(latencies, default=0.0),
@@ -460,6 +470,22 @@ class Month:
                 "undisturbed_samples": len(quiet),
             },
         }
+
+    @staticmethod
+    def _taken_by_others(report: dict[str, Any], product: str, companies: list[Company]) -> tuple[int, int]:
+        """NSUs another system took that never reached us by distNSU, and how many of those came
+        back by a point query (consNSU); the rest, if any, are in ``lost``."""
+        skipped = recovered = 0
+        for company in companies:
+            data = report["companies"].get(company.cnpj.value, {}).get(product)
+            if data is None:
+                continue
+            for nsu in data["competitor_delivered"]:
+                via = data["delivered"].get(nsu, {}).get("via", [])
+                if "distNSU" not in via:
+                    skipped += 1
+                    recovered += "consNSU" in via
+        return skipped, recovered
 
     def _disturbed_at(self) -> dict[tuple[str, str], list[datetime]]:
         """Per (service, CNPJ): when something other than a plain 137/138 happened on its distribution."""
@@ -603,7 +629,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "outages": len(month.outages),
                 "faults": dict(month.faults),
                 "competitor_queries": month.competitor_queries,
-                "competitor_656": month.competitor_656,
                 "resumed_by_person": month.resumed,
                 "steps": stats.steps,
                 "passes": stats.passes,
@@ -630,6 +655,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     "caused_656_by_us": data["caused_656_by_us"] == 0,
                     "violations": data["violations"] == 0,
                     "latency_max_undisturbed": data["latency"]["undisturbed_max_seconds"] <= GOAL_LATENCY_SECONDS,
+                    # issue 22: what other systems took all came back by consNSU
+                    "skipped_recovered": data["recovered_by_point_queries"] == data["skipped_by_other_system"],
                 }
         finally:
             month.close()
@@ -645,8 +672,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"{result['stored']}, lost {result['lost']}, duplicated {result['duplicated']}"
     )
     print(
-        f"656 received {result['received_656']} (caused by us {result['caused_656_by_us']}; competitor's own "
-        f"violations {result['competitor_violations']}); referee violations {result['violations']}"
+        f"656 received {result['received_656']} (caused by us {result['caused_656_by_us']}; revealing another "
+        f"system {result['revealing_656']}; its own violations {result['competitor_violations']}); referee "
+        f"violations {result['violations']}"
     )
     print(
         f"NF-e latency: max {lat['max_seconds'] / 60:.1f} min, median {lat['median_seconds'] / 60:.1f} min "
@@ -658,9 +686,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         plat = data["latency"]
         print(
             f"{product}: published {data['published']}, lost {data['lost']}, duplicated {data['duplicated']}, "
-            f"656 caused by us {data['caused_656_by_us']}, violations {data['violations']}; latency max "
-            f"{plat['max_seconds'] / 60:.1f} min, undisturbed max {plat['undisturbed_max_seconds'] / 60:.1f} min "
-            f"of {plat['undisturbed_samples']}"
+            f"656 caused by us {data['caused_656_by_us']} (revealing another system {data['revealing_656']}), "
+            f"violations {data['violations']}; other system took {data['skipped_by_other_system']} NSU(s) in "
+            f"{data['other_system_reads']} read(s), {data['recovered_by_point_queries']} recovered by consNSU; "
+            f"latency max {plat['max_seconds'] / 60:.1f} min, undisturbed max "
+            f"{plat['undisturbed_max_seconds'] / 60:.1f} min of {plat['undisturbed_samples']}"
         )
     print(json.dumps(result, ensure_ascii=False, default=str))
     return result

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from app.core.cadence import (
     CTE_RULES,
+    MAX_GAP_NSUS,
     NFE_RULES,
     SAFETY_MARGIN,
     Action,
@@ -122,10 +123,16 @@ def test_656_carrying_a_higher_ult_nsu_moves_forward_blocks_and_queues_gaps() ->
     assert t.gap_nsus == tuple(range(101, 121))
     until = T0 + HOUR + SAFETY_MARGIN
     assert t.state.blocked_until == until and t.state.point_queries_blocked_until == until
-    assert t.alert is not None and "outro sistema" in t.alert
+    assert t.alert is None  # the engine tells the clerk from the sighting, with the tally
+    sighting = t.other_consumer
+    assert sighting is not None and (sighting.seen_at, sighting.cstat) == (T0, 656)
+    assert (sighting.from_nsu, sighting.to_nsu, sighting.skipped, sighting.queued) == (100, 120, 20, 20)
     blocked = _decide(t.state, T0 + timedelta(minutes=59))
     assert blocked.action is Action.BLOCKED
-    assert blocked.reason == "SEFAZ bloqueou consultas até 11:01: consumo indevido (cStat 656)."
+    assert blocked.reason == (
+        "SEFAZ bloqueou consultas até 11:01: outro sistema consulta as NF-e desta empresa com o mesmo "
+        "certificado (consumo indevido, cStat 656)."
+    )
     assert not point_queries_allowed(t.state, T0 + timedelta(minutes=30))
     after = _decide(t.state, until)
     assert after.action is Action.QUERY and after.ult_nsu == 120
@@ -135,6 +142,29 @@ def test_656_with_lower_ult_nsu_leaves_the_cursor() -> None:
     t = _apply(_state(ult_nsu=100, max_nsu=110), T0, DistributionResult(656, "Consumo Indevido", T0, 80, 90))
     assert t.state.ult_nsu == 100 and t.state.max_nsu == 110 and t.gap_nsus == ()
     assert t.state.blocked_until == T0 + HOUR + SAFETY_MARGIN
+    # Our cadence allowed the query: the 656 still reveals another system, which took nothing.
+    assert t.other_consumer is not None and t.other_consumer.from_nsu == t.other_consumer.to_nsu == 100
+
+
+def test_a_lot_starting_past_the_cursor_reveals_another_consumer() -> None:
+    received = tuple(range(131, 141))
+    t = _apply(_state(ult_nsu=100, max_nsu=110), T0, DistributionResult(138, "Ok", T0, 140, 140, received))
+    assert t.state.ult_nsu == 140 and t.gap_nsus == tuple(range(101, 131))
+    sighting = t.other_consumer
+    assert sighting is not None and (sighting.from_nsu, sighting.to_nsu, sighting.skipped) == (100, 130, 30)
+    in_sequence = _apply(_state(ult_nsu=100), T0, DistributionResult(138, "Ok", T0, 110, 110, tuple(range(101, 111))))
+    assert in_sequence.other_consumer is None
+    # From 0 the service starts at its 3-month window: no other system is implied.
+    first = _apply(_state(), T0, DistributionResult(138, "Ok", T0, 7050, 7050, tuple(range(7001, 7051))))
+    assert first.other_consumer is None
+
+
+def test_a_jump_past_the_gap_limit_reports_the_rest_out_of_reach() -> None:
+    t = _apply(_state(ult_nsu=0), T0, DistributionResult(656, "Consumo Indevido", T0, 5000, 5000))
+    sighting = t.other_consumer
+    assert sighting is not None and len(t.gap_nsus) == MAX_GAP_NSUS
+    assert (sighting.skipped, sighting.queued, sighting.out_of_reach) == (5000, MAX_GAP_NSUS, 5000 - MAX_GAP_NSUS)
+    assert t.gap_nsus[0] == 5000 - MAX_GAP_NSUS + 1  # the newest: the oldest leave the window first
 
 
 def test_656_on_a_point_query_suspends_point_queries_and_distribution() -> None:

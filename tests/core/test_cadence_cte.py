@@ -28,17 +28,25 @@ def test_each_product_has_its_policy() -> None:
     assert CTE_RULES.scheduler_cycle == timedelta(seconds=60) and CTE_RULES.call_timeout == timedelta(minutes=5)
 
 
-def test_a_cte_656_blocks_one_hour_and_leaves_the_cursor() -> None:
+def test_a_cte_656_follows_the_nfe_rule_the_cursor_jumps_and_the_skipped_nsus_become_gaps() -> None:
+    # Issue 22: keeping the cursor met a 656 every hour for ever; the rule book is silent on CT-e,
+    # so NF-e's §4.3 item 8 applies (a product decision).
     state = _cte(ult_nsu=10, max_nsu=10)
     result = DistributionResult(CONSUMO_INDEVIDO, "Consumo indevido", dh_resp=T0, ult_nsu=40, max_nsu=45)
     t = apply_distribution(state, CTE_RULES, T0, result)
-    assert (t.state.ult_nsu, t.state.max_nsu) == (10, 10)  # no forward jump, unlike NF-e
-    assert t.gap_nsus == () and t.state.point_queries_blocked_until is None
-    assert t.state.blocked_until == T0 + HOUR + SAFETY_MARGIN
+    assert (t.state.ult_nsu, t.state.max_nsu) == (40, 45)
+    assert t.gap_nsus == tuple(range(11, 41))
+    assert t.state.blocked_until == t.state.point_queries_blocked_until == T0 + HOUR + SAFETY_MARGIN
+    assert t.other_consumer is not None and (t.other_consumer.from_nsu, t.other_consumer.to_nsu) == (10, 40)
+    assert t.other_consumer.skipped == t.other_consumer.queued == 30
     decision = decide(t.state, CTE_RULES, T0 + HOUR, global_pause_until=None, certificate_problem=None, enabled=True)
-    assert decision.action is Action.BLOCKED
+    assert decision.action is Action.BLOCKED and "outro sistema consulta as CT-e" in decision.reason
+    after = decide(
+        t.state, CTE_RULES, T0 + HOUR + SAFETY_MARGIN, global_pause_until=None, certificate_problem=None, enabled=True
+    )
+    assert after.query and after.ult_nsu == 40
     nfe = apply_distribution(CaptureState(7, Product.NFE, ult_nsu=10, max_nsu=10), NFE_RULES, T0, result)
-    assert nfe.state.ult_nsu == 40 and nfe.gap_nsus  # NF-e moves on to the 656's ultNSU
+    assert (nfe.state.ult_nsu, nfe.gap_nsus) == (t.state.ult_nsu, t.gap_nsus)  # the same rule
 
 
 def test_a_cte_589_is_a_block_with_an_alert_and_108_a_global_pause() -> None:

@@ -158,3 +158,22 @@ def test_sefin_flags_the_same_rejected_pedido_sent_again_within_the_hour(
     clock.advance(timedelta(hours=1, minutes=1))
     inproc.post(f"/SefinNacional/nfse/{nfse.key}/eventos", json=payload)
     assert len(sandbox.referee.violations()) == 1  # an hour after the last rejection it may go again
+
+
+def test_routes_ignore_case_as_the_real_asp_net_core_services_do(
+    sandbox: Sandbox, recipient_cert: IssuedCert, client_for: Any, h: Any
+) -> None:
+    # A published client (dfe-nfse) asks /contribuintes/dfe/0: the real ADN serves it.
+    nfse = sandbox.publish_nfse(provider=h.SUPPLIER, taker=h.RECIPIENT)
+    client = client_for(recipient_cert)
+    lower = client.get("/contribuintes/dfe/0", params={"cnpjConsulta": h.RECIPIENT, "lote": "true"})
+    assert lower.status_code == 200 and [i["NSU"] for i in lower.json()["LoteDFe"]] == [1]
+    canonical = client.get(f"/contribuintes/NFSe/{nfse.key}/Eventos")
+    mixed = client.get(f"/CONTRIBUINTES/nfse/{nfse.key}/eventos")
+    assert (mixed.status_code, mixed.json()["StatusProcessamento"]) == (
+        canonical.status_code,
+        canonical.json()["StatusProcessamento"],
+    )
+    assert client.get(f"/sefinnacional/NFSe/{nfse.key}").status_code == 200
+    # A path that is not a route is still a 404, whatever its case.
+    assert client.get("/contribuintes/dfes/0").status_code == 404

@@ -31,6 +31,7 @@ EXPECTED_TABLES = {
     "document_parties",
     "events",
     "cte_carried_nfe",
+    "other_consumers",
     "nfse_details",
     "distribution_items",
     "archived_exchanges",

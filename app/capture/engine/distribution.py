@@ -21,6 +21,7 @@ from app.capture.engine.adapter import DistributionAdapter, LotAnswer, RunSoFar
 from app.capture.engine.lease import CallLease
 from app.capture.engine.locks import CompanyLocks
 from app.capture.engine.soap import may_have_reached_service
+from app.capture.other_consumer import other_consumer_notice
 from app.core.cadence import (
     Action,
     CaptureState,
@@ -378,6 +379,8 @@ class DistributionEngine:
                 self.adapter.within_lot(unit, company, settings, items, stored, prepared, now)
             if recover:
                 unit.add_recoveries(company.id, self.product, next_attempt_at=now, nsus=recover)
+            if transition.other_consumer is not None:  # issue 22: with the gaps it left
+                unit.record_other_consumer(company.id, self.product, transition.other_consumer)
             if final and not closed:
                 unit.finish_run(run_id, RunStatus.SUCCEEDED, run.summary(decision))
         run.id = run_id  # once committed: a failed commit leaves the run to the error path
@@ -440,3 +443,5 @@ class DistributionEngine:
             self.ctx.notify(CaptureNotice("status", None, self.product, pause.reason))
         if transition.alert:
             self.ctx.notify(CaptureNotice("alert", company.id, self.product, transition.alert))
+        if transition.other_consumer is not None:
+            self.ctx.notify(other_consumer_notice(self.ctx, company.id, self.product))

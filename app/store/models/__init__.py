@@ -51,6 +51,9 @@ from app.store.models.companies import (
 from app.store.models.companies import (
     ServicePauseRow as ServicePauseRow,
 )
+from app.store.models.consumers import (
+    OtherConsumerRow as OtherConsumerRow,
+)
 from app.store.models.documents import (
     CarriedNfeRow as CarriedNfeRow,
 )
