@@ -16,7 +16,7 @@ from app.capture.context import CaptureContext, CertificateSource, resume_stoppe
 from app.certs.a1 import A1Certificate, CertificateError, load_a1
 from app.certs.vault import CertificateVault
 from app.config.paths import database_path, ensure_data_dir
-from app.config.settings import Settings, load_settings
+from app.config.settings import Settings, load_settings, save_settings
 from app.core.clock import Clock, SystemClock
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
@@ -60,6 +60,7 @@ class Office:
         self.companies = CompanyRepository(self.db)
         self.cursors = CaptureStateRepository(self.db)
         self._http: list[HttpClientFactory] = []
+        self._contexts: list[CaptureContext] = []
 
     def capture_context(
         self, *, transport_for: TransportFactory | None = None, rng: random.Random | None = None
@@ -71,7 +72,7 @@ class Office:
         """
         http = HttpClientFactory(self.settings, icp_bundle=self.settings.icp_brasil_bundle, transport_for=transport_for)
         self._http.append(http)
-        return CaptureContext(
+        ctx = CaptureContext(
             db=self.db,
             clock=self.clock,
             settings=self.settings,
@@ -79,11 +80,22 @@ class Office:
             certificates=CertificateSource(self.vault),
             rng=rng or random.Random(),
         )
+        self._contexts.append(ctx)
+        return ctx
+
+    def change_settings(self, updated: Settings) -> None:
+        """Write ``settings.json`` and make it the settings of the office and of every capture
+        context it opened (the retention and the notices read it from there): stored once."""
+        save_settings(self.data_dir, updated)
+        self.settings = updated
+        for ctx in self._contexts:
+            ctx.settings = updated
 
     def close(self) -> None:
         for http in self._http:
             http.close()
         self._http.clear()
+        self._contexts.clear()
         self.db.close()
 
     def __enter__(self) -> Office:

@@ -25,7 +25,6 @@ from app.desk.views import Alerts, CompanyLine
 if TYPE_CHECKING:
     from app.capture.context import CaptureContext
     from app.capture.service import CaptureService
-    from app.desk.desk import Desk
 
 log = logging.getLogger(__name__)
 # A company whose run is in flight is paused once that run ends (its engine would otherwise save
@@ -71,11 +70,10 @@ class BackgroundState:
         return best
 
 
-def look(desk: Desk) -> BackgroundState:
-    """The companies, NF-e alerts, pauses and stops, read now (a few bulk reads)."""
-    ctx, products = desk.ctx, desk.products()
-    companies = tuple(desk.companies())
-    alerts = desk.alerts(Product.NFE) if Product.NFE in products else Alerts(0, 0, 0)
+def look(
+    ctx: CaptureContext, products: tuple[Product, ...], companies: tuple[CompanyLine, ...], alerts: Alerts
+) -> BackgroundState:
+    """The pauses and stops, read now (a few bulk reads), beside the desk's companies and NF-e alerts."""
     captured = paused = 0
     stopped: list[Stopped] = []
     for product in products:
@@ -87,7 +85,7 @@ def look(desk: Desk) -> BackgroundState:
             paused += state.paused
             if state.disabled_reason:
                 stopped.append(Stopped(state.company_id, product, state.disabled_reason))
-    return BackgroundState(desk.now(), companies, alerts, paused, captured, tuple(stopped))
+    return BackgroundState(ctx.clock.now(), companies, alerts, paused, captured, tuple(stopped))
 
 
 def pause_all(ctx: CaptureContext, service: CaptureService | None) -> int:
@@ -110,13 +108,12 @@ def _resume(state: CaptureState) -> CaptureState:
 
 
 def _change_all(ctx: CaptureContext, service: CaptureService | None, change: Change) -> int:
-    from app.capture.engine.locks import CompanyLocks  # here: the tray imports this module at start-up
+    from app.desk.sending import company_locks  # here: the tray imports this module at start-up
 
     assert service is not None  # the desk is open (its ``ctx`` said so)
     changed = 0
-    for product, capture in service.captures.items():
-        # The engine's per-CNPJ locks (an engine without them runs no company concurrently with us).
-        locks: CompanyLocks = getattr(capture.distribution, "locks", None) or CompanyLocks()
+    for product in service.captures:
+        locks = company_locks(service, product)
         busy = []
         for company, _settings in ctx.companies.enabled_for(product):
             lock = locks.for_cnpj(company.cnpj.value)

@@ -18,30 +18,29 @@ from typing import TYPE_CHECKING
 
 from app.capture.context import CaptureContext, CaptureNotice
 from app.capture.instance import AlreadyRunning, DataFolderLock
-from app.capture.nfe_manifestation import ManifestationRefused, NfeManifestationService
 from app.capture.office import Office
 from app.capture.service import CaptureService
+from app.config.settings import Settings
 from app.core.clock import Clock
 from app.core.errors import CapturaError
-from app.core.manifestation import ManifestationState, manifestation_type
+from app.core.manifestation import ManifestationState
 from app.core.products import Product
-from app.desk import background, taker
+from app.desk import background
+from app.desk.errors import DeskError
+from app.desk.fetching import FetchOutcome, asking_company
 from app.desk.files import write_atomic
-from app.desk.grid import (
-    GridCursor,
-    KeyEventIndex,
-    allowed_manifestations,
-    document_rows,
-    to_query,
-)
+from app.desk.grid import GridCursor, KeyEventIndex, document_rows, to_query
+from app.desk.manifesting import Manifestations, nfe_actions, taker_actions
 from app.desk.pdfs import PdfCache
 from app.desk.search import parse_search
+from app.desk.sending import Sender, company_locks
 from app.desk.views import (
     Alerts,
     CompanyLine,
     DocumentDetail,
     GridFilter,
     GridRow,
+    ManifestationActions,
     ManifestationLine,
     ManifestationOutcome,
     ProductBadge,
@@ -49,7 +48,7 @@ from app.desk.views import (
 )
 from app.export.jobs import service_jobs
 from app.store.grid import GridRepository
-from app.store.records import Direction, DocumentStatus, GridQuery, ManifestationStatus, RowKind
+from app.store.records import Direction, DocumentStatus, GridQuery, RowKind
 
 if TYPE_CHECKING:
     from app.demo.environment import DemoEnvironment, DemoOptions
@@ -57,10 +56,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 RELATED_SHOWN = 200  # a CT-e may carry hundreds of NF-e: the detail looks up this many
 Listener = Callable[[CaptureNotice], None]
-
-
-class DeskError(CapturaError):
-    """The desk cannot do that now (not open, read-only...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +134,9 @@ class Desk:
                     self.opened = Opened(True, error.holder, error.message)
                 else:
                     self._running = True
+        assert self._service is not None
+        self._sender = Sender(self.data_dir, self._owner, lambda: self._running)
+        self._manifestations = Manifestations(self.ctx, self._service, self._sender)
         self._grid = GridRepository(self.ctx.db)
         self._keys = KeyEventIndex(self._grid)
         self._keys.current(Product.NFE)  # built here, on the opening worker, not on the first page
@@ -196,6 +194,14 @@ class Desk:
 
     def now(self) -> datetime:
         return self.ctx.clock.now()
+
+    def settings(self) -> Settings:
+        """The data folder's ``settings.json`` as in force now (frozen)."""
+        return self.office.settings
+
+    def change_settings(self, updated: Settings) -> None:
+        """Save the data folder's settings; the running capture reads them from now on."""
+        self.office.change_settings(updated)
 
     def products(self) -> tuple[Product, ...]:
         """The products this version captures (an engine exists for them)."""
@@ -279,7 +285,9 @@ class Desk:
         return background.resume_all(self.ctx, self._service)
 
     def background_state(self) -> background.BackgroundState:
-        return background.look(self)
+        products = self.products()
+        alerts = self.alerts(Product.NFE) if Product.NFE in products else Alerts(0, 0, 0)
+        return background.look(self.ctx, products, tuple(self.companies()), alerts)
 
     # ------------------------------------------------------------------ documents
 
@@ -314,21 +322,8 @@ class Desk:
         events = tuple(ctx.events.for_key(row.company_id, row.product, key)) if key else ()
         if row.is_event_row:
             return DocumentDetail(row, company.name, company.cnpj.value, (), (), events, (), ())
-        lines: list[ManifestationLine] = []
-        allowed: tuple[str, ...] = ()
-        if row.product is Product.NFE and key:
-            for view in NfeManifestationService(ctx).view(row.company_id, key):
-                request = view.request
-                refused = request.status is ManifestationStatus.REJECTED and request.cstat is None
-                counts = request.status is ManifestationStatus.REJECTED and not refused
-                lines.append(
-                    ManifestationLine(request, view.label, view.deadline, view.attempts.text if counts else "", refused)
-                )
-            facts = self._grid.event_facts(row.product, [(row.company_id, key)])[(row.company_id, key)]
-            allowed = allowed_manifestations(row, facts, self.now())
-        elif row.product is Product.NFSE and key:
-            lines = list(taker.lines(self, row.company_id, key))
-            allowed = taker.allowed(row, tuple(lines))
+        lines = self._manifestations.lines(row.product, row.company_id, key) if key else ()
+        actions = self._actions(row, lines)
         return DocumentDetail(
             row,
             company.name,
@@ -336,10 +331,27 @@ class Desk:
             tuple(ctx.documents.parties(row.row_id)),
             tuple(ctx.documents.versions(row.row_id)),
             events,
-            tuple(lines),
-            allowed,
+            lines,
+            actions.allowed,
             self._related(row),
+            actions.rectifiable,
         )
+
+    def manifestation_actions(self, row: GridRow) -> ManifestationActions:
+        """Which manifestations this document's buttons may send now: by a plain request, or as
+        the one rectification of a registered conclusive event."""
+        if row.is_event_row or not row.access_key:
+            return ManifestationActions()
+        return self._actions(row, self._manifestations.lines(row.product, row.company_id, row.access_key))
+
+    def _actions(self, row: GridRow, lines: tuple[ManifestationLine, ...]) -> ManifestationActions:
+        key = row.access_key or ""
+        if row.product is Product.NFE and key and not row.is_event_row:
+            facts = self._grid.event_facts(row.product, [(row.company_id, key)])[(row.company_id, key)]
+            return nfe_actions(row, facts, self.now())
+        if row.product is Product.NFSE and key and not row.is_event_row:
+            return taker_actions(row, lines)
+        return ManifestationActions()
 
     def _related(self, row: GridRow) -> tuple[RelatedDocument, ...]:
         """The CT-e that moved an NF-e, or the NF-e a CT-e carries (this company's, when stored)."""
@@ -409,62 +421,63 @@ class Desk:
 
     # ------------------------------------------------------------------ requests
 
+    def manifest(
+        self,
+        company_id: int,
+        key: str,
+        tp_evento: str,
+        *,
+        justification: str | None = None,
+        reason_code: str | None = None,
+        rectify: bool = False,
+    ) -> ManifestationOutcome:
+        """Any manifestation, of either product (the NFS-e taker's by its tpEvento): queued and sent
+        now if this desk may (``app.desk.manifesting``). A registered conclusive NF-e event is never
+        sent again: ``rectify`` asks, on purpose, for the one rectification the rules allow.
+        Never raises for a refusal: the outcome says why, and nothing is recorded."""
+        return self._open_manifestations().request(
+            company_id, key, tp_evento, justification=justification, reason_code=reason_code, rectify=rectify
+        )
+
     def request_manifestation(
         self, company_id: int, key: str, tp_evento: str, justification: str | None = None
     ) -> ManifestationOutcome:
-        """Queue a recipient manifestation and send it now if this desk may; never raises for a
-        refusal: a request that cannot reach the service is refused here and recorded nowhere."""
-        ctx = self.ctx
-        label = manifestation_type(tp_evento).label
-        company = ctx.companies.get(company_id)
-        problem = ctx.certificates.problem(company, self.now())
-        if problem is not None:
-            return ManifestationOutcome(key, tp_evento, False, False, True, f"{label} não enviada: {problem}")
-        service = NfeManifestationService(ctx)
-        try:
-            request = service.request(company_id, key, tp_evento, justification)
-        except (ManifestationRefused, CapturaError) as error:
-            return ManifestationOutcome(key, tp_evento, False, False, True, error.message)
-        elsewhere = False
-        if request.status is ManifestationStatus.PENDING:
-            elsewhere = not self._send_pending(service, company_id)
-        stored = ctx.manifestations.for_key(company_id, Product.NFE, request.access_key)
-        final = next(m for m in stored if m.id == request.id)
-        base = ManifestationOutcome(
-            key, tp_evento, False, False, False, "", final.protocol, final.cstat, final, queued_elsewhere=elsewhere
-        )
-        if final.status is ManifestationStatus.ACCEPTED:
-            answer = final.x_motivo or f"cStat {final.cstat}"
-            text = f"{label} registrada: protocolo {final.protocol or '-'} ({answer})."
-            return replace(base, accepted=True, message=text)
-        if final.status is ManifestationStatus.REJECTED:
-            reason = final.x_motivo or "sem motivo informado"
-            if final.cstat is None:
-                return replace(base, refused=True, message=f"{label} não enviada: {reason}")
-            attempts = service.attempts(company, final.access_key, tp_evento, final.n_seq_evento, self.now()).text
-            return replace(base, message=f"{label} rejeitada: {reason} ({attempts})", attempts=attempts)
-        where = "o serviço de captura em execução a enviará" if elsewhere else "será enviada pelo serviço de captura"
-        detail = f" Último resultado: {final.x_motivo}." if final.x_motivo else ""
-        return replace(base, pending=True, message=f"{label} pendente: {where}.{detail}")
+        """The window's NF-e request: :meth:`manifest`, never a rectification."""
+        return self.manifest(company_id, key, tp_evento, justification=justification)
 
     def request_taker_manifestation(
         self, company_id: int, key: str, tp_evento: str, reason_code: str | None = None, reason: str | None = None
     ) -> ManifestationOutcome:
-        """An NFS-e taker event (Confirmação or Rejeição do Tomador), only on the user's click."""
-        return taker.request(self, company_id, key, tp_evento, reason_code, reason)
+        """The window's NFS-e taker request (Confirmação or Rejeição do Tomador): :meth:`manifest`."""
+        return self.manifest(company_id, key, tp_evento, justification=reason, reason_code=reason_code)
 
-    def _send_pending(self, service: NfeManifestationService, company_id: int) -> bool:
-        """Send a queued request now; False when another instance captures here (it sends)."""
-        if self._running:
-            assert self._service is not None
-            self._service.dispatch_manifestations(Product.NFE, company_id=company_id)
-            return True
-        try:  # no service here: send it ourselves unless another instance captures (two senders could send twice)
-            with DataFolderLock(self.office.data_dir, owner=f"{self._owner} (enviando uma manifestação)"):
-                service.dispatch(company_id=company_id)
-        except AlreadyRunning:
-            return False
-        return True
+    def _open_manifestations(self) -> Manifestations:
+        if self.opened is None:
+            raise DeskError("A pasta de dados não está aberta.")
+        return self._manifestations
+
+    def fetch_by_key(self, key: str, company_id: int | None = None) -> FetchOutcome:
+        """"Buscar pela chave": the database first, then the service (NF-e within the point-query
+        quota, NFS-e from the Sefin Nacional), as the company given or the one the key names
+        (``app.desk.fetching``; several candidates: ``CompanyChoiceNeeded``). Sent now when this
+        desk may; otherwise the capture service running here makes the NF-e query."""
+        from app.capture.by_key import fetch_by_key, key_product
+
+        product, plain = key_product(key)  # raises with the reason for a bad key
+        ctx = self.ctx
+        if company_id is None:
+            holders = {r.company_id for r in self.find_key(plain) if r.product is product and not r.is_event_row}
+            capturing = [c.id for c, _settings in ctx.companies.enabled_for(product)]
+            company_id = asking_company(plain, product, ctx.companies.list_companies(), holders, capturing)
+        asking = company_id
+        locks = company_locks(self._service, product) if self._running and self._service is not None else None
+        sent = self._sender.now_or_leave(lambda: fetch_by_key(ctx, asking, plain, locks=locks), "buscando pela chave")
+        result = sent.value if sent.value is not None else fetch_by_key(ctx, asking, plain, queued=True)
+        found = [r for r in self.find_key(plain, (asking,)) if r.product is product and not r.is_event_row]
+        row = found[0] if found and result.status in ("local", "fetched") else None
+        return FetchOutcome(
+            product, plain, asking, result.status, result.message, result.available_at, row, not sent.here
+        )
 
     def retry_quarantined(self, row: GridRow) -> str:
         """Ask the distribution again for an unreadable document's NSU (gap recovery)."""

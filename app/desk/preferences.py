@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from app.certs.bundle import TrustBundleError, read_bundle
 from app.config.paths import check_data_dir, remember_data_dir, remembered_data_dir
-from app.config.settings import LOG_LEVELS, save_settings
+from app.config.settings import LOG_LEVELS
 from app.core.errors import CapturaError
 from app.desk import autostart
 
@@ -51,7 +51,7 @@ class Preferences:
 
 
 def read(desk: Desk) -> Preferences:
-    settings = desk.office.settings
+    settings = desk.settings()
     return Preferences(
         data_dir=desk.data_dir,
         next_data_dir=remembered_data_dir(),
@@ -79,7 +79,7 @@ def save(desk: Desk, chosen: Preferences) -> list[str]:
         raise PreferencesRefused("A retenção dos arquivos de comunicação vai de 1 a 36.500 dias.")
     if chosen.next_data_dir is not None:
         check_data_dir(chosen.next_data_dir)  # a network folder: refused before anything is saved
-    current = desk.office.settings
+    current = desk.settings()
     if chosen.icp_brasil_bundle is not None and chosen.icp_brasil_bundle != current.icp_brasil_bundle:
         _check_bundle(chosen.icp_brasil_bundle)
     notes = []
@@ -91,9 +91,7 @@ def save(desk: Desk, chosen: Preferences) -> list[str]:
         icp_brasil_bundle=chosen.icp_brasil_bundle,
     )
     if updated != current:
-        save_settings(desk.data_dir, updated)
-        desk.office.settings = updated
-        desk.ctx.settings = updated  # the retention and the notices read it from here on
+        desk.change_settings(updated)
         logging.getLogger().setLevel(updated.log_level)
         if updated.icp_brasil_bundle != current.icp_brasil_bundle:
             notes.append("A nova cadeia ICP-Brasil vale a partir da próxima abertura do programa.")

@@ -156,8 +156,18 @@ class DocumentDetail:
     versions: tuple[DocumentVersionInfo, ...]
     events: tuple[EventRecord, ...]
     manifestations: tuple[ManifestationLine, ...]
-    allowed_manifestations: tuple[str, ...]  # tpEvento the office may send now
+    allowed_manifestations: tuple[str, ...]  # tpEvento the office may send now by a plain request
     related: tuple[RelatedDocument, ...] = ()  # the CT-e that moved an NF-e, the NF-e a CT-e carries
+    rectifiable_manifestations: tuple[str, ...] = ()  # conclusive tpEvento offered as the one rectification
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestationActions:
+    """What a document's manifestation buttons offer now: ``allowed`` by a plain request, and
+    ``rectifiable`` only as the one deliberate rectification of a registered conclusive event."""
+
+    allowed: tuple[str, ...] = ()
+    rectifiable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,7 +138,7 @@ class Tray(QObject):
         self._looking = True
         desk = self.window.desk
         # Ferramentas > Configurações may have switched notifications: it holds within a look.
-        self.notifications_enabled = desk.office.settings.notifications
+        self.notifications_enabled = desk.settings().notifications
         self.window.tasks.run(desk.background_state, self._looked, self._look_failed)
 
     def _looked(self, state: BackgroundState) -> None:
