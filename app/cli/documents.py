@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.context import find_company, open_desk, parse_day, parse_product
+from app.cli.context import open_desk, parse_day, parse_product
+from app.cli.exits import EXIT_WAITING
 from app.cli.io import print_json
-from app.cli.main import EXIT_WAITING
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.nsu import Nsu
@@ -178,8 +178,8 @@ def _first(desk: Desk, grid: GridFilter, wanted: int) -> list[GridRow]:
 
 def list_documents(desk: Desk, args: argparse.Namespace) -> list[tuple[str, GridRow]]:
     """The page asked for: every filter in SQL, one grid per product, merged by issue date."""
-    companies = {c.id: c.cnpj.value for c in desk.office.companies.list_companies()}
-    company_ids = (find_company(desk.office, args.company).id,) if args.company else ()
+    companies = {c.id: c.cnpj.value for c in desk.registered()}
+    company_ids = (desk.company(args.company).id,) if args.company else ()
     product = parse_product(args.product)
     start, end = parse_day(args.date_from, "--from"), parse_day(args.date_to, "--to")
     if start and end and end < start:
@@ -250,16 +250,16 @@ def find_document(desk: Desk, key_text: str, company: str | None) -> tuple[str, 
     """The one row with this key: a document, or the events of a key whose document never came
     (asks for ``--company`` when several companies hold it)."""
     key = _clean_key(key_text)
-    company_ids = (find_company(desk.office, company).id,) if company else ()
+    company_ids = (desk.company(company).id,) if company else ()
     found = desk.find_key(key, company_ids)
     if not found:
         raise CapturaError(f"Documento com a chave {key} não encontrado.")
+    cnpjs = {c.id: c.cnpj for c in desk.registered()}
     if len({row.company_id for row in found}) > 1:
-        cnpjs = {c.id: c.cnpj for c in desk.office.companies.list_companies()}
         holders = ", ".join(cnpjs[row.company_id].formatted() for row in found)
         raise CapturaError(f"A chave {key} está em mais de uma empresa ({holders}): informe --company CNPJ.")
     row = found[0]
-    return desk.ctx.companies.get(row.company_id).cnpj.value, row
+    return cnpjs[row.company_id].value, row
 
 
 def _details(detail: DocumentDetail) -> dict[str, Any]:
@@ -404,32 +404,17 @@ def _pdf(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- fetch by key
 
 
-def _fetching_company(desk: Desk, key: str, cnpj: str | None) -> int:
-    if cnpj:
-        return find_company(desk.office, cnpj).id
-    holders = {row.company_id for row in desk.find_key(key) if not row.is_event_row}
-    companies = desk.office.companies.list_companies()
-    if len(holders) == 1:
-        return holders.pop()
-    if len(companies) == 1:
-        return companies[0].id
-    raise CapturaError("Informe a empresa que consulta: --company CNPJ.")
-
-
 def _fetch(args: argparse.Namespace) -> int:
-    from app.capture.by_key import fetch_by_key, key_product
-    from app.capture.instance import AlreadyRunning, DataFolderLock
+    from app.desk.fetching import CompanyChoiceNeeded
 
-    product, key = key_product(args.key)  # raises with the reason for a bad key
     with open_desk(args) as desk:
-        company_id = _fetching_company(desk, key, args.company)
+        company_id = desk.company(args.company).id if args.company else None
         try:
-            with DataFolderLock(desk.office.data_dir, owner="linha de comando (buscando pela chave)"):
-                result = fetch_by_key(desk.ctx, company_id, key)
-        except AlreadyRunning:  # the running service makes the NF-e point queries (one sender)
-            result = fetch_by_key(desk.ctx, company_id, key, queued=True)
-        found = [row for row in desk.find_key(key, (company_id,)) if not row.is_event_row]
-        data = _details(desk.detail(found[0])) if found and result.status in ("local", "fetched") else None
+            result = desk.fetch_by_key(args.key, company_id)
+        except CompanyChoiceNeeded as error:
+            raise CapturaError(f"{error.message} Informe a empresa que consulta: --company CNPJ.") from None
+        data = _details(desk.detail(result.row)) if result.row is not None else None
+        product, key = result.product, result.key
     if result.status not in ("local", "fetched", "deferred"):
         raise CapturaError(result.message)
     available = _iso(result.available_at) if result.available_at else None

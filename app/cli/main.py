@@ -1,9 +1,4 @@
-"""Argument parsing and dispatch of the headless commands.
-
-Exit codes: 0 success, 1 a refusal the user can act on (message on stderr), 2 wrong usage,
-3 nothing more to do now: accepted but waiting (a manifestation left pending, every company of
-``capture --once`` in a wait), 130 interrupted (Ctrl+C).
-"""
+"""Argument parsing and dispatch of the headless commands (exit codes: ``app.cli.exits``)."""
 
 from __future__ import annotations
 
@@ -14,16 +9,12 @@ from collections.abc import Callable
 from app import APP_NAME, __version__
 from app.cli.args import ArgumentParser, UsageError
 from app.cli.context import Runtime
+from app.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_WAITING
 from app.cli.io import utf8_streams
 from app.core.errors import CapturaError
 from app.demo import DEMO_SPEED
 
-EXIT_OK = 0
-EXIT_REFUSED = 1
-EXIT_USAGE = 2
-EXIT_WAITING = 3
-EXIT_INTERRUPTED = 130
-
+__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_WAITING", "build_parser", "run_command"]
 Handler = Callable[[argparse.Namespace], int]
 
 

@@ -1,12 +1,12 @@
 """`manifest KEY EVENT`: a recipient manifestation of an NF-e, or a taker manifestation of an NFS-e,
 queued and sent once if it may be.
 
-An NF-e request goes through the desk, as the window's: every rule (justification, sequence, the
-NT 2018.002 guard) applies, and a request that cannot reach the service (certificate or vault
-unusable) is refused without being recorded. An NFS-e one (``confirmacao-tomador``,
-``rejeicao-tomador --motivo N --reason TEXTO``) goes to the NFS-e taker service under the same
-rules (rule book §6.5, seed 004). When a capture service already runs for the data folder, the
-request is only queued: that service sends it (never two senders).
+Both go through the desk's one call (``Desk.manifest``), as the window's: every rule applies
+(justification, sequence, the NT 2018.002 and seed-004 guards, rule book §4.5 and §6.5), a request
+that cannot reach the service is refused without being recorded, and a registered conclusive
+NF-e event is never sent again: ``--retificar`` asks, on purpose, for its one rectification. When a
+capture service already runs for the data folder, the request is only queued: that service sends
+it (never two senders).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from app.cli.args import UsageError
-from app.cli.context import find_company, open_desk
+from app.cli.context import open_desk
+from app.cli.exits import EXIT_OK, EXIT_WAITING
 from app.cli.io import print_json
-from app.cli.main import EXIT_WAITING
 from app.core.clock import brasilia_iso
 from app.core.errors import CapturaError
 from app.core.keys import AccessKey, NfseKey
@@ -34,10 +34,9 @@ from app.core.taker import CONFIRMACAO_TOMADOR, REJECTION_REASONS, REJEICAO_TOMA
 from app.desk import labels
 from app.desk.labels import MANIFESTATION_STATUS as MANIFESTATION_LABELS
 from app.desk.views import ManifestationOutcome
-from app.store.records import Company, ManifestationStatus
+from app.store.records import ManifestationStatus
 
 if TYPE_CHECKING:  # the desk and the capture load when a command runs, never for `--help`
-    from app.capture.nfse.manifestation import TakerOutcome
     from app.desk import Desk
 
 EVENT_NAMES = {
@@ -82,6 +81,11 @@ def register(sub: Any) -> None:
         metavar="N",
         help="motivo da rejeição do tomador: " + ", ".join(f"{c} {t}" for c, t in REJECTION_REASONS.items()),
     )
+    parser.add_argument(
+        "--retificar",
+        action="store_true",
+        help="retifica a manifestação conclusiva já registrada da NF-e (permitida uma única vez; a última vale)",
+    )
     parser.add_argument("--company", metavar="CNPJ", help="empresa destinatária (padrão: a que recebeu a nota)")
     parser.add_argument("--json", action="store_true", help="saída em JSON")
     parser.set_defaults(handler=_manifest)
@@ -109,15 +113,25 @@ def valid_events() -> str:
     )
 
 
-def _company(desk: Desk, key: str, cnpj: str | None, product: Product = Product.NFE) -> Company:
+def _company(desk: Desk, key: str, cnpj: str | None, product: Product = Product.NFE) -> int:
     if cnpj:
-        return find_company(desk.office, cnpj)
+        return desk.company(cnpj).id
     holders = {row.company_id for row in desk.find_key(key) if row.product is product and not row.is_event_row}
     if len(holders) == 1:
-        return desk.ctx.companies.get(holders.pop())
+        return holders.pop()
     if not holders:
         raise CapturaError(f"A {product.label} {key} não foi capturada por nenhuma empresa: informe --company CNPJ.")
     raise CapturaError(f"A {product.label} {key} está em mais de uma empresa: informe --company CNPJ.")
+
+
+def _label(tp_evento: str) -> str:
+    return TAKER_TYPES[tp_evento].label if tp_evento in TAKER_TYPES else manifestation_type(tp_evento).label
+
+
+def _status(outcome: ManifestationOutcome) -> str:
+    """accepted, rejected, pending or sent; "refused" when it never reached the service."""
+    m = outcome.request
+    return "refused" if outcome.refused or m is None else m.status.value
 
 
 def _result_json(outcome: ManifestationOutcome) -> dict[str, Any]:
@@ -126,13 +140,14 @@ def _result_json(outcome: ManifestationOutcome) -> dict[str, Any]:
     return {
         "key": outcome.access_key,
         "tp_evento": outcome.tp_evento,
-        "label": manifestation_type(outcome.tp_evento).label,
+        "label": _label(outcome.tp_evento),
         "n_seq_evento": m.n_seq_evento if m else None,
-        "status": m.status.value if m else "refused",
-        "status_label": MANIFESTATION_LABELS[m.status] if m else labels.REFUSED_BEFORE_SENDING,
+        "status": _status(outcome),
+        "status_label": MANIFESTATION_LABELS[m.status] if m and not outcome.refused else labels.REFUSED_BEFORE_SENDING,
         "refused_before_sending": outcome.refused,
         "cstat": m.cstat if m else None,
-        "message": m.x_motivo if m else outcome.message,
+        "code": m.cstat if m else None,  # NFS-e: Sefin's code (E1833...)
+        "message": outcome.message,
         "protocol": m.protocol if m else None,
         "next_attempt_at": brasilia_iso(m.not_before) if m and pending else None,
         "attempts": outcome.attempts,
@@ -140,60 +155,24 @@ def _result_json(outcome: ManifestationOutcome) -> dict[str, Any]:
     }
 
 
-def _taker_json(outcome: TakerOutcome) -> dict[str, Any]:
-    m = outcome.request
-    return {
-        "key": outcome.access_key,
-        "tp_evento": outcome.tp_evento,
-        "label": TAKER_TYPES[outcome.tp_evento].label,
-        "status": outcome.status,
-        "refused_before_sending": outcome.status == "refused",
-        "code": m.cstat if m else None,
-        "message": outcome.message,
-        "next_attempt_at": brasilia_iso(m.not_before) if m and outcome.status == "pending" else None,
-        "attempts": outcome.attempts,
-    }
-
-
-def _manifest_nfse(args: argparse.Namespace, code: str) -> int:
-    """A taker manifestation: refused, or queued and sent now unless a capture service runs here."""
-    from app.capture.instance import AlreadyRunning, DataFolderLock
-    from app.capture.nfse.manifestation import NfseManifestationService
-
-    key = NfseKey.parse(args.key).value
-    with open_desk(args) as desk:
-        company = _company(desk, key, args.company, Product.NFSE)
-        service = NfseManifestationService(desk.ctx)
-        try:
-            with DataFolderLock(desk.office.data_dir, owner="linha de comando (enviando uma manifestação)"):
-                outcome = service.submit(company.id, key, code, args.motivo, args.reason)
-        except AlreadyRunning:  # that service sends it: never two senders
-            outcome = service.submit(company.id, key, code, args.motivo, args.reason, send_now=False)
-    if args.json:
-        print_json(_taker_json(outcome))
-    if outcome.status in ("refused", "rejected"):
-        raise CapturaError(outcome.message)
-    if not args.json:
-        print(outcome.message)
-    return 0 if outcome.accepted else EXIT_WAITING
-
-
 def _manifest(args: argparse.Namespace) -> int:
     code = event_code(args.event)
-    if code in TAKER_TYPES:
-        return _manifest_nfse(args, code)
-    if args.motivo is not None:
+    taker = code in TAKER_TYPES
+    if args.motivo is not None and not taker:
         raise CapturaError("--motivo só se aplica à rejeição do tomador de uma NFS-e.")
-    key = AccessKey.parse(args.key).value
+    product = Product.NFSE if taker else Product.NFE
+    key = (NfseKey.parse(args.key) if taker else AccessKey.parse(args.key)).value
     with open_desk(args) as desk:
-        company = _company(desk, key, args.company)
-        outcome = desk.request_manifestation(company.id, key, code, args.reason)
+        company_id = _company(desk, key, args.company, product)
+        outcome = desk.manifest(
+            company_id, key, code, justification=args.reason, reason_code=args.motivo, rectify=args.retificar
+        )
     if args.json:
         print_json(_result_json(outcome))
     if outcome.accepted:
         if not args.json:
             print(outcome.message)
-        return 0
+        return EXIT_OK
     if not outcome.pending:
         raise CapturaError(outcome.message)
     if not args.json:

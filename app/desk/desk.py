@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,11 +23,12 @@ from app.capture.service import CaptureService
 from app.config.settings import Settings
 from app.core.clock import Clock
 from app.core.errors import CapturaError
+from app.core.ids import Cnpj
 from app.core.manifestation import ManifestationState
 from app.core.products import Product
-from app.desk import background
+from app.desk import background, fetching
 from app.desk.errors import DeskError
-from app.desk.fetching import FetchOutcome, asking_company
+from app.desk.fetching import FetchOutcome, product_of
 from app.desk.files import write_atomic
 from app.desk.grid import GridCursor, KeyEventIndex, document_rows, to_query
 from app.desk.manifesting import Manifestations, nfe_actions, taker_actions
@@ -48,7 +49,7 @@ from app.desk.views import (
 )
 from app.export.jobs import service_jobs
 from app.store.grid import GridRepository
-from app.store.records import Direction, DocumentStatus, GridQuery, RowKind
+from app.store.records import Company, Direction, DocumentStatus, GridQuery, RowKind
 
 if TYPE_CHECKING:
     from app.demo.environment import DemoEnvironment, DemoOptions
@@ -457,27 +458,23 @@ class Desk:
         return self._manifestations
 
     def fetch_by_key(self, key: str, company_id: int | None = None) -> FetchOutcome:
-        """"Buscar pela chave": the database first, then the service (NF-e within the point-query
+        """ "Buscar pela chave": the database first, then the service (NF-e within the point-query
         quota, NFS-e from the Sefin Nacional), as the company given or the one the key names
         (``app.desk.fetching``; several candidates: ``CompanyChoiceNeeded``). Sent now when this
         desk may; otherwise the capture service running here makes the NF-e query."""
-        from app.capture.by_key import fetch_by_key, key_product
+        locks = company_locks(self._service, product_of(key)) if self._running and self._service else None
+        return fetching.fetch(self.ctx, self._sender, locks, self.find_key, key, company_id)
 
-        product, plain = key_product(key)  # raises with the reason for a bad key
-        ctx = self.ctx
-        if company_id is None:
-            holders = {r.company_id for r in self.find_key(plain) if r.product is product and not r.is_event_row}
-            capturing = [c.id for c, _settings in ctx.companies.enabled_for(product)]
-            company_id = asking_company(plain, product, ctx.companies.list_companies(), holders, capturing)
-        asking = company_id
-        locks = company_locks(self._service, product) if self._running and self._service is not None else None
-        sent = self._sender.now_or_leave(lambda: fetch_by_key(ctx, asking, plain, locks=locks), "buscando pela chave")
-        result = sent.value if sent.value is not None else fetch_by_key(ctx, asking, plain, queued=True)
-        found = [r for r in self.find_key(plain, (asking,)) if r.product is product and not r.is_event_row]
-        row = found[0] if found and result.status in ("local", "fetched") else None
-        return FetchOutcome(
-            product, plain, asking, result.status, result.message, result.available_at, row, not sent.here
-        )
+    def company(self, cnpj: str) -> Company:
+        """A registered company by its CNPJ (any punctuation), or a refusal that says so."""
+        found = self.ctx.companies.find(Cnpj.parse(cnpj))
+        if found is None:
+            raise DeskError(f"A empresa {Cnpj.parse(cnpj).formatted()} não está cadastrada.")
+        return found
+
+    def registered(self) -> list[Company]:
+        """Every registered company (a plain read: no certificate is opened)."""
+        return self.ctx.companies.list_companies()
 
     def retry_quarantined(self, row: GridRow) -> str:
         """Ask the distribution again for an unreadable document's NSU (gap recovery)."""

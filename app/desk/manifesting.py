@@ -58,7 +58,7 @@ class Registered:
     protocol: str | None
 
     def text(self) -> str:
-        """"A Confirmação da Operação já foi registrada em 02/12/2026 10:15 (protocolo 891...)"."""
+        """ "A Confirmação da Operação já foi registrada em 02/12/2026 10:15 (protocolo 891...)"."""
         protocol = f" (protocolo {self.protocol})" if self.protocol else ""
         return f"A {manifestation_type(self.tp_evento).label} já foi registrada em {brasilia_text(self.at)}{protocol}"
 
@@ -197,7 +197,9 @@ class Manifestations:
                 "enviando uma manifestação",
             )
             here = sent.here
-        final = next(m for m in self._ctx.manifestations.for_key(company_id, product, stored.access_key) if m.id == stored.id)
+        final = next(
+            m for m in self._ctx.manifestations.for_key(company_id, product, stored.access_key) if m.id == stored.id
+        )
         return self._outcome(final, label, elsewhere=not here)
 
     def _request_nfe(
