@@ -173,6 +173,8 @@ def _manifest(args: argparse.Namespace) -> int:
         if not args.json:
             print(outcome.message)
         return EXIT_OK
+    if outcome.rectifiable:
+        raise CapturaError(f"{outcome.message} Para retificar: manifest {key} {args.event} --retificar.")
     if not outcome.pending:
         raise CapturaError(outcome.message)
     if not args.json:

@@ -48,6 +48,15 @@ _IN_FLIGHT = (ManifestationStatus.PENDING, ManifestationStatus.SENT)
 RECTIFY_HINT = "Para corrigi-la, peça a retificação, permitida uma única vez e só de propósito"
 
 
+class AlreadyRegistered(CapturaError):
+    """A plain request for a key whose conclusive event is registered; ``rectifiable``: the one
+    rectification is still available (as its own request)."""
+
+    def __init__(self, message: str, rectifiable: bool) -> None:
+        super().__init__(message)
+        self.rectifiable = rectifiable
+
+
 @dataclass(frozen=True, slots=True)
 class Registered:
     """A conclusive event registered for a key (by this office or by another system)."""
@@ -188,6 +197,10 @@ class Manifestations:
                 if reason_code is not None:
                     raise CapturaError("O motivo numerado só se aplica à rejeição do tomador de uma NFS-e.")
                 stored = self._request_nfe(company_id, key, tp_evento, justification, rectify)
+        except AlreadyRegistered as error:
+            return ManifestationOutcome(
+                key, tp_evento, False, False, True, error.message, rectifiable=error.rectifiable
+            )
         except (ManifestationRefused, TakerManifestationRefused, CapturaError) as error:
             return ManifestationOutcome(key, tp_evento, False, False, True, error.message)
         here = True
@@ -216,6 +229,8 @@ class Manifestations:
         in_flight = [m for m in requests if m.status in _IN_FLIGHT]
         refusal = nfe_refusal(tp_evento, registered, in_flight, rectify=rectify)
         if refusal is not None:
+            if registered and not rectify and not in_flight:
+                raise AlreadyRegistered(refusal, rectifiable=len(registered) == 1 and tp_evento in CONCLUSIVE_TYPES)
             raise CapturaError(refusal)
         return self._nfe.request(company_id, plain, tp_evento, justification)
 

@@ -185,6 +185,7 @@ class ManifestationOutcome:
     request: Manifestation | None = None  # as stored (None: refused, nothing stored)
     attempts: str = ""  # NT 2018.002 "X de N tentativas" after a rejection
     queued_elsewhere: bool = False  # another instance captures here: it sends the request
+    rectifiable: bool = False  # refused as already registered: the one rectification is still possible
 
 
 @dataclass(frozen=True, slots=True)
