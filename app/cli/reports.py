@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from app.cli.context import find_company, open_office, parse_day, parse_product
+from app.cli.context import open_desk, parse_day, parse_product
 from app.core.errors import CapturaError
 from app.store.records import Product
 
@@ -37,31 +37,20 @@ def register(sub: Any) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from app.export.reports import Filters, Reports
-    from app.export.sheets import save
-
     first, last = parse_day(args.date_from, "--from"), parse_day(args.date_to, "--to")
     if first and last and last < first:
         raise CapturaError("--to é anterior a --from.")
-    with open_office(args) as office:
-        product = parse_product(args.product)
-        filters = Filters(
-            company_ids=(find_company(office, args.company).id,) if args.company else (),
+    product = parse_product(args.product)
+    target: Path = args.xlsx or args.csv
+    with open_desk(args) as desk:
+        rows = desk.save_report(
+            args.report,
+            target,
+            company_ids=(desk.company(args.company).id,) if args.company else (),
             products=(product,) if product else (),
             first_day=first,
             last_day=last,
+            csv=args.csv is not None,
         )
-        reports = Reports(office.db)
-        if args.report == "documents":
-            sheets = reports.documents(filters)
-        elif args.report == "summary":
-            sheets = reports.summary(filters)
-        elif args.report == "gaps":
-            sheets = reports.gaps(filters)
-        else:
-            sheets = reports.deadlines(filters, office.clock.now())
-    target: Path = args.xlsx or args.csv
-    save(sheets, target, csv_format=args.csv is not None)
-    rows = sum(len(sheet.rows) for sheet in sheets)
     print(f"Relatório gravado em {target}: {rows} linha(s).")
     return 0

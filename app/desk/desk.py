@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.capture.context import CaptureContext, CaptureNotice
 from app.capture.instance import AlreadyRunning, DataFolderLock
@@ -471,6 +471,12 @@ class Desk:
         if found is None:
             raise DeskError(f"A empresa {Cnpj.parse(cnpj).formatted()} não está cadastrada.")
         return found
+
+    def save_report(self, name: str, target: Path, **filters: Any) -> int:
+        """A spreadsheet (``app.desk.reports``: documents, summary, gaps, deadlines); returns its rows."""
+        from app.desk.reports import save_report
+
+        return save_report(self.ctx, name, target, **filters)
 
     def registered(self) -> list[Company]:
         """Every registered company (a plain read: no certificate is opened)."""
