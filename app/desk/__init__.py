@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.desk.desk import Desk, DeskError
+    from app.desk.desk import Desk
+    from app.desk.errors import DeskError
 
 __all__ = ["Desk", "DeskError"]
 
@@ -19,6 +20,10 @@ __all__ = ["Desk", "DeskError"]
 def __getattr__(name: str) -> Any:
     """``Desk`` and its errors on first use: the window's first paint imports only the desk's
     values and labels; the capture, the store and the protocols load on the worker that opens it."""
+    if name == "DeskError":
+        from app.desk.errors import DeskError
+
+        return DeskError
     if name in __all__:
         from app.desk import desk
 

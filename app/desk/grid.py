@@ -17,9 +17,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from app.core.clock import BRASILIA
 from app.core.manifestation import (
-    CONCLUSIVE_TYPES,
     MANIFESTATION_TYPES,
-    ManifestationState,
     manifestation_state,
     next_deadline,
 )
@@ -346,24 +344,3 @@ def _row(
         situation=doc.situation,
     )
 
-
-def allowed_manifestations(row: GridRow, facts: Sequence[KeyEventFacts], now: datetime) -> tuple[str, ...]:
-    """The recipient events the office may send for this row now (protocol.md §3.2-3.7)."""
-    if (
-        row.product is not Product.NFE
-        or row.direction is not Direction.RECEIVED
-        or row.row_kind not in (RowKind.SUMMARY, RowKind.COMPLETE)
-        or row.status in (DocumentStatus.CANCELLED, DocumentStatus.DENIED)
-        or row.issued_at is None
-        or row.manifestation is ManifestationState.REQUESTED
-    ):
-        return ()
-    registered = {(f.tp_evento, f.n_seq_evento) for f in facts if f.tp_evento in MANIFESTATION_TYPES}
-    allowed: list[str] = []
-    if not registered and now <= row.issued_at + timedelta(days=MANIFESTATION_TYPES["210210"].deadline_days):
-        allowed.append("210210")
-    conclusive = [pair for pair in registered if pair[0] in CONCLUSIVE_TYPES]
-    within = now <= row.issued_at + timedelta(days=MANIFESTATION_TYPES["210200"].deadline_days)
-    if within and len(conclusive) < 2:  # the event and its one rectification
-        allowed += sorted(CONCLUSIVE_TYPES)
-    return tuple(allowed)
