@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.cli.args import add_password_options
-from app.cli.context import open_office
+from app.cli.context import open_desk
 from app.cli.io import print_json, read_secret
 from app.core.documents import PartyRole
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
-from app.store.records import CaptureSettings, Withheld
-
-if TYPE_CHECKING:  # the office, the certificates and the protocols load when a command runs
-    from app.capture.office import Office
+from app.desk.companies import engine_missing, uf_code
+from app.store.records import CaptureSettings
 
 _ENVIRONMENTS = {e.key: e for e in Environment}
 # The CT-e interested-party filter (rule book §5.1): the role names a user types.
@@ -114,10 +111,6 @@ def register(sub: Any) -> None:
     again.set_defaults(handler=_resume)
 
 
-def _office(args: argparse.Namespace) -> Office:
-    return open_office(args)
-
-
 def _products(text: str) -> list[Product]:
     try:
         return [Product(part.strip().lower()) for part in text.split(",") if part.strip()]
@@ -126,18 +119,14 @@ def _products(text: str) -> list[Product]:
 
 
 def _enabled_label(product: Product) -> str:
-    from app.capture.status import missing_engine_reason
-
-    return product.label + (" (sem captura nesta versão)" if missing_engine_reason(product) else "")
+    return product.label + (" (sem captura nesta versão)" if engine_missing(product) else "")
 
 
 def _settings_json(settings: CaptureSettings) -> dict[str, Any]:
-    from app.capture.status import missing_engine_reason
-
     return {
         "product": settings.product.value,
         "enabled": settings.enabled,
-        "engine_available": missing_engine_reason(settings.product) is None,
+        "engine_available": engine_missing(settings.product) is None,
         "environment": settings.environment.key,
         "auto_ciencia": settings.auto_ciencia,
         "ciencia_wait_minutes": settings.ciencia_wait_minutes,
@@ -167,19 +156,17 @@ def _roles(text: str) -> tuple[PartyRole, ...]:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from app.certs.a1 import InvalidCertificateFile
-
     try:
         pfx = args.pfx.read_bytes()
     except OSError as error:
-        raise InvalidCertificateFile(f"Não foi possível ler o arquivo {args.pfx}: {error.strerror}.") from error
+        raise CapturaError(f"Não foi possível ler o arquivo {args.pfx}: {error.strerror}.") from error
     products = _products(args.products)
     password = read_secret("Senha do certificado: ", from_stdin=args.password_stdin, password_file=args.password_file)
-    with _office(args) as office:
-        company = office.register_company(
+    with open_desk(args) as desk:
+        company = desk.admin.add_company(
             pfx,
             password,
-            cnpj=Cnpj.parse(args.cnpj) if args.cnpj else None,
+            cnpj=Cnpj.parse(args.cnpj).value if args.cnpj else None,
             name=args.name,
             environment=_ENVIRONMENTS[args.environment],
             products=products,
@@ -188,18 +175,16 @@ def _add(args: argparse.Namespace) -> int:
         print_json({"id": company.id, "cnpj": company.cnpj.value, "name": company.name})
     else:
         print(f"Empresa cadastrada: {company.cnpj.formatted()} {company.name}")
-    from app.capture.status import missing_engine_reason
-
     for product in products:  # enabled as asked, but never silently left uncaptured
-        reason = missing_engine_reason(product)
+        reason = engine_missing(product)
         if reason is not None:
             print(f"Aviso: {reason}", file=sys.stderr)
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    with _office(args) as office:
-        overview = office.overview()
+    with open_desk(args) as desk:
+        overview = desk.admin.overview()
     if args.json:
         print_json(
             [
@@ -228,11 +213,8 @@ def _list(args: argparse.Namespace) -> int:
 def _set(args: argparse.Namespace) -> int:
     cnpj = Cnpj.parse(args.cnpj)
     product = Product(args.product)
-    with _office(args) as office:
-        company = office.companies.find(cnpj)
-        if company is None:
-            raise CapturaError(f"A empresa {cnpj.formatted()} não está cadastrada.")
-        current = office.companies.get_settings(company.id, product) or CaptureSettings(company.id, product)
+    with open_desk(args) as desk:
+        company = desk.company(cnpj.value)
         changes: dict[str, Any] = {}
         if args.enabled is not None:
             changes["enabled"] = args.enabled
@@ -243,13 +225,7 @@ def _set(args: argparse.Namespace) -> int:
         if args.ciencia_wait is not None:
             changes["ciencia_wait_minutes"] = args.ciencia_wait
         if args.uf is not None:
-            from app.fiscal.distribution import c_uf_code
-            from app.fiscal.errors import RequestInvalid
-
-            try:
-                changes["c_uf_autor"] = c_uf_code(args.uf) if args.uf.strip() else None
-            except RequestInvalid as error:
-                raise CapturaError(error.message) from error
+            changes["c_uf_autor"] = uf_code(args.uf)
         if args.event_types is not None or args.roles is not None:
             if args.event_types is not None:
                 changes["cte_event_types"] = _event_types(args.event_types)
@@ -264,8 +240,7 @@ def _set(args: argparse.Namespace) -> int:
             changes["nfse_capture_own_issued"] = args.own_issued
         if args.release_history:
             changes["nfse_history_released"] = True
-        saved = office.save_settings(replace(current, **changes), previous=current)
-        released = _apply_nfse_visibility(office, company.id, current, saved) if product is Product.NFSE else 0
+        saved, released = desk.admin.change_settings(company.id, product, **changes)
     if args.json:
         print_json({**_settings_json(saved), "released": released})
     else:
@@ -289,30 +264,11 @@ def _date(text: str) -> date | None:
         raise CapturaError(f"Data inválida: {text!r} (use dd/mm/aaaa).") from error
 
 
-def _apply_nfse_visibility(office: Office, company_id: int, before: CaptureSettings, after: CaptureSettings) -> int:
-    """What the NFS-e delivery rules hold back follows the settings (the documents stay); returns
-    how many NFS-e before the cutoff the release of the history made visible."""
-    from app.store.nfse import NfseRepository  # SQL: loaded when the command runs
-
-    repo = NfseRepository(office.db)
-    released = 0
-    if after.nfse_history_released:
-        released = repo.release(company_id, Withheld.CUTOFF)
-    if after.nfse_capture_own_issued and not before.nfse_capture_own_issued:
-        repo.release(company_id, Withheld.OWN_ISSUED)
-    elif before.nfse_capture_own_issued and not after.nfse_capture_own_issued:
-        repo.withhold_own_issued(company_id)
-    return released
-
-
 def _resume(args: argparse.Namespace) -> int:
     cnpj = Cnpj.parse(args.cnpj)
-    products = [Product(args.product)] if args.product else list(Product)
-    with _office(args) as office:
-        company = office.companies.find(cnpj)
-        if company is None:
-            raise CapturaError(f"A empresa {cnpj.formatted()} não está cadastrada.")
-        resumed = office.resume_capture(company.id, products)
+    with open_desk(args) as desk:
+        company = desk.company(cnpj.value)
+        resumed = desk.admin.resume(company.id, Product(args.product) if args.product else None)
     if args.json:
         print_json({"cnpj": company.cnpj.value, "resumed": [p.value for p in resumed]})
     elif resumed:

@@ -8,11 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from app.cli.context import find_company, open_office, parse_day, parse_product
+from app.cli.context import open_desk, parse_day, parse_product
 from app.cli.io import print_json
 from app.core.errors import CapturaError
-from app.export.patterns import DEFAULT_PATTERN
-from app.export.presets import ARCHIVE, PRESETS, preset, preview
+from app.desk.exports import ARCHIVE, DEFAULT_PATTERN, PRESETS, preset, preview
 from app.store.records import EXPORT_KINDS as KINDS
 from app.store.records import Direction, ExportProfile, Product
 
@@ -70,22 +69,16 @@ def register(sub: Any) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from app.export.manual import Selection, export_selection
-
     destination = Path(args.destination)
-    with open_office(args) as office:
-        company_ids = (find_company(office, args.company).id,) if args.company else ()
+    with open_desk(args) as desk:
+        company_ids = (desk.company(args.company).id,) if args.company else ()
         product = parse_product(args.product)
-        selection = Selection(
+        report = desk.exports.export(
+            destination,
             company_ids=company_ids,
             products=(product,) if product else (),
             first_day=parse_day(args.date_from, "--from"),
             last_day=parse_day(args.date_to, "--to"),
-        )
-        report = export_selection(
-            office.db,
-            destination,
-            selection,
             pattern=args.pattern,
             pdf=args.pdf,
             cancelled_mode=args.cancelled,
@@ -128,21 +121,19 @@ def _kinds(text: str | None) -> tuple[str, ...] | None:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from app.store.exports import ExportRepository
-
-    with open_office(args) as office:
+    with open_desk(args) as desk:
         profile = preset(args.preset, args.name, str(Path(args.destination).expanduser().resolve()), args.pattern)
         kinds = _kinds(args.kinds)
         profile = replace(
             profile,
             products=tuple(Product(p) for p in args.product or ()),
             kinds=kinds if kinds is not None else profile.kinds,
-            company_ids=tuple(find_company(office, c).id for c in args.company or ()),
+            company_ids=tuple(desk.company(c).id for c in args.company or ()),
             directions=(Direction(args.direction),) if args.direction else (),
             cancelled_mode=args.cancelled,
             include_pdf=args.pdf,
         )
-        saved = ExportRepository(office.db).add(profile)
+        saved = desk.exports.save_profile(profile)
     if args.json:
         print_json(_profile_json(saved, 0))
         return 0
@@ -170,11 +161,8 @@ def _profile_json(profile: ExportProfile, queued: int) -> dict[str, object]:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from app.store.exports import ExportRepository
-
-    with open_office(args) as office:
-        repo = ExportRepository(office.db)
-        rows = [(p, repo.queue_size(p.id)) for p in repo.profiles()]
+    with open_desk(args) as desk:
+        rows = [(p, desk.exports.queued(p)) for p in desk.exports.profiles()]
     if args.json:
         print_json([_profile_json(p, q) for p, q in rows])
         return 0
@@ -189,19 +177,15 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    from app.store.exports import ExportRepository
-
-    with open_office(args) as office:
-        ExportRepository(office.db).remove(args.name)
+    with open_desk(args) as desk:
+        desk.exports.remove_profile(args.name)
     print(f"Perfil {args.name!r} removido; os arquivos já exportados ficam na pasta.")
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
-    from app.export.automatic import AutomaticExport
-
-    with open_office(args) as office:
-        runs = AutomaticExport(office.db, office.clock).run()
+    with open_desk(args) as desk:
+        runs = desk.exports.run_profiles()
     if args.json:
         print_json([{"profile": r.profile, "queued": r.queued, "written": r.written, "failed": r.failed} for r in runs])
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.context import find_company, open_office, parse_day
+from app.cli.context import open_desk, parse_day
 from app.cli.io import print_json
 from app.core.errors import CapturaError
 
@@ -37,33 +37,28 @@ def register(sub: Any) -> None:
 
 
 def _set(args: argparse.Namespace) -> int:
-    from app.export.handoff import SIGNATURE_HEADER, Handoff
-
-    with open_office(args) as office:
-        company = find_company(office, args.cnpj)
-        secret = Handoff(office.db, office.clock).configure(company.id, args.url)
+    with open_desk(args) as desk:
+        company = desk.company(args.cnpj)
+        secret = desk.handoff.configure(company.id, args.url)
+        header = desk.handoff.signature_header()
     print(f"Integração de {company.cnpj.formatted()} configurada: {args.url}")
     print(f"Segredo de assinatura (guardado no cofre de senhas; copie-o agora para o sistema de destino): {secret}")
-    print(f"Cada envio traz o cabeçalho {SIGNATURE_HEADER}: sha256=<HMAC-SHA256 do corpo com este segredo>.")
+    print(f"Cada envio traz o cabeçalho {header}: sha256=<HMAC-SHA256 do corpo com este segredo>.")
     return 0
 
 
 def _remove(args: argparse.Namespace) -> int:
-    from app.store.handoff import HandoffRepository
-
-    with open_office(args) as office:
-        company = find_company(office, args.cnpj)
-        HandoffRepository(office.db).remove_target(company.id)
+    with open_desk(args) as desk:
+        company = desk.company(args.cnpj)
+        desk.handoff.remove(company.id)
     print(f"Integração de {company.cnpj.formatted()} removida; o registro de envios fica.")
     return 0
 
 
 def _log(args: argparse.Namespace) -> int:
-    from app.store.handoff import HandoffRepository
-
-    with open_office(args) as office:
-        company_id = find_company(office, args.company).id if args.company else None
-        rows = HandoffRepository(office.db).log(company_id, args.limit)
+    with open_desk(args) as desk:
+        company_id = desk.company(args.company).id if args.company else None
+        rows = desk.handoff.log(company_id, args.limit)
     if args.json:
         print_json(
             [
@@ -90,25 +85,19 @@ def _log(args: argparse.Namespace) -> int:
 
 
 def _resend(args: argparse.Namespace) -> int:
-    from app.export.manual import period_of
-    from app.store.handoff import HandoffRepository
-
     first, last = parse_day(args.date_from, "--from"), parse_day(args.date_to, "--to")
     if not args.key and first is None and last is None:
         raise CapturaError("Informe --key ou o período (--from/--to) a reenviar.")
-    since, until = period_of(first, last)
-    with open_office(args) as office:
-        company = find_company(office, args.cnpj)
-        count = HandoffRepository(office.db).resend(company.id, access_keys=args.key or (), since=since, until=until)
+    with open_desk(args) as desk:
+        company = desk.company(args.cnpj)
+        count = desk.handoff.resend(company.id, keys=args.key or (), first=first, last=last)
     print(f"{count} envio(s) marcados para reenviar agora.")
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
-    from app.export.handoff import Handoff
-
-    with open_office(args) as office:
-        result = Handoff(office.db, office.clock).run()
+    with open_desk(args) as desk:
+        result = desk.handoff.run()
     print(
         f"{result.queued} novo(s), {result.delivered} entregue(s), {result.failed} com falha (tentados de novo depois)."
     )

@@ -1,9 +1,10 @@
 """The capture dashboard's data: every company × product, the global pauses, the gap ledger,
-the government calls and documents per month. Reads only, from any worker thread."""
+the government calls and documents per month (``Desk.dashboard``). Reads, and the one "Consultar
+agora"; from any worker thread."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
@@ -15,7 +16,8 @@ from app.desk import labels
 from app.store.records import CallOutcome, GapLedgerLine
 
 if TYPE_CHECKING:
-    from app.desk.desk import Desk
+    from app.capture.context import CaptureContext
+    from app.capture.service import CaptureService
     from app.store.dashboard import DashboardRepository
 
 MONTHS_SHOWN = 12
@@ -103,94 +105,6 @@ class QueryNow:
     allowed_at: datetime | None = None
 
 
-def _repository(desk: Desk) -> DashboardRepository:
-    from app.store.dashboard import DashboardRepository  # SQLAlchemy: loaded on the worker
-
-    return DashboardRepository(desk.ctx.db)
-
-
-def lines(desk: Desk, company_id: int | None = None) -> list[DashboardLine]:
-    service = desk.service
-    if service is None:
-        return []
-    now = desk.now()
-    cursors = {p: {s.company_id: s for s in desk.ctx.cursors.list_states(p)} for p in service.captures}
-    result = []
-    for status in service.status(company_id=company_id):
-        state = cursors[status.product].get(status.company_id)
-        answer = "-"
-        if status.last_cstat:
-            message = status.last_message or ""
-            if message.startswith(status.last_cstat):  # the ADN's messages carry their code already
-                message = message[len(status.last_cstat) :].lstrip(" :—-")
-            answer = f"{status.last_cstat} — {message}" if message else status.last_cstat
-        result.append(
-            DashboardLine(
-                company_id=status.company_id,
-                cnpj=status.cnpj,
-                name=status.name,
-                product=status.product,
-                action=status.action,
-                state=labels.badge_text(status.action, status.capturing, status.until, now),
-                reason=status.reason,
-                until=status.until,
-                next_query_at=status.next_query_at,
-                last_answer=answer,
-                documents_today=status.documents_today,
-                pending_recoveries=status.pending_recoveries,
-                ult_nsu=state.ult_nsu if state else 0,
-                max_nsu=state.max_nsu if state else 0,
-                stalled=status.stalled,
-                other_consumer=status.other_consumer.text() if status.other_consumer is not None else None,
-            )
-        )
-    return result
-
-
-def pauses(desk: Desk) -> list[PauseLine]:
-    """The global pauses in force (cStat 108/109 stop every company of a service)."""
-    now = desk.now()
-    found = []
-    for product in desk.products():
-        for environment in Environment:
-            pause = desk.ctx.cursors.get_pause(product, environment)
-            if pause is not None and pause.paused_until > now:
-                found.append(PauseLine(product, environment, pause.paused_until, pause.reason))
-    return found
-
-
-def gap_ledger(desk: Desk, company_id: int | None = None) -> list[GapLedgerLine]:
-    return _repository(desk).gap_ledger(company_id)
-
-
-def calls(
-    desk: Desk,
-    *,
-    company_id: int | None = None,
-    product: Product | None = None,
-    failures_only: bool = False,
-    limit: int = CALLS_SHOWN,
-) -> list[CallLine]:
-    names = {c.id: c.name for c in desk.ctx.companies.list_companies()}
-    outcomes = tuple(o for o in CallOutcome if o is not CallOutcome.OK) if failures_only else ()
-    records = _repository(desk).calls(limit=limit, company_id=company_id, product=product, outcomes=outcomes)
-    return [
-        CallLine(
-            at=r.at,
-            company=names.get(r.company_id, "-") if r.company_id is not None else "-",
-            product=r.product,
-            service=service_text(r.service),
-            operation=operation_text(r.operation or ""),
-            detail=r.operation or "",
-            outcome=r.outcome,
-            outcome_text=OUTCOME_LABELS[r.outcome],
-            cstat=r.cstat or (str(r.http_status) if r.http_status else "-"),
-            duration_ms=r.duration_ms,
-        )
-        for r in records
-    ]
-
-
 def service_text(service: str) -> str:
     from app.config.endpoints import Service
 
@@ -219,49 +133,138 @@ def month_starts(today: date, months: int = MONTHS_SHOWN) -> list[date]:
     return starts
 
 
-def documents_per_month(desk: Desk, company_ids: Sequence[int] = (), months: int = MONTHS_SHOWN) -> list[MonthCount]:
-    """Documents issued per month (Brasília) and product, for the chart."""
-    starts = month_starts(desk.now().astimezone(BRASILIA).date(), months)
-    bounds = [datetime(d.year, d.month, 1, tzinfo=BRASILIA) for d in starts]
-    repo = _repository(desk)
-    per_product = {p: repo.documents_between(company_ids, p, bounds) for p in desk.products()}
-    return [
-        MonthCount(
-            month=start,
-            label=f"{MONTH_NAMES[start.month - 1]}/{start.year % 100:02d}",
-            counts={p: counts[i] for p, counts in per_product.items()},
+class Dashboard:
+    """The dashboard's reads over the desk's capture context and service; ``capturing`` tells
+    whether that service runs here (a read-only window queries nothing)."""
+
+    def __init__(self, ctx: CaptureContext, service: CaptureService, capturing: Callable[[], bool]) -> None:
+        self._ctx = ctx
+        self._service = service
+        self._capturing = capturing
+
+    def _repository(self) -> DashboardRepository:
+        from app.store.dashboard import DashboardRepository  # SQLAlchemy: loaded on the worker
+
+        return DashboardRepository(self._ctx.db)
+
+    def lines(self, company_id: int | None = None) -> list[DashboardLine]:
+        service = self._service
+        now = self._ctx.clock.now()
+        cursors = {p: {s.company_id: s for s in self._ctx.cursors.list_states(p)} for p in service.captures}
+        result = []
+        for status in service.status(company_id=company_id):
+            state = cursors[status.product].get(status.company_id)
+            answer = "-"
+            if status.last_cstat:
+                message = status.last_message or ""
+                if message.startswith(status.last_cstat):  # the ADN's messages carry their code already
+                    message = message[len(status.last_cstat) :].lstrip(" :—-")
+                answer = f"{status.last_cstat} — {message}" if message else status.last_cstat
+            result.append(
+                DashboardLine(
+                    company_id=status.company_id,
+                    cnpj=status.cnpj,
+                    name=status.name,
+                    product=status.product,
+                    action=status.action,
+                    state=labels.badge_text(status.action, status.capturing, status.until, now),
+                    reason=status.reason,
+                    until=status.until,
+                    next_query_at=status.next_query_at,
+                    last_answer=answer,
+                    documents_today=status.documents_today,
+                    pending_recoveries=status.pending_recoveries,
+                    ult_nsu=state.ult_nsu if state else 0,
+                    max_nsu=state.max_nsu if state else 0,
+                    stalled=status.stalled,
+                    other_consumer=status.other_consumer.text() if status.other_consumer is not None else None,
+                )
+            )
+        return result
+
+    def pauses(self) -> list[PauseLine]:
+        """The global pauses in force (cStat 108/109 stop every company of a service)."""
+        now = self._ctx.clock.now()
+        found = []
+        for product in self._service.captures:
+            for environment in Environment:
+                pause = self._ctx.cursors.get_pause(product, environment)
+                if pause is not None and pause.paused_until > now:
+                    found.append(PauseLine(product, environment, pause.paused_until, pause.reason))
+        return found
+
+    def gap_ledger(self, company_id: int | None = None) -> list[GapLedgerLine]:
+        return self._repository().gap_ledger(company_id)
+
+    def calls(
+        self,
+        *,
+        company_id: int | None = None,
+        product: Product | None = None,
+        failures_only: bool = False,
+        limit: int = CALLS_SHOWN,
+    ) -> list[CallLine]:
+        names = {c.id: c.name for c in self._ctx.companies.list_companies()}
+        outcomes = tuple(o for o in CallOutcome if o is not CallOutcome.OK) if failures_only else ()
+        records = self._repository().calls(limit=limit, company_id=company_id, product=product, outcomes=outcomes)
+        return [
+            CallLine(
+                at=r.at,
+                company=names.get(r.company_id, "-") if r.company_id is not None else "-",
+                product=r.product,
+                service=service_text(r.service),
+                operation=operation_text(r.operation or ""),
+                detail=r.operation or "",
+                outcome=r.outcome,
+                outcome_text=OUTCOME_LABELS[r.outcome],
+                cstat=r.cstat or (str(r.http_status) if r.http_status else "-"),
+                duration_ms=r.duration_ms,
+            )
+            for r in records
+        ]
+
+    def documents_per_month(self, company_ids: Sequence[int] = (), months: int = MONTHS_SHOWN) -> list[MonthCount]:
+        """Documents issued per month (Brasília) and product, for the chart."""
+        starts = month_starts(self._ctx.clock.now().astimezone(BRASILIA).date(), months)
+        bounds = [datetime(d.year, d.month, 1, tzinfo=BRASILIA) for d in starts]
+        repo = self._repository()
+        per_product = {p: repo.documents_between(company_ids, p, bounds) for p in self._service.captures}
+        return [
+            MonthCount(
+                month=start,
+                label=f"{MONTH_NAMES[start.month - 1]}/{start.year % 100:02d}",
+                counts={p: counts[i] for p, counts in per_product.items()},
+            )
+            for i, start in enumerate(starts[:-1])
+        ]
+
+    def query_now(self, company_id: int, product: Product) -> QueryNow:
+        """Run the company's distribution now if every wait allows it; otherwise say when it may."""
+        service = self._service
+        if not self._capturing():
+            return QueryNow(False, "Esta janela não está capturando (outra instância usa a pasta de dados).")
+        now = self._ctx.clock.now()
+        status = next(iter(service.status(company_id=company_id, product=product)), None)
+        if status is None:
+            return QueryNow(False, f"A captura de {product.label} não está configurada para esta empresa.")
+        if status.capturing:
+            return QueryNow(False, "Uma consulta desta empresa já está em andamento.")
+        if status.action is Action.DISABLED:
+            return QueryNow(False, f"Captura desativada: {status.reason}")
+        if status.action is not Action.QUERY:
+            when = status.until
+            at = f" Próxima consulta permitida às {labels.hour_text(when, now)}." if when else ""
+            return QueryNow(False, f"Ainda não é permitido consultar: {status.reason}{at}", when)
+        results = service.run_distribution(product, company_id=company_id, trigger="manual")
+        result = results.get(company_id)
+        if result is None:
+            return QueryNow(False, "A consulta não pôde começar agora; tente de novo em instantes.")
+        if isinstance(result, Exception):
+            return QueryNow(False, f"A consulta falhou: {result}")
+        decision = result.decision
+        after = f" {decision.reason}" if decision.reason else ""
+        return QueryNow(
+            True,
+            f"Consulta feita: {result.documents} documento(s) recebido(s) em {result.queries} consulta(s).{after}",
+            decision.until,
         )
-        for i, start in enumerate(starts[:-1])
-    ]
-
-
-def query_now(desk: Desk, company_id: int, product: Product) -> QueryNow:
-    """Run the company's distribution now if every wait allows it; otherwise say when it may."""
-    service = desk.service
-    if service is None or not desk.capturing:
-        return QueryNow(False, "Esta janela não está capturando (outra instância usa a pasta de dados).")
-    now = desk.now()
-    status = next(iter(service.status(company_id=company_id, product=product)), None)
-    if status is None:
-        return QueryNow(False, f"A captura de {product.label} não está configurada para esta empresa.")
-    if status.capturing:
-        return QueryNow(False, "Uma consulta desta empresa já está em andamento.")
-    if status.action is Action.DISABLED:
-        return QueryNow(False, f"Captura desativada: {status.reason}")
-    if status.action is not Action.QUERY:
-        when = status.until
-        at = f" Próxima consulta permitida às {labels.hour_text(when, now)}." if when else ""
-        return QueryNow(False, f"Ainda não é permitido consultar: {status.reason}{at}", when)
-    results = service.run_distribution(product, company_id=company_id, trigger="manual")
-    result = results.get(company_id)
-    if result is None:
-        return QueryNow(False, "A consulta não pôde começar agora; tente de novo em instantes.")
-    if isinstance(result, Exception):
-        return QueryNow(False, f"A consulta falhou: {result}")
-    decision = result.decision
-    after = f" {decision.reason}" if decision.reason else ""
-    return QueryNow(
-        True,
-        f"Consulta feita: {result.documents} documento(s) recebido(s) em {result.queries} consulta(s).{after}",
-        decision.until,
-    )

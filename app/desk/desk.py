@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.capture.context import CaptureContext, CaptureNotice
 from app.capture.instance import AlreadyRunning, DataFolderLock
@@ -22,15 +22,18 @@ from app.capture.office import Office
 from app.capture.service import CaptureService
 from app.config.settings import Settings
 from app.core.clock import Clock
-from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.manifestation import ManifestationState
 from app.core.products import Product
 from app.desk import background, fetching
+from app.desk.companies import CompanyAdmin, company_lines
+from app.desk.dashboard import Dashboard
 from app.desk.errors import DeskError
+from app.desk.exports import Exports
 from app.desk.fetching import FetchOutcome, product_of
 from app.desk.files import write_atomic
 from app.desk.grid import GridCursor, KeyEventIndex, document_rows, to_query
+from app.desk.handoff import Handoffs
 from app.desk.manifesting import Manifestations, nfe_actions, taker_actions
 from app.desk.pdfs import PdfCache
 from app.desk.search import parse_search
@@ -44,7 +47,6 @@ from app.desk.views import (
     ManifestationActions,
     ManifestationLine,
     ManifestationOutcome,
-    ProductBadge,
     RelatedDocument,
 )
 from app.export.jobs import service_jobs
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 RELATED_SHOWN = 200  # a CT-e may carry hundreds of NF-e: the detail looks up this many
 Listener = Callable[[CaptureNotice], None]
+P = TypeVar("P")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,10 @@ class Desk:
         self._ctx: CaptureContext | None = None
         self._service: CaptureService | None = None
         self._running = False
+        self._admin: CompanyAdmin | None = None
+        self._dashboard: Dashboard | None = None
+        self._exports: Exports | None = None
+        self._handoff: Handoffs | None = None
         self.opened: Opened | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -135,10 +142,15 @@ class Desk:
                     self.opened = Opened(True, error.holder, error.message)
                 else:
                     self._running = True
-        assert self._service is not None
-        self._sender = Sender(self.data_dir, self._owner, lambda: self._running)
-        self._manifestations = Manifestations(self.ctx, self._service, self._sender)
-        self._grid = GridRepository(self.ctx.db)
+        assert self._service is not None and self._office is not None and self._ctx is not None
+        capturing = self._capturing_now
+        self._sender = Sender(self.data_dir, self._owner, capturing)
+        self._manifestations = Manifestations(self._ctx, self._service, self._sender)
+        self._admin = CompanyAdmin(self._office, self._ctx, self._service, capturing)
+        self._dashboard = Dashboard(self._ctx, self._service, capturing)
+        self._exports = Exports(self._ctx.db, self._ctx.clock)
+        self._handoff = Handoffs(self._ctx.db, self._ctx.clock)
+        self._grid = GridRepository(self._context().db)
         self._keys = KeyEventIndex(self._grid)
         self._keys.current(Product.NFE)  # built here, on the opening worker, not on the first page
         return self.opened
@@ -157,6 +169,7 @@ class Desk:
         self._service = None
         self._office = None
         self._ctx = None
+        self._admin = self._dashboard = self._exports = self._handoff = None
         self.opened = None
 
     def __enter__(self) -> Desk:
@@ -171,8 +184,10 @@ class Desk:
         """This desk runs the capture service (false when read-only)."""
         return self._running
 
-    @property
-    def ctx(self) -> CaptureContext:
+    def _capturing_now(self) -> bool:
+        return self._running
+
+    def _context(self) -> CaptureContext:
         if self._ctx is None:
             raise DeskError("A pasta de dados não está aberta.")
         return self._ctx
@@ -182,27 +197,46 @@ class Desk:
         """Another process holds the data folder (and captures there)."""
         return self.opened is not None and self.opened.read_only
 
-    @property
-    def service(self) -> CaptureService | None:
-        """The capture service (running only when :attr:`capturing`)."""
-        return self._service
-
-    @property
-    def office(self) -> Office:
+    def _open_office(self) -> Office:
         if self._office is None:
             raise DeskError("A pasta de dados não está aberta.")
         return self._office
 
+    @property
+    def admin(self) -> CompanyAdmin:
+        """The companies' certificates, settings and removal (``app.desk.companies``)."""
+        return self._part(self._admin)
+
+    @property
+    def dashboard(self) -> Dashboard:
+        """The capture dashboard's reads and "Consultar agora" (``app.desk.dashboard``)."""
+        return self._part(self._dashboard)
+
+    @property
+    def handoff(self) -> Handoffs:
+        """The ERP hand-off: webhooks, their log, resending (``app.desk.handoff``)."""
+        return self._part(self._handoff)
+
+    @property
+    def exports(self) -> Exports:
+        """Export profiles and one-off exports (``app.desk.exports``)."""
+        return self._part(self._exports)
+
+    def _part(self, part: P | None) -> P:
+        if part is None or self.opened is None:
+            raise DeskError("A pasta de dados não está aberta.")
+        return part
+
     def now(self) -> datetime:
-        return self.ctx.clock.now()
+        return self._context().clock.now()
 
     def settings(self) -> Settings:
         """The data folder's ``settings.json`` as in force now (frozen)."""
-        return self.office.settings
+        return self._open_office().settings
 
     def change_settings(self, updated: Settings) -> None:
         """Save the data folder's settings; the running capture reads them from now on."""
-        self.office.change_settings(updated)
+        self._open_office().change_settings(updated)
 
     def products(self) -> tuple[Product, ...]:
         """The products this version captures (an engine exists for them)."""
@@ -236,66 +270,27 @@ class Desk:
     def companies(self) -> list[CompanyLine]:
         """Every company with its certificate and a badge per configured product."""
         assert self._service is not None
-        badges: dict[int, list[ProductBadge]] = {}
-        for status in self._service.status():
-            badges.setdefault(status.company_id, []).append(
-                ProductBadge(
-                    product=status.product,
-                    action=status.action,
-                    capturing=status.capturing,
-                    until=status.until,
-                    reason=status.reason,
-                    last_cstat=status.last_cstat,
-                    last_message=status.last_message,
-                    documents_today=status.documents_today,
-                    pending_recoveries=status.pending_recoveries,
-                    next_query_at=status.next_query_at,
-                    stalled=status.stalled,
-                )
-            )
-        now = self.now()
-        lines = []
-        for company in self.ctx.companies.list_companies():
-            # The capture's own certificate cache: a status refresh every few seconds decrypts nothing.
-            not_after: datetime | None = None
-            problem: str | None = None
-            try:
-                if not self.read_only:  # another process captures: its certificates, not this one's vault
-                    not_after = self.ctx.certificates.get(company, now).not_after
-            except CapturaError as error:
-                not_after, problem = getattr(error, "not_after", None), error.message
-            lines.append(
-                CompanyLine(
-                    company_id=company.id,
-                    cnpj=company.cnpj.value,
-                    name=company.name,
-                    active=company.active,
-                    certificate_not_after=not_after,
-                    certificate_problem=problem,
-                    badges=tuple(badges.get(company.id, ())),
-                )
-            )
-        return lines
+        return company_lines(self._context(), self._service, self.now(), read_only=self.read_only)
 
     def pause_all(self) -> int:
         """Pause every company's capture (kept in the database); ``app.desk.background``."""
-        return background.pause_all(self.ctx, self._service)
+        return background.pause_all(self._context(), self._service)
 
     def resume_all(self) -> int:
         """Resume every capture the user paused; ``app.desk.background``."""
-        return background.resume_all(self.ctx, self._service)
+        return background.resume_all(self._context(), self._service)
 
     def background_state(self) -> background.BackgroundState:
         products = self.products()
         alerts = self.alerts(Product.NFE) if Product.NFE in products else Alerts(0, 0, 0)
-        return background.look(self.ctx, products, tuple(self.companies()), alerts)
+        return background.look(self._context(), products, tuple(self.companies()), alerts)
 
     # ------------------------------------------------------------------ documents
 
     def cursor(self, grid: GridFilter) -> GridCursor:
         """A grid, read forwards page by page (``next_page``), counted on demand (``count``)."""
         query = to_query(grid)
-        return GridCursor(query, self.ctx.documents, self._grid, self._keys.current(grid.product), self.now)
+        return GridCursor(query, self._context().documents, self._grid, self._keys.current(grid.product), self.now)
 
     def find_key(self, key: str, company_ids: tuple[int, ...] = ()) -> list[GridRow]:
         """Every row with this key (a document or its events alone), in every product."""
@@ -313,11 +308,11 @@ class Desk:
         if row.is_event_row:
             fresh = [r for r in self.find_key(row.access_key or "", (row.company_id,)) if r.product is row.product]
             return fresh[0] if fresh else row
-        rows = document_rows(self.ctx.documents, self._grid, row.product, [row.row_id], self.now())
+        rows = document_rows(self._context().documents, self._grid, row.product, [row.row_id], self.now())
         return rows[0] if rows else row
 
     def detail(self, row: GridRow) -> DocumentDetail:
-        ctx = self.ctx
+        ctx = self._context()
         company = ctx.companies.get(row.company_id)
         key = row.access_key or ""
         events = tuple(ctx.events.for_key(row.company_id, row.product, key)) if key else ()
@@ -368,8 +363,8 @@ class Desk:
     def xml(self, row: GridRow) -> bytes:
         """The stored XML, byte for byte as received (a key-event row: its latest event's)."""
         if row.is_event_row:
-            return self.ctx.events.get_xml(-row.row_id)
-        return self.ctx.documents.get_document_xml(row.row_id)
+            return self._context().events.get_xml(-row.row_id)
+        return self._context().documents.get_document_xml(row.row_id)
 
     def save_xml(self, row: GridRow, target: Path) -> int:
         """Write the row's XML, byte for byte as received, atomically; returns its size."""
@@ -383,8 +378,11 @@ class Desk:
         if row.is_event_row:
             raise DeskError("Eventos não têm PDF: abra o documento a que o evento se refere.")
         key = row.access_key or ""
-        events = [self.ctx.events.get_xml(e.id) for e in self.ctx.events.for_key(row.company_id, row.product, key)]
-        return PdfCache(self.office.data_dir).pdf(row.product, key, self.xml(row), events)
+        events = [
+            self._context().events.get_xml(e.id)
+            for e in self._context().events.for_key(row.company_id, row.product, key)
+        ]
+        return PdfCache(self._open_office().data_dir).pdf(row.product, key, self.xml(row), events)
 
     def save_pdf(self, row: GridRow, target: Path) -> int:
         """Write the row's PDF atomically (a network drive may be slow: from a worker)."""
@@ -463,11 +461,11 @@ class Desk:
         (``app.desk.fetching``; several candidates: ``CompanyChoiceNeeded``). Sent now when this
         desk may; otherwise the capture service running here makes the NF-e query."""
         locks = company_locks(self._service, product_of(key)) if self._running and self._service else None
-        return fetching.fetch(self.ctx, self._sender, locks, self.find_key, key, company_id)
+        return fetching.fetch(self._context(), self._sender, locks, self.find_key, key, company_id)
 
     def company(self, cnpj: str) -> Company:
         """A registered company by its CNPJ (any punctuation), or a refusal that says so."""
-        found = self.ctx.companies.find(Cnpj.parse(cnpj))
+        found = self._context().companies.find(Cnpj.parse(cnpj))
         if found is None:
             raise DeskError(f"A empresa {Cnpj.parse(cnpj).formatted()} não está cadastrada.")
         return found
@@ -476,17 +474,17 @@ class Desk:
         """A spreadsheet (``app.desk.reports``: documents, summary, gaps, deadlines); returns its rows."""
         from app.desk.reports import save_report
 
-        return save_report(self.ctx, name, target, **filters)
+        return save_report(self._context(), name, target, **filters)
 
     def registered(self) -> list[Company]:
         """Every registered company (a plain read: no certificate is opened)."""
-        return self.ctx.companies.list_companies()
+        return self._context().companies.list_companies()
 
     def retry_quarantined(self, row: GridRow) -> str:
         """Ask the distribution again for an unreadable document's NSU (gap recovery)."""
         if not row.quarantined or row.nsu is None:
             raise DeskError("Só documentos em quarentena com NSU podem ser pedidos de novo.")
-        self.ctx.recoveries.add(row.company_id, row.product, next_attempt_at=self.now(), nsus=(row.nsu,))
+        self._context().recoveries.add(row.company_id, row.product, next_attempt_at=self.now(), nsus=(row.nsu,))
         return "Nova consulta deste NSU agendada: o documento será pedido de novo ao Ambiente Nacional."
 
 

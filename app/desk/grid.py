@@ -343,4 +343,3 @@ def _row(
         version_count=doc.version_count,
         situation=doc.situation,
     )
-

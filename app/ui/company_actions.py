@@ -10,8 +10,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox
 
 from app.core.products import Product
-from app.desk import companies as admin
-from app.desk import exports, labels
+from app.desk import labels
 from app.desk.views import CompanyLine
 from app.ui.company_dialog import CompanyDialog
 from app.ui.company_list import ALL
@@ -143,7 +142,7 @@ class CompanyActions(QObject):
             counts = f"{report.documents} documento(s) e {report.events} evento(s) exportados"
             self._status(f"{counts}: {files} arquivo(s) em {target}.")
 
-        window.tasks.run(lambda: exports.export_documents(desk, ids, target, pdf=with_pdf), done)
+        window.tasks.run(lambda: desk.exports.export_documents(ids, target, pdf=with_pdf), done)
 
     # ------------------------------------------------------------------ requests
 
@@ -161,7 +160,7 @@ class CompanyActions(QObject):
             )
             window.refresh_companies()
 
-        window.tasks.run(lambda: admin.resume(window.desk, line.company_id), done)
+        window.tasks.run(lambda: window.desk.admin.resume(line.company_id), done)
 
     def remove_company(self) -> None:
         """Ask how many documents are at stake first (a read on a worker), then confirm."""
@@ -169,7 +168,7 @@ class CompanyActions(QObject):
         if line is None or not window.writable:
             return
         window.tasks.run(
-            lambda: admin.document_count(window.desk, line.company_id), lambda n: self._confirm_removal(line, n)
+            lambda: window.desk.admin.document_count(line.company_id), lambda n: self._confirm_removal(line, n)
         )
 
     def _confirm_removal(self, line: CompanyLine, stored: int) -> None:
@@ -200,7 +199,7 @@ class CompanyActions(QObject):
                 window.refresh_companies()
                 window.apply_filters(force=True)
 
-            window.tasks.run(lambda: admin.remove_company(window.desk, line.company_id, delete_documents=delete), done)
+            window.tasks.run(lambda: window.desk.admin.remove_company(line.company_id, delete_documents=delete), done)
 
         box.buttonClicked.connect(chosen)
         box.open()

@@ -252,7 +252,7 @@ class CompanyDialog(QDialog):
 
     def _load(self, company_id: int) -> tuple[Any, dict[Product, CaptureSettings]]:
         line = next(c for c in self.desk.companies() if c.company_id == company_id)
-        return line, admin.settings_of(self.desk, company_id)
+        return line, self.desk.admin.settings_of(company_id)
 
     def _loaded(self, result: tuple[Any, dict[Product, CaptureSettings]]) -> None:
         line, settings = result
@@ -294,7 +294,7 @@ class CompanyDialog(QDialog):
             pfx = read_file(path)
             if company_id is None:
                 return pfx, admin.preview_certificate(pfx, password, desk.now())
-            return pfx, admin.replace_certificate(desk, company_id, pfx, password)
+            return pfx, desk.admin.replace_certificate(company_id, pfx, password)
 
         self.tasks.run(work, self._checked, self._certificate_failed)
 
@@ -337,7 +337,7 @@ class CompanyDialog(QDialog):
         cnpj, name = self.cnpj.text().strip(), self.name.text().strip()
 
         def collect(target: int) -> list[CaptureSettings]:
-            current = stored or admin.settings_of(desk, target)
+            current = stored or desk.admin.settings_of(target)
             return [box.settings(current[p]) for p, box in boxes.items()]
 
         enabled = tuple(p for p, box in boxes.items() if box.isChecked())
@@ -346,8 +346,7 @@ class CompanyDialog(QDialog):
             target = company_id
             if target is None:
                 assert pfx is not None
-                company = admin.add_company(
-                    desk,
+                company = desk.admin.add_company(
                     pfx,
                     password,
                     cnpj=cnpj or None,
@@ -356,7 +355,7 @@ class CompanyDialog(QDialog):
                     products=enabled,
                 )
                 target = company.id
-            admin.save_settings(desk, collect(target))
+            desk.admin.save_settings(collect(target))
             return target
 
         self.tasks.run(work, self._saved, self._failed)

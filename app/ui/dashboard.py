@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.core.cadence import Action
 from app.core.products import Product
-from app.desk import dashboard, labels
+from app.desk import labels
 from app.desk.dashboard import CallLine, DashboardLine, MonthCount, PauseLine, QueryNow
 from app.store.records import CallOutcome, GapLedgerLine
 from app.ui.tasks import Tasks
@@ -289,11 +289,11 @@ class Dashboard(QWidget):
 
         def read() -> tuple[Any, ...]:
             return (
-                dashboard.lines(desk, company),
-                dashboard.pauses(desk),
-                dashboard.calls(desk, company_id=company, failures_only=failures),
-                dashboard.gap_ledger(desk, company),
-                dashboard.documents_per_month(desk, ids),
+                desk.dashboard.lines(company),
+                desk.dashboard.pauses(),
+                desk.dashboard.calls(company_id=company, failures_only=failures),
+                desk.dashboard.gap_ledger(company),
+                desk.dashboard.documents_per_month(ids),
                 {c.company_id: c.name for c in desk.companies()},
             )
 
@@ -439,10 +439,9 @@ class Dashboard(QWidget):
             self._enable_actions()
             self.refresh()
 
-        self.tasks.run(lambda: dashboard.query_now(desk, line.company_id, line.product), done, self._failed)
+        self.tasks.run(lambda: desk.dashboard.query_now(line.company_id, line.product), done, self._failed)
 
     def resume_selected(self) -> None:
-        from app.desk import companies as admin
 
         line, desk = self.selected_line(), self.desk
         if line is None or desk is None:
@@ -457,4 +456,4 @@ class Dashboard(QWidget):
             self.message.emit(text)
             self.refresh()
 
-        self.tasks.run(lambda: admin.resume(desk, line.company_id, line.product), done, self._failed)
+        self.tasks.run(lambda: desk.admin.resume(line.company_id, line.product), done, self._failed)

@@ -151,7 +151,7 @@ class ExportProfilesDialog(QDialog):
     # ------------------------------------------------------------------ profiles
 
     def reload(self) -> None:
-        self.tasks.run(lambda: exports.profiles(self.desk), self._show, self._failed)
+        self.tasks.run(lambda: self.desk.exports.profiles(), self._show, self._failed)
 
     def _show(self, profiles: list[ExportProfile]) -> None:
         self.profiles = profiles
@@ -178,8 +178,8 @@ class ExportProfilesDialog(QDialog):
         products = tuple(p for p, check in self.products.items() if check.isChecked())
 
         def work() -> ExportProfile:
-            return exports.add_profile(
-                desk, name=name, kind=kind, destination=destination, pattern=pattern,
+            return desk.exports.add_profile(
+                name=name, kind=kind, destination=destination, pattern=pattern,
                 products=products, include_pdf=pdf, cancelled_mode=mode,
             )  # fmt: skip
 
@@ -198,7 +198,7 @@ class ExportProfilesDialog(QDialog):
         if not rows:
             return
         name = self.profiles[rows[0].row()].name
-        self.tasks.run(lambda: exports.remove_profile(self.desk, name), lambda _r: self.reload(), self._failed)
+        self.tasks.run(lambda: self.desk.exports.remove_profile(name), lambda _r: self.reload(), self._failed)
 
     def _failed(self, error: BaseException) -> None:
         self.message.setText(getattr(error, "message", None) or str(error))

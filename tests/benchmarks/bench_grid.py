@@ -607,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
     desk = Desk(folder, capture=False)
     desk.open()
     open_ms = (time.perf_counter() - started) * 1000
-    recorder = PlanRecorder(desk.ctx.db.engine)
+    recorder = PlanRecorder(desk._context().db.engine)  # the desk's own engine: its plans
     path = database_path(folder)
     figures: dict[str, Any] = {}
     plans: dict[str, Any] = {}

@@ -22,15 +22,14 @@ def capturing(office: Office) -> Iterator[Desk]:
     desk = Desk(office.harness.office.data_dir, clock=office.harness.clock, owner="teste")
     assert not desk.open().read_only
     try:
-        assert desk.service is not None
-        wait_until(lambda: desk.service is not None and desk.service.passes[Product.NFE] >= 1)
+        wait_until(lambda: any(line.last_answer != "-" for line in desk.dashboard.lines()))  # its first pass
         yield desk
     finally:
         desk.close()
 
 
 def test_lines_show_state_last_answer_and_nsu_progress(office: Office, desk: Desk) -> None:
-    [line] = [ln for ln in dashboard.lines(desk) if ln.product is Product.NFE]
+    [line] = [ln for ln in desk.dashboard.lines() if ln.product is Product.NFE]
     assert line.name == "DESTINATARIA EXEMPLO LTDA"
     assert line.action is Action.WAIT and line.state.startswith("Em espera até")
     assert line.until is not None and line.until > desk.now()
@@ -40,29 +39,29 @@ def test_lines_show_state_last_answer_and_nsu_progress(office: Office, desk: Des
 
 
 def test_call_log_lists_every_government_call_newest_first(office: Office, desk: Desk) -> None:
-    calls = dashboard.calls(desk)
+    calls = desk.dashboard.calls()
     assert len(calls) >= 2
     assert [c.at for c in calls] == sorted((c.at for c in calls), reverse=True)
     assert all(c.company == "DESTINATARIA EXEMPLO LTDA" and c.outcome is CallOutcome.OK for c in calls)
     assert calls[0].outcome_text == "Respondida" and calls[0].cstat in ("137", "138")
-    assert dashboard.calls(desk, failures_only=True) == []
-    assert dashboard.calls(desk, product=Product.CTE) == []
+    assert desk.dashboard.calls(failures_only=True) == []
+    assert desk.dashboard.calls(product=Product.CTE) == []
 
 
 def test_gap_ledger_counts_found_recovered_and_pending(office: Office, desk: Desk) -> None:
     company_id = office.harness.company.id
-    assert dashboard.gap_ledger(desk) == []
+    assert desk.dashboard.gap_ledger() == []
     now = desk.now()
-    recoveries = desk.ctx.recoveries
+    recoveries = office.harness.ctx.recoveries
     recoveries.add(company_id, Product.NFE, next_attempt_at=now, nsus=(900, 901, 902))
     [first, *_rest] = recoveries.pending(company_id, Product.NFE)
     recoveries.update(first.id, status=GapStatus.RECOVERED)
-    [line] = dashboard.gap_ledger(desk, company_id)
+    [line] = desk.dashboard.gap_ledger(company_id)
     assert (line.found, line.recovered, line.pending, line.abandoned) == (3, 1, 2, 0)
 
 
 def test_documents_per_month_counts_this_month(office: Office, desk: Desk) -> None:
-    months = dashboard.documents_per_month(desk)
+    months = desk.dashboard.documents_per_month()
     assert len(months) == dashboard.MONTHS_SHOWN
     assert months[-1].label == "nov/26"  # the harness's clock: November 2026
     assert months[-1].counts[Product.NFE] == 3  # three NF-e issued to the company (one cancelled since)
@@ -72,10 +71,10 @@ def test_documents_per_month_counts_this_month(office: Office, desk: Desk) -> No
 
 def test_query_now_refuses_during_a_wait_and_says_when(office: Office, capturing: Desk) -> None:
     company_id = office.harness.company.id
-    outcome = dashboard.query_now(capturing, company_id, Product.NFE)
+    outcome = capturing.dashboard.query_now(company_id, Product.NFE)
     assert not outcome.ran and outcome.allowed_at is not None and outcome.allowed_at > capturing.now()
     assert "Próxima consulta permitida às" in outcome.message
     office.harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
     office.harness.clock.set(outcome.allowed_at + timedelta(seconds=1))
-    ran = dashboard.query_now(capturing, company_id, Product.NFE)
+    ran = capturing.dashboard.query_now(company_id, Product.NFE)
     assert ran.ran and "1 documento(s) recebido(s)" in ran.message, ran.message

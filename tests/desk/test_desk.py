@@ -90,12 +90,12 @@ def test_a_request_that_cannot_reach_the_service_is_refused_and_recorded_nowhere
 ) -> None:
     key = office.received[2]
     [row] = desk.find_key(key)
-    desk.ctx.certificates.forget(desk.ctx.companies.get(row.company_id).certificate_ref or "")
+    desk._context().certificates.forget(office.harness.company.certificate_ref or "")  # its own cache
     monkeypatch.setattr(keyring, "get_password", lambda *_a: None)  # the vault lost its key
     outcome = desk.request_manifestation(row.company_id, key, "210200")
     assert outcome.refused and not outcome.accepted
     assert "não enviada" in outcome.message
-    assert desk.ctx.manifestations.for_key(row.company_id, Product.NFE, key) == []
+    assert office.harness.ctx.manifestations.for_key(row.company_id, Product.NFE, key) == []
 
 
 def test_a_second_desk_on_a_captured_folder_is_read_only_and_says_who_captures(office: Office) -> None:
@@ -111,7 +111,7 @@ def test_a_second_desk_on_a_captured_folder_is_read_only_and_says_who_captures(o
             # The company line does not judge the certificate by this process's vault (the
             # demo's live in the demo process's memory): no problem is invented.
             keyring.set_keyring(keyring.backends.null.Keyring())
-            second.ctx.certificates.forget(office.harness.company.certificate_ref or "")
+            second._context().certificates.forget(office.harness.company.certificate_ref or "")  # its own cache
             [line] = second.companies()
             assert line.certificate_problem is None
         finally:
@@ -182,4 +182,4 @@ def test_a_quarantined_document_is_shown_with_its_error_and_can_be_asked_again(d
     assert shown[-1].row_id == row.row_id and len(shown) == 5 == desk.cursor(period).count()
     assert desk.alerts(Product.NFE).quarantined == 1
     assert "pedido de novo" in desk.retry_quarantined(row)
-    assert [g.nsu for g in desk.ctx.recoveries.pending(row.company_id, Product.NFE)] == [90]
+    assert [g.nsu for g in office.harness.ctx.recoveries.pending(row.company_id, Product.NFE)] == [90]

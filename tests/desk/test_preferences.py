@@ -27,7 +27,7 @@ def test_saved_preferences_are_read_back_and_applied(desk: Desk, office: Office,
     assert "Configurações salvas." in notes
     reread = load_settings(desk.data_dir)
     assert (reread.notifications, reread.archive_retention_days, reread.log_level) == (False, 90, "DEBUG")
-    assert desk.ctx.settings.archive_retention_days == 90  # the running capture's retention too
+    assert desk._context().settings.archive_retention_days == 90  # the running capture's retention too
     assert logging.getLogger().level == logging.DEBUG
     logging.getLogger().setLevel(logging.WARNING)
     assert preferences.save(desk, preferences.read(desk)) == ["Nada foi alterado."]

@@ -106,9 +106,8 @@ def test_adding_a_company_checks_the_certificate_and_names_each_problem(
     texts = [window.company_list.item(i).text() for i in range(window.company_list.count())]
     assert any("NOVA CLIENTE COMERCIO LTDA" in t and "55.666.777/0002-62" in t for t in texts)
     line = next(c for c in desk.companies() if c.cnpj == BRANCH)
-    from app.desk import companies as admin
 
-    settings = admin.settings_of(desk, line.company_id)
+    settings = desk.admin.settings_of(line.company_id)
     assert settings[Product.NFE].auto_ciencia and settings[Product.NFE].ciencia_wait_minutes == 15
     assert not settings[Product.NFSE].enabled and settings[Product.CTE].enabled
 
@@ -121,9 +120,8 @@ def test_replacing_a_certificate_in_the_dialog_clears_the_expiry_warning(
     expiring = harness.sandbox.company(
         RECIPIENT, "DESTINATARIA EXEMPLO LTDA", not_after=desk.now() + timedelta(days=10, hours=1)
     )
-    from app.desk import companies as admin
 
-    admin.replace_certificate(desk, harness.company.id, expiring.pfx, expiring.password)
+    desk.admin.replace_certificate(harness.company.id, expiring.pfx, expiring.password)
     window = _window(qtbot, desk, tmp_path)
     qtbot.waitUntil(lambda: "Certificado vence em 10 dias" in window.company_list.item(1).text(), timeout=20_000)
     ult_nsu = harness.ctx.cursors.get(harness.company.id, Product.NFE).ult_nsu

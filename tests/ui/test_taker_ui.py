@@ -51,7 +51,7 @@ def test_an_nfse_is_confirmed_from_the_detail(qtbot: QtBot, nfse: Harness, tmp_p
         qtbot.waitUntil(lambda: getattr(window, "last_outcomes", None) is not None, timeout=20_000)
         [(_fresh, outcome)] = window.last_outcomes
         assert outcome.accepted, outcome.message
-        stored = desk.ctx.manifestations.for_key(row.company_id, Product.NFSE, key)
+        stored = nfse.ctx.manifestations.for_key(row.company_id, Product.NFSE, key)
         assert [m.status for m in stored] == [ManifestationStatus.ACCEPTED]
         qtbot.waitUntil(lambda: pane.detail is not None and len(pane.detail.manifestations) == 1, timeout=20_000)
         assert not confirm.isEnabled()  # registered: nothing more to ask

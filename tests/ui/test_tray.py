@@ -189,7 +189,9 @@ if __name__ == "__main__":
     sys.exit(_screenshot(Path(sys.argv[1]), Path(sys.argv[2])))
 
 
-def test_the_settings_switch_turns_notifications_off(qtbot: QtBot, window: MainWindow, desk: Desk) -> None:
+def test_the_settings_switch_turns_notifications_off(
+    qtbot: QtBot, window: MainWindow, desk: Desk, office: Office
+) -> None:
     from dataclasses import replace
 
     from app.desk import preferences
@@ -202,7 +204,7 @@ def test_the_settings_switch_turns_notifications_off(qtbot: QtBot, window: MainW
     tray.look()
     qtbot.waitUntil(lambda: tray.state is not None, timeout=20_000)
     assert not tray.notifications_enabled
-    window.notice.emit(CaptureNotice("documents", desk.ctx.companies.list_companies()[0].id, Product.NFE, "3", 3))
-    desk.ctx.clock.advance(timedelta(minutes=3))  # type: ignore[attr-defined]
+    window.notice.emit(CaptureNotice("documents", office.harness.company.id, Product.NFE, "3", 3))
+    office.harness.clock.advance(timedelta(minutes=3))
     tray.tell()
     assert tray.shown == told  # nothing more is told
