@@ -18,17 +18,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from app.cli.console import console_stop
-from app.cli.context import capture_context, capture_service, data_dir_of, find_company, parse_product
-from app.cli.exits import EXIT_OK, EXIT_WAITING
+from app.cli.context import open_desk, parse_product
 from app.cli.io import print_json
+from app.cli.exits import EXIT_OK, EXIT_WAITING
 from app.config.logs import setup_logging, shutdown_logging
 from app.core.cadence import ACTION_LABELS, display_time
 from app.core.ids import Cnpj
 from app.core.products import Product
 
 if TYPE_CHECKING:  # the capture loads when a command runs, never for `--help`
-    from app.capture.context import CaptureNotice
-    from app.capture.status import CompanyOutcome, OnceReport
+    from app.desk.capturing import CaptureNotice, CompanyOutcome, OnceReport
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +60,7 @@ def register(sub: Any) -> None:
 
 
 def _capture(args: argparse.Namespace) -> int:
-    from app.capture.instance import DataFolderLock
-
-    data_dir = data_dir_of(args)
-    owner = "capture --once" if args.once else "capture --daemon"
-    with DataFolderLock(data_dir, owner=f"linha de comando ({owner})"):
-        return _once(args) if args.once else _daemon(args)
+    return _once(args) if args.once else _daemon(args)
 
 
 # ---------------------------------------------------------------------------- --once
@@ -91,13 +85,11 @@ def describe(outcome: CompanyOutcome, now: datetime) -> str:
 
 def _once(args: argparse.Namespace) -> int:
     product = parse_product(args.product)
-    with capture_context(args) as (office, ctx):
-        setup_logging(office.data_dir, level=office.settings.log_level, console=args.verbose)
+    with open_desk(args, owner="linha de comando (capture --once)") as desk:
+        setup_logging(desk.data_dir, level=desk.settings().log_level, console=args.verbose)
         try:
-            company_id = find_company(office, args.company).id if args.company else None
-            service = capture_service(ctx)
-            service.recover_after_crash()  # the folder is ours: take up what a killed process left
-            report: OnceReport = service.run_once(company_id=company_id, product=product)
+            company_id = desk.company(args.company).id if args.company else None
+            report: OnceReport = desk.rounds.once(company_id, product)  # refused if another instance captures
             for outcome in report.outcomes:
                 log.info("capture --once: %s", describe(outcome, report.finished_at))
         finally:
@@ -119,36 +111,32 @@ def _once(args: argparse.Namespace) -> int:
 
 
 def _daemon(args: argparse.Namespace) -> int:
-    from app.export.jobs import service_jobs  # the store and httpx: loaded when a daemon starts, not for --help
-
     stop, stopped = threading.Event(), threading.Event()
     # Windows: closing the console, logoff and shutdown wait for this stop (app.cli.console)
     with console_stop(stop, stopped, grace=args.stop_timeout + STOP_MARGIN):
         try:
-            _serve(args, stop, service_jobs)
+            _serve(args, stop)
             print("Serviço de captura parado.", flush=True)
         finally:
             stopped.set()  # lets a waiting console handler return: then Windows ends the process
     return EXIT_OK
 
 
-def _serve(args: argparse.Namespace, stop: threading.Event, service_jobs: Any) -> None:
-    with capture_context(args) as (office, ctx):
-        log_path = setup_logging(office.data_dir, level=office.settings.log_level, console=args.verbose)
+def _serve(args: argparse.Namespace, stop: threading.Event) -> None:
+    # The desk that captures, as the window's: the data-folder lock, the service, the automatic
+    # exports and the ERP hand-off (refused when another instance captures here).
+    with open_desk(args, capture=True, owner="linha de comando (capture --daemon)") as desk:
+        log_path = setup_logging(desk.data_dir, level=desk.settings().log_level, console=args.verbose)
         try:
-            ctx.listeners.append(_log_notice)
-            service = capture_service(ctx)
-            for job in service_jobs(ctx.db, ctx.clock):  # automatic exports and the ERP hand-off
-                service.add_job(job)
+            desk.subscribe(_log_notice)
             with _stop_on_signals(stop):
-                service.start()
-                log.info("Serviço de captura iniciado (pasta %s)", office.data_dir)
-                print(f"Serviço de captura em execução na pasta {office.data_dir} (log em {log_path}).")
+                log.info("Serviço de captura iniciado (pasta %s)", desk.data_dir)
+                print(f"Serviço de captura em execução na pasta {desk.data_dir} (log em {log_path}).")
                 print(STOP_HINT, flush=True)
                 while not stop.wait(CHECK_STOP_EVERY):
                     pass
                 print("Parando: terminando o trabalho em andamento...", flush=True)
-                finished = service.stop(timeout=args.stop_timeout)
+                finished = desk.close(timeout=args.stop_timeout)
                 log.info("Serviço de captura parado%s", "" if finished else " (trabalho em andamento interrompido)")
         finally:
             shutdown_logging()

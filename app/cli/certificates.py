@@ -9,6 +9,7 @@ from typing import Any
 from app.cli.args import add_password_options
 from app.cli.io import print_json, read_secret
 from app.core.clock import SystemClock
+from app.core.errors import CapturaError
 
 
 def register(sub: Any) -> None:
@@ -23,19 +24,19 @@ def register(sub: Any) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from app.certs.a1 import InvalidCertificateFile, load_a1  # cryptography: only when a file is opened
+    from app.desk.companies import preview_certificate  # cryptography: only when a file is opened
 
     try:
         pfx = args.file.read_bytes()
     except OSError as error:
-        raise InvalidCertificateFile(f"Não foi possível ler o arquivo {args.file}: {error.strerror}.") from error
+        raise CapturaError(f"Não foi possível ler o arquivo {args.file}: {error.strerror}.") from error
     password = read_secret("Senha do certificado: ", from_stdin=args.password_stdin, password_file=args.password_file)
-    cert = load_a1(pfx, password, now=SystemClock().now())
+    cert = preview_certificate(pfx, password, SystemClock().now())
     if args.json:
         print_json(
             {
-                "cnpj": cert.cnpj.value if cert.cnpj else None,
-                "cpf": cert.cpf.value if cert.cpf else None,
+                "cnpj": cert.cnpj,
+                "cpf": cert.cpf,
                 "holder_name": cert.holder_name,
                 "subject": cert.subject,
                 "issuer": cert.issuer,
@@ -45,5 +46,5 @@ def _show(args: argparse.Namespace) -> int:
             }
         )
     else:
-        print("\n".join(cert.describe()))
+        print("\n".join(cert.lines))
     return 0

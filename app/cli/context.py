@@ -1,4 +1,4 @@
-"""How a command reaches the data folder: the office, its capture context, the service lock.
+"""How a command reaches the data folder: through the desk, as the window does.
 
 ``Runtime`` is the one injection point of the command line: the app runs with the system clock;
 tests pass a ``FakeClock`` shared with the sandbox (``main(argv, runtime=Runtime(clock=...))``).
@@ -20,14 +20,9 @@ from app.cli.args import UsageError
 from app.config.paths import resolve_data_dir
 from app.core.clock import Clock
 from app.core.errors import CapturaError
-from app.core.ids import Cnpj
 from app.core.products import Product
-from app.store.records import Company
 
 if TYPE_CHECKING:  # imported on use: `--help` and the window's start load none of them
-    from app.capture.context import CaptureContext
-    from app.capture.office import Office
-    from app.capture.service import CaptureService
     from app.desk.desk import Desk
 
 
@@ -47,47 +42,21 @@ def data_dir_of(args: argparse.Namespace) -> Path:
     return resolve_data_dir(args.data_dir, demo=args.demo)
 
 
-def open_office(args: argparse.Namespace) -> Office:
-    from app.capture.office import Office
-
-    return Office(data_dir_of(args), clock=runtime_of(args).clock)
-
-
 @contextmanager
-def capture_context(args: argparse.Namespace) -> Iterator[tuple[Office, CaptureContext]]:
-    """The office and its capture context, closed together at the end of the command."""
-    with open_office(args) as office:
-        yield office, office.capture_context()
-
-
-@contextmanager
-def open_desk(args: argparse.Namespace) -> Iterator[Desk]:
-    """The data folder through the desk, without a capture service of its own (a command reads,
-    or sends one request and ends; ``capture --daemon`` is the one that captures)."""
+def open_desk(args: argparse.Namespace, *, capture: bool = False, owner: str = "linha de comando") -> Iterator[Desk]:
+    """The data folder through the desk: by default without a capture service of its own (a
+    command reads, or sends one request and ends); ``capture`` runs the service (``capture
+    --daemon``), refused when another instance captures here."""
     from app.desk.desk import Desk
 
-    desk = Desk(data_dir_of(args), clock=runtime_of(args).clock, capture=False)
-    desk.open()
+    desk = Desk(data_dir_of(args), clock=runtime_of(args).clock, capture=capture, owner=owner)
+    opened = desk.open()
     try:
+        if capture and opened.read_only:
+            raise CapturaError(opened.message or "Outra instância já está capturando nesta pasta de dados.")
         yield desk
     finally:
         desk.close()
-
-
-def capture_service(ctx: CaptureContext) -> CaptureService:
-    """The capture service over ``ctx`` (imported on use: `--help` and `documents` never load the scheduler)."""
-    from app.capture.service import CaptureService
-
-    return CaptureService(ctx)
-
-
-def find_company(office: Office, text: str) -> Company:
-    """A registered company by CNPJ, or a refusal that says so."""
-    cnpj = Cnpj.parse(text)
-    company = office.companies.find(cnpj)
-    if company is None:
-        raise CapturaError(f"A empresa {cnpj.formatted()} não está cadastrada.")
-    return company
 
 
 def parse_day(text: str | None, option: str) -> date | None:

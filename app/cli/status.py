@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from app.cli.context import capture_context, capture_service, data_dir_of
+from app.cli.context import open_desk
 from app.cli.io import print_json
 from app.core.cadence import display_time
 from app.core.ids import Cnpj
 
 if TYPE_CHECKING:
-    from app.capture.status import CompanyStatus
+    from app.desk.capturing import CompanyStatus
 
 
 def register(sub: Any) -> None:
@@ -39,14 +39,9 @@ def describe(status: CompanyStatus, now: Any) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from app.capture.status import captured_elsewhere
-
-    holder = captured_elsewhere(data_dir_of(args))
-    with capture_context(args) as (office, ctx):
-        service = capture_service(ctx)
-        service.captured_elsewhere = holder  # its state is in the database; its certificates are its own
-        statuses = service.status()
-        now = office.clock.now()
+    with open_desk(args) as desk:
+        holder, statuses = desk.rounds.status()  # another capturer's state is in the database
+        now = desk.now()
     if args.json:
         print_json([s.to_json() for s in statuses])
         return 0

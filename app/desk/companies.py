@@ -36,6 +36,8 @@ class CertificatePreview:
     days_left: int
     uf: str | None
     lines: tuple[str, ...]  # the certificate panel's text (titular, CNPJ, emissor, validade...)
+    subject: str = ""
+    sha1_fingerprint: str = ""
 
 
 def preview_certificate(pfx: bytes, password: str, now: datetime) -> CertificatePreview:
@@ -54,6 +56,8 @@ def preview_certificate(pfx: bytes, password: str, now: datetime) -> Certificate
         days_left=cert.days_left(now),
         uf=cert.uf,
         lines=tuple(cert.describe()),
+        subject=cert.subject,
+        sha1_fingerprint=cert.sha1_fingerprint,
     )
 
 

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,9 +23,10 @@ from app.capture.service import CaptureService
 from app.config.settings import Settings
 from app.core.clock import Clock
 from app.core.ids import Cnpj
-from app.core.manifestation import ManifestationState
 from app.core.products import Product
 from app.desk import background, fetching
+from app.desk.alerts import alerts
+from app.desk.capturing import CaptureRounds
 from app.desk.companies import CompanyAdmin, company_lines
 from app.desk.dashboard import Dashboard
 from app.desk.errors import DeskError
@@ -51,7 +52,7 @@ from app.desk.views import (
 )
 from app.export.jobs import service_jobs
 from app.store.grid import GridRepository
-from app.store.records import Company, Direction, DocumentStatus, GridQuery, RowKind
+from app.store.records import Company
 
 if TYPE_CHECKING:
     from app.demo.environment import DemoEnvironment, DemoOptions
@@ -101,6 +102,7 @@ class Desk:
         self._dashboard: Dashboard | None = None
         self._exports: Exports | None = None
         self._handoff: Handoffs | None = None
+        self._rounds: CaptureRounds | None = None
         self.opened: Opened | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -150,27 +152,31 @@ class Desk:
         self._dashboard = Dashboard(self._ctx, self._service, capturing)
         self._exports = Exports(self._ctx.db, self._ctx.clock)
         self._handoff = Handoffs(self._ctx.db, self._ctx.clock)
+        self._rounds = CaptureRounds(self.data_dir, self._service, self._sender)
         self._grid = GridRepository(self._context().db)
         self._keys = KeyEventIndex(self._grid)
         self._keys.current(Product.NFE)  # built here, on the opening worker, not on the first page
         return self.opened
 
-    def close(self, timeout: float = 30.0) -> None:
-        """Stop capturing (runs in flight finish and commit) and close the folder; idempotent."""
+    def close(self, timeout: float = 30.0) -> bool:
+        """Stop capturing (runs in flight finish and commit) and close the folder; idempotent.
+        False when work in flight had to be left unfinished after ``timeout`` seconds."""
+        finished = True
         if self._demo is not None:
             self._demo.stop(timeout)
             self._demo = None
         else:
             if self._service is not None and self._running:
-                self._service.stop(timeout)
+                finished = self._service.stop(timeout)
             if self._office is not None:
                 self._office.close()
         self._running = False
         self._service = None
         self._office = None
         self._ctx = None
-        self._admin = self._dashboard = self._exports = self._handoff = None
+        self._admin = self._dashboard = self._exports = self._handoff = self._rounds = None
         self.opened = None
+        return finished
 
     def __enter__(self) -> Desk:
         self.open()
@@ -211,6 +217,11 @@ class Desk:
     def dashboard(self) -> Dashboard:
         """The capture dashboard's reads and "Consultar agora" (``app.desk.dashboard``)."""
         return self._part(self._dashboard)
+
+    @property
+    def rounds(self) -> CaptureRounds:
+        """A capture round now and the capture's state (``app.desk.capturing``)."""
+        return self._part(self._rounds)
 
     @property
     def handoff(self) -> Handoffs:
@@ -392,31 +403,7 @@ class Desk:
 
     def alerts(self, product: Product, company_ids: tuple[int, ...] = ()) -> Alerts:
         """Counts for the banner: cancelled after capture, deadlines within 5 days, quarantined."""
-        now = self.now()
-        soon = 0
-        if product is Product.NFE:
-
-            def due(days: int, state: ManifestationState) -> int:
-                """Received NF-e in ``state`` whose ``days``-day deadline ends within 5 days."""
-                query = GridQuery(
-                    product,
-                    company_ids,
-                    issued_from=now - timedelta(days=days),
-                    issued_to=now - timedelta(days=days - 5),
-                    direction=Direction.RECEIVED,
-                    row_kinds=(RowKind.SUMMARY, RowKind.COMPLETE),
-                    statuses=(DocumentStatus.SUMMARY, DocumentStatus.AUTHORISED),
-                    manifestation=state,
-                )
-                return self._grid.count(query)
-
-            # Ciência within 10 days of authorisation, a conclusive event within 90 (protocol.md §3.7).
-            soon = due(10, ManifestationState.NONE) + due(90, ManifestationState.CIENCIA)
-        return Alerts(
-            cancelled_after_capture=self._grid.cancelled_after_capture(product, company_ids),
-            deadlines_within_5_days=soon,
-            quarantined=self._grid.count_quarantined(product, company_ids),
-        )
+        return alerts(self._grid, product, company_ids, self.now())
 
     # ------------------------------------------------------------------ requests
 

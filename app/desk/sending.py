@@ -30,6 +30,8 @@ class Sent(Generic[T]):
 
     here: bool
     value: T | None = None
+    holder: str | None = None  # who captures elsewhere ("PID 123 em host, desde 14:05"), when known
+    message: str | None = None  # the lock's own sentence about it
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +49,8 @@ class Sender:
         try:
             lock = DataFolderLock(self.data_dir, owner=f"{self.owner} ({purpose})")
             lock.acquire()
-        except AlreadyRunning:
-            return Sent(False)
+        except AlreadyRunning as error:
+            return Sent(False, holder=error.holder, message=error.message)
         try:
             return Sent(True, send())
         finally:
