@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from app.cli.console import console_stop
 from app.cli.context import open_desk, parse_product
-from app.cli.io import print_json
 from app.cli.exits import EXIT_OK, EXIT_WAITING
+from app.cli.io import print_json
 from app.config.logs import setup_logging, shutdown_logging
 from app.core.cadence import ACTION_LABELS, display_time
 from app.core.ids import Cnpj
