@@ -74,7 +74,6 @@ def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respe
     from app.core.cadence import Action
     from app.core.products import Product
     from app.desk import Desk
-    from app.desk.dashboard import calls as dashboard_calls
     from app.store.records import RowKind
     from app.ui.main_window import MainWindow
 
@@ -96,7 +95,7 @@ def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respe
         assert blocked.product is Product.NFE and "656" in blocked.last_answer
         # The block lasts the rule book's hour from the 656 answer (at speed 900 that hour is 4 s of real
         # time, so it is measured against the call log rather than against a loaded machine's "now").
-        answered = max(c.at for c in dashboard_calls(desk, product=Product.NFE) if c.cstat == "656")
+        answered = max(c.at for c in desk.dashboard.calls(product=Product.NFE) if c.cstat == "656")
         assert blocked.until is not None
         assert timedelta(minutes=59) <= blocked.until - answered <= timedelta(minutes=61)
         demo = desk._demo
