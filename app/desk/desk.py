@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -25,7 +25,7 @@ from app.core.clock import Clock
 from app.core.errors import CapturaError
 from app.core.manifestation import ManifestationState, manifestation_type
 from app.core.products import Product
-from app.desk import background, taker
+from app.desk import background, live, taker
 from app.desk.files import write_atomic
 from app.desk.grid import (
     GridCursor,
@@ -49,6 +49,7 @@ from app.desk.views import (
 )
 from app.export.jobs import service_jobs
 from app.store.grid import GridRepository
+from app.store.grid_changes import ChangeRepository
 from app.store.records import Direction, DocumentStatus, GridQuery, ManifestationStatus, RowKind
 
 if TYPE_CHECKING:
@@ -197,6 +198,10 @@ class Desk:
     def now(self) -> datetime:
         return self.ctx.clock.now()
 
+    def clock_factor(self) -> float:
+        """Seconds of the desk's clock per real second (the demo's runs faster): when its midnight comes."""
+        return self.ctx.clock.factor
+
     def products(self) -> tuple[Product, ...]:
         """The products this version captures (an engine exists for them)."""
         return tuple(self._service.captures) if self._service is not None else ()
@@ -287,6 +292,22 @@ class Desk:
         """A grid, read forwards page by page (``next_page``), counted on demand (``count``)."""
         query = to_query(grid)
         return GridCursor(query, self.ctx.documents, self._grid, self._keys.current(grid.product), self.now)
+
+    def change_mark(self) -> live.ChangeMark:
+        """The store's high-water marks, a few primary-key reads: open grids compare them often."""
+        return ChangeRepository(self.ctx.db).mark()
+
+    def touched(self, product: Product, before: live.ChangeMark, after: live.ChangeMark) -> live.Touched:
+        """The documents of ``product`` new or changed between two marks (``app.desk.live``)."""
+        return ChangeRepository(self.ctx.db).touched(product, before, after)
+
+    def live_rows(self, grid: GridFilter, ids: Iterable[int]) -> live.LiveRows:
+        """Those of ``ids`` the grid lists, read again, its key-event rows and count now."""
+        return live.live_rows(self.ctx.documents, self._grid, self._keys, grid, ids, self.now)
+
+    def outside_period(self, grid: GridFilter) -> live.Outside:
+        """What the grid's period hides: how many documents and since when (an empty grid says it)."""
+        return live.outside_period(self._grid, grid)
 
     def find_key(self, key: str, company_ids: tuple[int, ...] = ()) -> list[GridRow]:
         """Every row with this key (a document or its events alone), in every product."""

@@ -19,6 +19,8 @@ class DocumentQuery:
     product: Product
     issued_from: datetime | None = None  # inclusive
     issued_to: datetime | None = None  # exclusive
+    captured_from: datetime | None = None  # inclusive: when the document was stored
+    captured_to: datetime | None = None  # exclusive
     direction: Direction | None = None
     kinds: tuple[DocumentKind, ...] = ()
     status: DocumentStatus | None = None
