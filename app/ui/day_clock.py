@@ -9,14 +9,17 @@ within that much.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.clock import to_brasilia
+from app.core.errors import CapturaError
 from app.desk.grid import brasilia_midnight
 
+log = logging.getLogger(__name__)
 MAX_WAIT_MS = 60_000
 MIN_WAIT_MS = 50
 
@@ -64,7 +67,11 @@ class DayClock(QObject):
         self._timer.start(self.wait_ms())
 
     def _check(self) -> None:
-        today = self.today()
+        try:
+            today = self.today()
+        except CapturaError:  # the desk closed under a window still open: no day to follow
+            log.info("Relógio do dia parado: a pasta de dados foi fechada")
+            return
         if today != self.day:
             self.day = today
             self.turned.emit(today)

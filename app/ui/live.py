@@ -78,6 +78,8 @@ class LiveGrids(QObject):
         self._kept: dict[Product, _Kept] = {}
         self._restore: dict[Product, _Kept] = {}
         self._reading = False
+        self._widen: dict[Product, Callable[[], None]] = {}  # what an empty grid's link shows
+        self._linked: set[Product] = set()
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
         self.timer.timeout.connect(self.poke)
@@ -139,13 +141,12 @@ class LiveGrids(QObject):
                 return
             label.setTextFormat(Qt.TextFormat.RichText)
             label.setText(empty_text(none, grid_filter, outside))
-            try:
-                label.linkActivated.disconnect()
-            except (RuntimeError, TypeError):
-                pass  # nothing connected yet
             if outside.since is not None:
                 since = outside.since
-                label.linkActivated.connect(lambda _link: widen(since))
+                self._widen[product] = lambda: widen(since)
+            if product not in self._linked:
+                self._linked.add(product)
+                label.linkActivated.connect(lambda _link: self._widen.pop(product, lambda: None)())
 
         self.tasks.run(lambda: desk.outside_period(grid_filter), shown)
 
@@ -200,4 +201,5 @@ class LiveGrids(QObject):
         if kept.at_top:
             view.verticalScrollBar().setValue(0)  # at the top, arrivals show
         elif kept.top in where:
+            view.doItemsLayout()  # the scroll range grows with the rows inserted: now, not later
             view.scrollTo(model.index(where[kept.top], 0), QAbstractItemView.ScrollHint.PositionAtTop)

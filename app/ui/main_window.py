@@ -685,6 +685,8 @@ class MainWindow(QMainWindow):
         self._closing = True
         self._status_timer.stop()
         self.live.stop()
+        if hasattr(self, "day_clock"):
+            self.day_clock.stop()
         self._notice_timer.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         for product, view in self.views.items():
