@@ -19,6 +19,7 @@ from pytestqt.qtbot import QtBot
 from app.core.manifestation import ManifestationState
 from app.core.products import Product
 from app.desk import Desk
+from app.desk.views import GridRow
 from app.store.records import RowKind
 from app.ui.grid_model import row_identity
 from app.ui.main_window import MainWindow
@@ -41,7 +42,7 @@ def _keys(window: MainWindow) -> list[str | None]:
     return [r.access_key for r in window.models[Product.NFE].rows]
 
 
-def _row(window: MainWindow, key: str):  # noqa: ANN202 (a GridRow)
+def _row(window: MainWindow, key: str) -> GridRow:
     return next(r for r in window.models[Product.NFE].rows if r.access_key == key)
 
 
