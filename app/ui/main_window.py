@@ -37,6 +37,7 @@ from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.desk import labels
 from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow, ManifestationOutcome
+from app.desk.xmltext import pretty_xml
 from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
 from app.ui.company_actions import CompanyActions
 from app.ui.company_list import ALL, CompanyList
@@ -448,22 +449,22 @@ class MainWindow(QMainWindow):
     def show_detail(self, row: GridRow) -> None:
         desk = self.desk
 
-        def read() -> tuple[DocumentDetail, bytes | None]:
+        def read() -> tuple[DocumentDetail, bytes | None, str | None]:
             detail = desk.detail(row)
             try:
                 xml: bytes | None = desk.xml(row)
             except Exception:  # noqa: BLE001 (no XML stored for it: the detail still shows)
                 xml = None
-            return detail, xml
+            return detail, xml, pretty_xml(xml) if xml else None  # indented here, not on the GUI thread
 
         self.tasks.run(read, lambda result: self._detail_read(row, result))
 
-    def _detail_read(self, row: GridRow, result: tuple[DocumentDetail, bytes | None]) -> None:
+    def _detail_read(self, row: GridRow, result: tuple[DocumentDetail, bytes | None, str | None]) -> None:
         rows = self.selected_rows(row.product)
         if len(rows) != 1 or rows[0].row_id != row.row_id:
             return  # the selection moved on
-        detail, xml = result
-        self.detail.show_detail(detail, xml, self.desk.now(), self.writable)
+        detail, xml, text = result
+        self.detail.show_detail(detail, xml, self.desk.now(), self.writable, text)
 
     def _open_detail(self) -> None:
         self.detail.tabs.setFocus()
