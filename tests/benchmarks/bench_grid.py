@@ -608,15 +608,16 @@ def window_clicks(desk: Any, folder: Path) -> dict[str, Any]:
         view.selectRow(position)
         preview_ms.append(
             until(
-                lambda row_id=row_id: pane.detail is not None
-                and pane.detail.row.row_id == row_id
-                and pane.preview.currentWidget() is pane.pdf_view
-                and pane.pdf_document.status() is QPdfDocument.Status.Ready
+                lambda row_id=row_id: (
+                    pane.detail is not None
+                    and pane.detail.row.row_id == row_id
+                    and pane.preview.currentWidget() is pane.pdf_view
+                    and pane.pdf_document.status() is QPdfDocument.Status.Ready
+                )
             )
         )
-    window.live.stop()
-    window.hide()
-    window.deleteLater()
+    window.close()  # its calls in flight end before the desk closes (the PDF view's document too)
+    pane.pdf_document.close()
     app.processEvents()
     figures = {"click_to_detail": detail_ms, "click_to_preview": preview_ms}
     out: dict[str, Any] = {}
