@@ -13,9 +13,8 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 
-from app.core.clock import BRASILIA
 from app.core.manifestation import (
     CONCLUSIVE_TYPES,
     MANIFESTATION_TYPES,
@@ -24,6 +23,7 @@ from app.core.manifestation import (
     next_deadline,
 )
 from app.core.products import Product
+from app.desk.days import brasilia_midnight as brasilia_midnight
 from app.desk.search import parse_search
 from app.desk.views import PAGE as PAGE
 from app.desk.views import GridFilter as GridFilter
@@ -42,10 +42,6 @@ from app.store.records import (
     PartyRole,
     RowKind,
 )
-
-
-def brasilia_midnight(day: date) -> datetime:
-    return datetime.combine(day, time(0), tzinfo=BRASILIA).astimezone(UTC)
 
 
 def to_query(grid: GridFilter) -> GridQuery:

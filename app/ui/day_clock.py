@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.clock import to_brasilia
 from app.core.errors import CapturaError
-from app.desk.grid import brasilia_midnight
+from app.desk.days import brasilia_midnight
 
 log = logging.getLogger(__name__)
 MAX_WAIT_MS = 60_000
