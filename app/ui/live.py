@@ -80,6 +80,7 @@ class LiveGrids(QObject):
         self._reading = False
         self._widen: dict[Product, Callable[[], None]] = {}  # what an empty grid's link shows
         self._linked: set[Product] = set()
+        self._explained: dict[Product, tuple[GridFilter, Outside]] = {}
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
         self.timer.timeout.connect(self.poke)
@@ -135,8 +136,10 @@ class LiveGrids(QObject):
         label.setText(empty_text(none, grid_filter, None))
         if desk is None:
             return
+        known = self._explained.get(product)
 
         def shown(outside: Outside) -> None:
+            self._explained[product] = (grid_filter, outside)
             if model.rows or model.grid_filter != grid_filter or not outside.count:
                 return
             label.setTextFormat(Qt.TextFormat.RichText)
@@ -148,7 +151,10 @@ class LiveGrids(QObject):
                 self._linked.add(product)
                 label.linkActivated.connect(lambda _link: self._widen.pop(product, lambda: None)())
 
-        self.tasks.run(lambda: desk.outside_period(grid_filter), shown)
+        if known is not None and known[0] == grid_filter:
+            shown(known[1])  # a live update of the same empty grid: no count of the whole product again
+        else:
+            self.tasks.run(lambda: desk.outside_period(grid_filter), shown)
 
     # ------------------------------------------------------------------ keeping the clerk's place
 

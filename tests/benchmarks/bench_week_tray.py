@@ -195,6 +195,11 @@ def main() -> int:
         "rss_growth_mb_per_day_after_day_1": round(per_day, 2),
         "rss_daily_steps_mb": [round(g, 1) for g in growth],
         "range_after_day_1": flat,
+        # The pools (HTTP keep-alive per company, SQLite connections) fill up to their bounds first.
+        "range_from_day_3": {
+            key: max(s[key] for s in samples[2:]) - min(s[key] for s in samples[2:]) if len(samples) > 2 else 0
+            for key in ("threads", "open_files", "qt_objects")
+        },
         "qt_warnings": warnings[:20],
         "qt_warning_count": len(warnings),
         "grid_follows_the_day": listed_day.isoformat(),
