@@ -146,6 +146,10 @@ def grid_where(query: GridQuery, *, like_ignores_case: bool = False) -> list[Col
         clauses.append(DocumentRow.issued_at >= query.issued_from)
     if query.issued_to is not None:
         clauses.append(DocumentRow.issued_at < query.issued_to)
+    if query.captured_from is not None or query.captured_to is not None:
+        # Spelled out: created_at is NOT NULL, and then SQLite does not infer this term from the
+        # range, which the capture index's WHERE needs to be used (revision 0008).
+        clauses.append(DocumentRow.created_at.is_not(None))
     if query.captured_from is not None:
         clauses.append(DocumentRow.created_at >= query.captured_from)
     if query.captured_to is not None:
