@@ -33,7 +33,6 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,7 +43,7 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import keyring  # noqa: E402
-from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 import app.ui.main_window as main_window  # noqa: E402
@@ -53,6 +52,7 @@ from app.core.cadence import Action  # noqa: E402
 from app.demo.environment import DemoOptions  # noqa: E402
 from app.demo.memory_keyring import MemoryKeyring  # noqa: E402
 from app.desk import Desk  # noqa: E402
+from tests.support.bench_loop import rss_mb, run_loop, wait  # noqa: E402
 from tests.support.remote_sandbox import register_companies, remote_sandbox  # noqa: E402
 
 GOAL_RSS_MB = 200  # the app alone (issue 20)
@@ -60,28 +60,8 @@ GOAL_RSS_MB_IN_PROCESS = 250  # the sandbox's share included (issue 15)
 GOAL_CPU_PERCENT = 1.0
 
 
-def rss_mb() -> float:
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def run_loop(ms: int) -> None:
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
-
-
-def wait(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"Tempo esgotado esperando: {what}")
-        run_loop(500)
 
 
 def main() -> int:

@@ -31,7 +31,6 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -42,8 +41,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEventLoop, QObject, QSettings, QTimer, QtMsgType, qInstallMessageHandler  # noqa: E402
+from PySide6.QtCore import QObject, QSettings, QTimer, QtMsgType, qInstallMessageHandler  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from tests.support.bench_loop import rss_mb, run_loop, wait  # noqa: E402
 
 GOAL_RSS_MB_PER_DAY = 5.0
 SAMPLE_AFTER_MS = 5_000
@@ -54,30 +55,11 @@ PLATFORM_NOTICES = (
 )
 
 
-def rss_mb() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def qt_objects(app: QApplication) -> int:
     count = len(app.findChildren(QObject))
     for widget in app.topLevelWidgets():
         count += 1 + len(widget.findChildren(QObject))
     return count
-
-
-def run_loop(ms: int) -> None:
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
-
-
-def wait(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"Tempo esgotado esperando: {what}")
-        run_loop(200)
 
 
 def main() -> int:
