@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -49,7 +49,6 @@ from app.desk.views import (
 )
 from app.export.jobs import service_jobs
 from app.store.grid import GridRepository
-from app.store.grid_changes import ChangeRepository
 from app.store.records import Direction, DocumentStatus, GridQuery, ManifestationStatus, RowKind
 
 if TYPE_CHECKING:
@@ -295,15 +294,11 @@ class Desk:
 
     def change_mark(self) -> live.ChangeMark:
         """The store's high-water marks, a few primary-key reads: open grids compare them often."""
-        return ChangeRepository(self.ctx.db).mark()
+        return live.ChangeRepository(self.ctx.db).mark()
 
-    def touched(self, product: Product, before: live.ChangeMark, after: live.ChangeMark) -> live.Touched:
-        """The documents of ``product`` new or changed between two marks (``app.desk.live``)."""
-        return ChangeRepository(self.ctx.db).touched(product, before, after)
-
-    def live_rows(self, grid: GridFilter, ids: Iterable[int]) -> live.LiveRows:
-        """Those of ``ids`` the grid lists, read again, its key-event rows and count now."""
-        return live.live_rows(self.ctx.documents, self._grid, self._keys, grid, ids, self.now)
+    def live_rows(self, grid: GridFilter, changed: live.Changed) -> live.LiveRows:
+        """The grid's documents changed between two marks (and F5's loaded ids), read again: ``app.desk.live``."""
+        return live.live_rows(self.ctx.db, self.ctx.documents, self._grid, self._keys, grid, changed, self.now)
 
     def outside_period(self, grid: GridFilter) -> live.Outside:
         """What the grid's period hides: how many documents and since when (an empty grid says it)."""

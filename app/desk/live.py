@@ -16,11 +16,15 @@ from datetime import date, datetime
 from app.core.clock import BRASILIA
 from app.desk.grid import KeyEventIndex, document_rows, key_event_row, key_row_matches, key_rows_wanted, to_query
 from app.desk.views import GridFilter, GridRow
+from app.store.db import Database
 from app.store.documents import DocumentRepository
 from app.store.grid import GridRepository
-from app.store.grid_changes import ChangeMark, Touched
+from app.store.grid_changes import ChangeMark, ChangeRepository, Touched
 
-__all__ = ["ChangeMark", "LiveRows", "Outside", "Touched", "live_rows", "outside_period"]
+# (since, until, also): the documents touched between two marks, and the ids ``also`` (F5's loaded rows).
+Changed = tuple[ChangeMark, ChangeMark, Iterable[int]]
+
+__all__ = ["ChangeMark", "ChangeRepository", "Changed", "LiveRows", "Outside", "Touched", "live_rows", "outside_period"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,13 +43,20 @@ class LiveRows:
 
 
 def live_rows(
+    db: Database,
     documents: DocumentRepository,
     grid: GridRepository,
     keys: KeyEventIndex,
     grid_filter: GridFilter,
-    ids: Iterable[int],
+    changed: Changed,
     now: Callable[[], datetime],
 ) -> LiveRows:
+    """``changed``: (since, until, also): the documents touched between the two marks and the ids
+    ``also`` (F5: every loaded row) are read again."""
+    since, until, also = changed
+    ids = set(also)
+    if since != until:
+        ids |= ChangeRepository(db).touched(grid_filter.product, since, until).document_ids
     query = to_query(grid_filter)
     checked = frozenset(ids)
     listed = grid.matching_ids(query, checked) if checked else set()

@@ -283,9 +283,7 @@ class DocumentTableModel(QAbstractTableModel):
 
         def work() -> tuple[ChangeMark, LiveRows]:
             mark = after or desk.change_mark()
-            touched = desk.touched(grid_filter.product, before, mark) if mark != before else None
-            ids = loaded | (touched.document_ids if touched else set())
-            return mark, desk.live_rows(grid_filter, ids)
+            return mark, desk.live_rows(grid_filter, (before, mark, loaded))
 
         self.tasks.run(work, lambda result: self._merge(generation, *result), self._error)
         return True
