@@ -42,7 +42,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import keyring  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -50,7 +49,6 @@ import app.ui.main_window as main_window  # noqa: E402
 import app.ui.tray as tray_module  # noqa: E402
 from app.core.cadence import Action  # noqa: E402
 from app.demo.environment import DemoOptions  # noqa: E402
-from app.demo.memory_keyring import MemoryKeyring  # noqa: E402
 from app.desk import Desk  # noqa: E402
 from tests.support.bench_loop import rss_mb, run_loop, wait  # noqa: E402
 from tests.support.remote_sandbox import register_companies, remote_sandbox  # noqa: E402
@@ -97,7 +95,6 @@ def main() -> int:
             )
             desk = Desk(base / "dados-demo", demo=options)
         else:
-            keyring.set_keyring(MemoryKeyring())  # the certificates' passwords: this process only
             remote = stack.enter_context(
                 remote_sandbox(base, companies=args.companies, speed=speed, nfe_per_day=0, origin=datetime.now(UTC))
             )

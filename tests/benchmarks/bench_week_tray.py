@@ -71,17 +71,13 @@ def main() -> int:
     parser.add_argument("--timer-scale", type=float, default=10.0, help="the tray's look this much faster")
     args = parser.parse_args()
 
-    import keyring
-
     import app.ui.tray as tray_module
     from app.core.clock import BRASILIA, to_brasilia
     from app.core.products import Product
-    from app.demo.memory_keyring import MemoryKeyring
     from app.desk import Desk
     from app.ui.main_window import MainWindow
     from tests.support.remote_sandbox import register_companies, remote_sandbox
 
-    keyring.set_keyring(MemoryKeyring())  # the certificates' passwords: this process only
     # At this speed the scheduler's cycles are milliseconds: its "skipped, still running" is noise.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
     tray_module.POLL_MS = int(tray_module.POLL_MS / args.timer_scale)
@@ -209,4 +205,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from tests.benchmarks.standin import use_memory_keyring
+
+    use_memory_keyring()  # the sandbox's throwaway certificates, never a user's keyring
     sys.exit(main())
