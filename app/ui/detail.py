@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
 from app.core.products import Product
 from app.desk import labels
 from app.desk.views import DocumentDetail
-from app.desk.xmltext import pretty_xml
 from app.store.records import DocumentKind, PartyRole
 
 # The NFS-e names its emitter the prestador (the service provider).
@@ -267,6 +266,8 @@ class DetailPane(QWidget):
         self.summary.setHtml(summary_html(detail, now))
         self.timeline.setHtml(timeline_html(detail))
         if text is None and xml:
+            from app.desk.xmltext import pretty_xml  # lxml loads with the first detail, not the window
+
             text = pretty_xml(xml)
         self.xml.setPlainText(text or "XML não disponível.")
         printable = xml is not None and not detail.row.is_event_row and not detail.row.quarantined

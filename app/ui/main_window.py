@@ -37,7 +37,6 @@ from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.desk import labels
 from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow, ManifestationOutcome
-from app.desk.xmltext import pretty_xml
 from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
 from app.ui.company_actions import CompanyActions
 from app.ui.company_list import ALL, CompanyList
@@ -450,6 +449,8 @@ class MainWindow(QMainWindow):
         desk = self.desk
 
         def read() -> tuple[DocumentDetail, bytes | None, str | None]:
+            from app.desk.xmltext import pretty_xml  # lxml: on the worker, not at the window's start
+
             detail = desk.detail(row)
             try:
                 xml: bytes | None = desk.xml(row)
