@@ -24,7 +24,7 @@ from app.config.settings import Settings
 from app.core.clock import Clock
 from app.core.ids import Cnpj
 from app.core.products import Product
-from app.desk import background, fetching
+from app.desk import background, fetching, live
 from app.desk.alerts import alerts
 from app.desk.capturing import CaptureRounds
 from app.desk.companies import CompanyAdmin, company_lines
@@ -249,6 +249,10 @@ class Desk:
         """Save the data folder's settings; the running capture reads them from now on."""
         self._open_office().change_settings(updated)
 
+    def clock_factor(self) -> float:
+        """Seconds of the desk's clock per real second (the demo's runs faster): when its midnight comes."""
+        return self._context().clock.factor
+
     def products(self) -> tuple[Product, ...]:
         """The products this version captures (an engine exists for them)."""
         return tuple(self._service.captures) if self._service is not None else ()
@@ -302,6 +306,19 @@ class Desk:
         """A grid, read forwards page by page (``next_page``), counted on demand (``count``)."""
         query = to_query(grid)
         return GridCursor(query, self._context().documents, self._grid, self._keys.current(grid.product), self.now)
+
+    def change_mark(self) -> live.ChangeMark:
+        """The store's high-water marks, a few primary-key reads: open grids compare them often."""
+        return live.ChangeRepository(self._context().db).mark()
+
+    def live_rows(self, grid: GridFilter, changed: live.Changed) -> live.LiveRows:
+        """The grid's documents changed between two marks (and F5's loaded ids), read again: ``app.desk.live``."""
+        ctx = self._context()
+        return live.live_rows(ctx.db, ctx.documents, self._grid, self._keys, grid, changed, self.now)
+
+    def outside_period(self, grid: GridFilter) -> live.Outside:
+        """What the grid's period hides: how many documents and since when (an empty grid says it)."""
+        return live.outside_period(self._grid, grid)
 
     def find_key(self, key: str, company_ids: tuple[int, ...] = ()) -> list[GridRow]:
         """Every row with this key (a document or its events alone), in every product."""

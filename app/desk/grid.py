@@ -13,15 +13,15 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 
-from app.core.clock import BRASILIA
 from app.core.manifestation import (
     MANIFESTATION_TYPES,
     manifestation_state,
     next_deadline,
 )
 from app.core.products import Product
+from app.desk.days import brasilia_midnight as brasilia_midnight
 from app.desk.search import parse_search
 from app.desk.views import PAGE as PAGE
 from app.desk.views import GridFilter as GridFilter
@@ -42,20 +42,21 @@ from app.store.records import (
 )
 
 
-def brasilia_midnight(day: date) -> datetime:
-    return datetime.combine(day, time(0), tzinfo=BRASILIA).astimezone(UTC)
-
-
 def to_query(grid: GridFilter) -> GridQuery:
     found = parse_search(grid.search)
     # A key typed or scanned is that document, whatever the period on screen (and the key's own
     # index finds it at once, where the period's index would walk the whole period).
     dated = found.access_key is None
+    start = brasilia_midnight(grid.issued_from) if grid.issued_from and dated else None
+    end = brasilia_midnight(grid.issued_to + timedelta(days=1)) if grid.issued_to and dated else None
+    by_capture = grid.by_capture
     return GridQuery(
         product=grid.product,
         company_ids=grid.company_ids,
-        issued_from=brasilia_midnight(grid.issued_from) if grid.issued_from and dated else None,
-        issued_to=brasilia_midnight(grid.issued_to + timedelta(days=1)) if grid.issued_to and dated else None,
+        issued_from=None if by_capture else start,
+        issued_to=None if by_capture else end,
+        captured_from=start if by_capture else None,
+        captured_to=end if by_capture else None,
         direction=grid.direction,
         row_kinds=grid.row_kinds,
         kinds=grid.kinds,
@@ -91,17 +92,19 @@ def key_rows_wanted(query: GridQuery) -> bool:
     return not any(needs_document)
 
 
-def _key_row_matches(row: KeyEvents, query: GridQuery) -> bool:
+def key_row_matches(row: KeyEvents, query: GridQuery) -> bool:
     if query.company_ids and row.company_id not in query.company_ids:
         return False
     if query.access_key is not None and row.access_key != query.access_key:
         return False
     if query.direction is not None and (query.direction is Direction.EMITTED) != row.emitted:
         return False
+    # A key's first event stands for both its issue and its capture (it has no document).
     first = row.first_event_at
-    if query.issued_from is not None and (first is None or first < query.issued_from):
+    start, end = query.issued_from or query.captured_from, query.issued_to or query.captured_to
+    if start is not None and (first is None or first < start):
         return False
-    return not (query.issued_to is not None and (first is None or first >= query.issued_to))
+    return not (end is not None and (first is None or first >= end))
 
 
 class KeyEventIndex:
@@ -147,6 +150,7 @@ def _before(key_row: GridRow, doc_row: GridRow, descending: bool) -> bool:
     return k > d if descending else k < d
 
 
+_MIN = datetime.min.replace(tzinfo=UTC)
 UNDATED_SHOWN = 1_000  # undated documents a period shows beside its own
 
 
@@ -165,22 +169,36 @@ class GridCursor:
         self._documents = documents
         self._grid = grid
         self._now = now
-        keyed = [key_event_row(k) for k in key_rows if _key_row_matches(k, query)] if key_rows_wanted(query) else []
+        keyed = [key_event_row(k) for k in key_rows if key_row_matches(k, query)] if key_rows_wanted(query) else []
         self._documents_wanted = not (query.row_kinds and set(query.row_kinds) == {RowKind.EVENT})
         if self._documents_wanted and (query.issued_from or query.issued_to):
             # Undated documents (unreadable ones, kept in quarantine) match no period, yet must be
             # seen: they join whatever period is on screen, where a missing date sorts.
             undated = replace(query, issued_from=None, issued_to=None, undated=True)
             keyed += document_rows(documents, grid, query.product, grid.page_ids(undated, 0, UNDATED_SHOWN), now())
-        keyed.sort(key=lambda r: (r.issued_at is not None, r.issued_at or datetime.min.replace(tzinfo=UTC), r.row_id))
-        if query.descending:
-            keyed.reverse()
-        self._keys: deque[GridRow] = deque(keyed)
-        self._key_count = len(keyed)
+        self._keys: deque[GridRow] = deque()
+        self._key_count = 0
+        self.replace_keys(keyed)
         self._buffer: deque[GridRow] = deque()
         self._offset = 0
         self._exhausted = not self._documents_wanted
         self._merged = query.sort is GridSort.ISSUED_AT
+
+    def replace_keys(self, rows: Sequence[GridRow]) -> None:
+        """The key-event rows (and undated documents) not handed out yet, in the grid's order."""
+        keyed = sorted(rows, key=lambda r: (r.issued_at is not None, r.issued_at or _MIN, r.row_id))
+        if self.query.descending:
+            keyed.reverse()
+        self._key_count += len(keyed) - len(self._keys)
+        self._keys = deque(keyed)
+
+    def pending_keys(self) -> list[GridRow]:
+        return list(self._keys)
+
+    def shift(self, rows: int) -> None:
+        """Documents inserted (positive) or removed (negative) before the next page, by a live
+        update of the rows already read: the next page starts that much further (or nearer)."""
+        self._offset = max(0, self._offset + rows)
 
     @property
     def at_end(self) -> bool:

@@ -31,6 +31,7 @@ class GridFilter:
     company_ids: tuple[int, ...] = ()  # empty: every company
     issued_from: date | None = None
     issued_to: date | None = None
+    by_capture: bool = False  # the period is the days the documents were captured, not issued
     direction: Direction | None = None
     row_kinds: tuple[RowKind, ...] = ()
     kinds: tuple[DocumentKind, ...] = ()

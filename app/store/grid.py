@@ -146,6 +146,14 @@ def grid_where(query: GridQuery, *, like_ignores_case: bool = False) -> list[Col
         clauses.append(DocumentRow.issued_at >= query.issued_from)
     if query.issued_to is not None:
         clauses.append(DocumentRow.issued_at < query.issued_to)
+    if query.captured_from is not None or query.captured_to is not None:
+        # Spelled out: created_at is NOT NULL, and then SQLite does not infer this term from the
+        # range, which the capture index's WHERE needs to be used (revision 0008).
+        clauses.append(DocumentRow.created_at.is_not(None))
+    if query.captured_from is not None:
+        clauses.append(DocumentRow.created_at >= query.captured_from)
+    if query.captured_to is not None:
+        clauses.append(DocumentRow.created_at < query.captured_to)
     if query.direction is not None:
         clauses.append(DocumentRow.direction == query.direction.value)
     if query.row_kinds:
@@ -214,7 +222,7 @@ _PARTY_OF_ROLE = "SELECT document_id, tax_id, name FROM document_parties WHERE r
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _per_key(driver: Any, sql: str, product: Product | None, pairs: Iterable[tuple[int, str]]) -> list[Any]:
+def per_key(driver: Any, sql: str, product: Product | None, pairs: Iterable[tuple[int, str]]) -> list[Any]:
     """``sql`` for the (company id, key) ``pairs``: one statement per company and 500 keys
     (``product`` None: a table of one product, whose SQL binds no product)."""
     by_company: dict[int, list[str]] = {}
@@ -254,6 +262,22 @@ class GridRepository:
         with self._db.reader() as s:
             return list(s.scalars(statement))
 
+    def matching_ids(self, query: GridQuery, ids: Iterable[int]) -> set[int]:
+        """Which of ``ids`` the query lists (a live grid's changed documents), by primary key."""
+        found: set[int] = set()
+        wanted = sorted(set(ids))
+        with self._db.reader() as s:
+            for chunk in _chunks(wanted):
+                statement = select(DocumentRow.id).where(*self._where(query), DocumentRow.id.in_(chunk))
+                found.update(s.scalars(statement))
+        return found
+
+    def earliest(self, query: GridQuery, *, by_capture: bool) -> datetime | None:
+        """The first capture (or issue) instant among the query's documents."""
+        column = DocumentRow.created_at if by_capture else DocumentRow.issued_at
+        with self._db.reader() as s:
+            return s.scalar(select(func.min(column)).where(*self._where(query)))
+
     def count(self, query: GridQuery) -> int:
         with self._db.reader() as s:
             return s.scalar(select(func.count()).select_from(DocumentRow).where(*self._where(query))) or 0
@@ -274,7 +298,7 @@ class GridRepository:
         """
         with self._db.driver_connection() as driver:
             orphans = driver.execute(_ORPHAN_KEYS, (product.value, after_event_id)).fetchall()
-            groups = _per_key(driver, _KEY_EVENT_GROUPS, product, orphans) if orphans else []
+            groups = per_key(driver, _KEY_EVENT_GROUPS, product, orphans) if orphans else []
             latest: dict[int, tuple[str, str | None]] = {}
             for chunk in _chunks([int(g[5]) for g in groups]):
                 sql = _EVENTS_BY_ID.format(ids=placeholders(len(chunk)))
@@ -303,7 +327,7 @@ class GridRepository:
     def keys_with_document(self, product: Product, pairs: Iterable[tuple[int, str]]) -> set[tuple[int, str]]:
         """Which (company id, key) pairs now have a document (a key-event row that got its NF-e)."""
         with self._db.driver_connection() as driver:
-            return {(cid, key) for cid, key in _per_key(driver, _KEYS_WITH_DOCUMENT, product, pairs)}
+            return {(cid, key) for cid, key in per_key(driver, _KEYS_WITH_DOCUMENT, product, pairs)}
 
     def event_facts(
         self, product: Product, pairs: Iterable[tuple[int, str]]
@@ -313,14 +337,14 @@ class GridRepository:
         wanted = sorted(set(pairs))
         found: dict[tuple[int, str], list[KeyEventFacts]] = {pair: [] for pair in wanted}
         with self._db.driver_connection() as driver:
-            for cid, key, tp, seq, created in _per_key(driver, _KEY_EVENT_FACTS, product, wanted):
+            for cid, key, tp, seq, created in per_key(driver, _KEY_EVENT_FACTS, product, wanted):
                 found[(cid, key)].append(KeyEventFacts(tp, seq, utc_from_text(created) or _EPOCH))
         return found
 
     def requested_keys(self, product: Product, pairs: Iterable[tuple[int, str]]) -> set[tuple[int, str]]:
         """The keys with a manifestation queued or sent and not yet answered."""
         with self._db.driver_connection() as driver:
-            return {(cid, key) for cid, key in _per_key(driver, _REQUESTED_KEYS, product, pairs)}
+            return {(cid, key) for cid, key in per_key(driver, _REQUESTED_KEYS, product, pairs)}
 
     def carried(self, pairs: Iterable[tuple[int, str]], *, by_nfe: bool = False) -> dict[tuple[int, str], list[str]]:
         """The NF-e keys each (company, CT-e key) carries, or with ``by_nfe`` the CT-e keys that
@@ -328,7 +352,7 @@ class GridRepository:
         wanted = sorted(set(pairs))
         found: dict[tuple[int, str], list[str]] = {pair: [] for pair in wanted}
         with self._db.driver_connection() as driver:
-            for cid, key, other in _per_key(driver, _CARRIED_BY_NFE if by_nfe else _CARRIED_BY_CTE, None, wanted):
+            for cid, key, other in per_key(driver, _CARRIED_BY_NFE if by_nfe else _CARRIED_BY_CTE, None, wanted):
                 found[(cid, key)].append(other)
         return found
 

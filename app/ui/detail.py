@@ -60,17 +60,6 @@ def layout_name(kind: DocumentKind) -> str:
     return "ilegível" if kind is DocumentKind.UNKNOWN else kind.value
 
 
-def pretty_xml(content: bytes) -> str:
-    """Indented for reading only (what is saved stays byte for byte as received)."""
-    from xml.dom import minidom
-
-    try:
-        text = minidom.parseString(content).toprettyxml(indent="  ")  # noqa: S318 (stored XML, already checked)
-        return "\n".join(line for line in text.splitlines() if line.strip())
-    except Exception:  # noqa: BLE001 (unreadable XML, quarantined: shown as it is)
-        return content.decode("utf-8", "replace")
-
-
 def summary_html(detail: DocumentDetail, now: datetime) -> str:
     row = detail.row
     e = html.escape
@@ -269,11 +258,18 @@ class DetailPane(QWidget):
         self.save_button.setEnabled(False)
         self.retry_button.setVisible(False)
 
-    def show_detail(self, detail: DocumentDetail, xml: bytes | None, now: datetime, writable: bool) -> None:
+    def show_detail(
+        self, detail: DocumentDetail, xml: bytes | None, now: datetime, writable: bool, text: str | None = None
+    ) -> None:
+        """``text``: the XML already indented (on the worker that read it; ``app.desk.xmltext``)."""
         self.detail = detail
         self.summary.setHtml(summary_html(detail, now))
         self.timeline.setHtml(timeline_html(detail))
-        self.xml.setPlainText(pretty_xml(xml) if xml else "XML não disponível.")
+        if text is None and xml:
+            from app.desk.xmltext import pretty_xml  # lxml loads with the first detail, not the window
+
+            text = pretty_xml(xml)
+        self.xml.setPlainText(text or "XML não disponível.")
         printable = xml is not None and not detail.row.is_event_row and not detail.row.quarantined
         name = labels.PDF_NAMES[detail.row.product]
         self.pdf_button.setText(f"Salvar {name}…")

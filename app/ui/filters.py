@@ -1,11 +1,16 @@
-"""The filter bar over the document grids: search, issue period, kind, status, values.
+"""The filter bar over the document grids: search, period (of capture or issue), kind, status, values.
 
 It owns its widgets and their remembered choices; the window asks it for the filter of a
 product (:meth:`FilterBar.grid_filter`) and listens to :attr:`FilterBar.changed`.
+
+The period follows today (``follow_today``, at midnight) unless the clerk set its dates: each end
+set by hand stays; "Limpar filtros" goes back to the default view, "capturados nos últimos 30
+dias", so every arrival is listed whatever its issue date.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
@@ -18,10 +23,14 @@ from app.desk.views import GridFilter
 from app.store.records import Direction, DocumentStatus, GridSort, ManifestationState, RowKind
 
 SEARCH_DEBOUNCE_MS = 350
+CAPTURE_DAYS = 30  # the default view: what arrived in the last 30 days
 
 
-def default_period(today: date) -> tuple[date, date]:
-    """The first day of last month to today (an office closes last month while this one runs)."""
+def default_period(today: date, *, by_capture: bool = False) -> tuple[date, date]:
+    """By capture: the last 30 days. By issue: the first day of last month to today (an office
+    closes last month while this one runs)."""
+    if by_capture:
+        return today - timedelta(days=CAPTURE_DAYS - 1), today
     first_this = today.replace(day=1)
     return (first_this - timedelta(days=1)).replace(day=1), today
 
@@ -82,12 +91,20 @@ class FilterBar(QWidget):
         self.search_timer.timeout.connect(self.changed.emit)
         self.search.textChanged.connect(lambda _t: self.search_timer.start())
         first.addWidget(self.search, 3)
-        first.addWidget(QLabel("Emissão de", self))
-        start, end = default_period(date.today())
-        self.date_from = self._date_edit(start)
+        self.today: Callable[[], date] = date.today  # the window gives the desk's clock
+        self.period_by = QComboBox(self)
+        self.period_by.setObjectName("period_by")
+        self.period_by.addItem("Capturados de", True)
+        self.period_by.addItem("Emitidos de", False)
+        self.period_by.setToolTip("O período é o dia em que o documento foi capturado, ou o dia da sua emissão.")
+        self.period_by.currentIndexChanged.connect(lambda _i: self._period_by_changed())
+        first.addWidget(self.period_by)
+        start, end = default_period(date.today(), by_capture=True)
+        self.pinned = {"from": False, "to": False}  # an end the clerk set stays; the others follow today
+        self.date_from = self._date_edit(start, "from")
         first.addWidget(self.date_from)
         first.addWidget(QLabel("até", self))
-        self.date_to = self._date_edit(end)
+        self.date_to = self._date_edit(end, "to")
         first.addWidget(self.date_to)
         bar.addLayout(first)
         second = QHBoxLayout()
@@ -131,12 +148,41 @@ class FilterBar(QWidget):
     def combos(self) -> tuple[QComboBox, ...]:
         return (self.direction, self.kind, self.status, self.manifestation)
 
-    def _date_edit(self, day: date) -> QDateEdit:
+    def _date_edit(self, day: date, end: str) -> QDateEdit:
         edit = QDateEdit(_qdate(day), self)
+        edit.setObjectName(f"date_{end}")
         edit.setCalendarPopup(True)
         edit.setDisplayFormat("dd/MM/yyyy")
-        edit.dateChanged.connect(lambda _d: self.changed.emit())
+        edit.dateChanged.connect(lambda _d: self._date_set(end))
         return edit
+
+    def _date_set(self, end: str) -> None:
+        self.pinned[end] = True
+        self.changed.emit()
+
+    @property
+    def by_capture(self) -> bool:
+        return bool(self.period_by.currentData())
+
+    def _period_by_changed(self) -> None:
+        self.follow_today(self.today(), emit=False)
+        self.changed.emit()
+
+    def follow_today(self, today: date, *, emit: bool = True) -> bool:
+        """The default period of ``today`` on the ends the clerk did not set; True if it moved."""
+        start, end = default_period(today, by_capture=self.by_capture)
+        old = (self.date_from.date(), self.date_to.date())
+        self.set_period(_day(old[0]) if self.pinned["from"] else start, _day(old[1]) if self.pinned["to"] else end)
+        moved = (self.date_from.date(), self.date_to.date()) != old
+        if moved and emit:
+            self.changed.emit()
+        return moved
+
+    def widen(self, since: date) -> None:
+        """Show from ``since`` (what the period hid); the end keeps following today."""
+        self.set_period(since, max(self.today(), _day(self.date_to.date())))
+        self.pinned["from"] = True
+        self.changed.emit()
 
     def _combo(self, name: str, items: list[tuple[str, Any]]) -> QComboBox:
         combo = QComboBox(self)
@@ -169,6 +215,7 @@ class FilterBar(QWidget):
             company_ids=company_ids,
             issued_from=_day(self.date_from.date()),
             issued_to=_day(self.date_to.date()),
+            by_capture=self.by_capture,
             direction=self.direction.currentData(),
             row_kinds=(kind,) if kind else (),
             statuses=(status,) if status else (),
@@ -181,27 +228,34 @@ class FilterBar(QWidget):
         )
 
     def clear(self) -> None:
-        widgets = (*self.combos, self.search, self.min_value, self.max_value)
+        """The default view: every filter off, captured in the last 30 days up to today."""
+        widgets = (*self.remembered, self.search, self.min_value, self.max_value)
         for widget in widgets:
             widget.blockSignals(True)
-        for combo in self.combos:
+        for combo in self.remembered:
             combo.setCurrentIndex(0)
         for edit in (self.search, self.min_value, self.max_value):
             edit.clear()
         for widget in widgets:
             widget.blockSignals(False)
+        self.pinned = {"from": False, "to": False}
+        self.follow_today(self.today(), emit=False)
         self.changed.emit()
 
     def focus_search(self) -> None:
         self.search.setFocus()
         self.search.selectAll()
 
+    @property
+    def remembered(self) -> tuple[QComboBox, ...]:
+        return (self.period_by, *self.combos)
+
     def save(self) -> None:
-        for combo in self.combos:
+        for combo in self.remembered:
             self.settings.setValue(f"filters/{combo.objectName()}", combo.currentIndex())
 
     def _restore(self) -> None:
-        for combo in self.combos:
+        for combo in self.remembered:
             value = self.settings.value(f"filters/{combo.objectName()}")
             if value is not None and 0 <= int(value) < combo.count():
                 combo.blockSignals(True)

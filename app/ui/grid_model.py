@@ -26,6 +26,7 @@ from app.ui.tasks import Tasks
 if TYPE_CHECKING:
     from app.desk.desk import Desk
     from app.desk.grid import GridCursor
+    from app.desk.live import ChangeMark, LiveRows
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -149,12 +150,31 @@ def sort_value(row: GridRow, column: str) -> Any:
     return values.get(column)
 
 
+def row_identity(row: GridRow) -> tuple[object, ...]:
+    """What stays the same when a row is read again (a key-event row's id is its latest event)."""
+    if row.is_event_row:
+        return ("key", row.company_id, row.product, row.access_key)
+    return ("document", row.row_id)
+
+
+_SORT_VALUES: dict[GridSort, Callable[[GridRow], Any]] = {
+    GridSort.ISSUED_AT: lambda r: r.issued_at,
+    GridSort.VALUE: lambda r: r.total_cents,
+    GridSort.NUMBER: lambda r: r.number,
+    GridSort.COUNTERPART: lambda r: r.counterpart_name,
+    GridSort.KIND: lambda r: r.kind.value if r.kind is not None else None,
+    GridSort.STATUS: lambda r: r.status.value,
+}
+
+
 class DocumentTableModel(QAbstractTableModel):
     """One product's grid; ``set_filter`` starts over, the view's scrolling fetches more."""
 
     counted = Signal(int)  # rows in the whole grid (after the first page)
     loaded = Signal()  # a page arrived
     failed = Signal(str)
+    merging = Signal()  # a live update is about to change the rows (the view notes its scroll)
+    merged = Signal(object)  # ... and did: the identities (``row_identity``) of the rows changed in place
 
     def __init__(self, tasks: Tasks, desk: Desk | None, product: Product, now: Callable[[], datetime]) -> None:
         super().__init__()
@@ -171,6 +191,7 @@ class DocumentTableModel(QAbstractTableModel):
         self._loading = False
         self._active = False
         self._icons = _icons()
+        self.mark: ChangeMark | None = None  # the store's mark the rows were read at (live updates)
 
     # ------------------------------------------------------------------ loading
 
@@ -195,16 +216,17 @@ class DocumentTableModel(QAbstractTableModel):
         desk, grid_filter = self.desk, self.grid_filter
         assert desk is not None, "set_filter before the desk opened"
 
-        def first() -> tuple[GridCursor, list[GridRow]]:
+        def first() -> tuple[ChangeMark, GridCursor, list[GridRow]]:
+            mark = desk.change_mark()  # before the rows: what changes while they are read comes again
             cursor = desk.cursor(grid_filter)
-            return cursor, cursor.next_page(PAGE)
+            return mark, cursor, cursor.next_page(PAGE)
 
         self.tasks.run(first, lambda result: self._first(generation, result), self._error)
 
-    def _first(self, generation: int, result: tuple[GridCursor, list[GridRow]]) -> None:
+    def _first(self, generation: int, result: tuple[ChangeMark, GridCursor, list[GridRow]]) -> None:
         if generation != self._generation:
             return  # a newer filter replaced this one
-        cursor, rows = result
+        self.mark, cursor, rows = result
         self._cursor = cursor
         self._append(generation, rows)
         self.tasks.run(cursor.count, lambda total: self._counted(generation, total), self._error)
@@ -240,6 +262,98 @@ class DocumentTableModel(QAbstractTableModel):
         self._loading = True
         generation, cursor = self._generation, self._cursor
         self.tasks.run(lambda: cursor.next_page(PAGE), lambda rows: self._append(generation, rows), self._error)
+
+    # ------------------------------------------------------------------ live updates
+
+    @property
+    def live(self) -> bool:
+        """Loaded and idle: a live update may read what changed under it now."""
+        return self._cursor is not None and not self._loading and self.mark is not None
+
+    def update(self, after: ChangeMark | None = None, *, everything: bool = False) -> bool:
+        """Read again the rows changed since the grid's mark (``after``: the mark now, read by the
+        caller; None reads it), or every loaded row (``everything``: F5); False when busy."""
+        if not self.live or self.desk is None:
+            return False
+        desk, before, grid_filter = self.desk, self.mark, self.grid_filter
+        assert before is not None
+        loaded = {r.row_id for r in self.rows if not r.is_event_row} if everything else set()
+        generation = self._generation
+        self._loading = True
+
+        def work() -> tuple[ChangeMark, LiveRows]:
+            mark = after or desk.change_mark()
+            return mark, desk.live_rows(grid_filter, (before, mark, loaded))
+
+        self.tasks.run(work, lambda result: self._merge(generation, *result), self._error)
+        return True
+
+    def _merge(self, generation: int, mark: ChangeMark, live: LiveRows) -> None:
+        if generation != self._generation or self._cursor is None:
+            return
+        self._loading = False
+        self.mark = mark
+        cursor = self._cursor
+        self.merging.emit()
+        fresh = {r.row_id: r for r in live.rows}
+        keyed = {(r.company_id, r.access_key): r for r in live.key_rows}
+        changed: set[tuple[object, ...]] = set()
+        moved: list[GridRow] = []
+        for position in range(len(self.rows) - 1, -1, -1):
+            row = self.rows[position]
+            if row.is_event_row:
+                new = keyed.pop((row.company_id, row.access_key), None)
+            elif row.row_id in live.checked:
+                new = fresh.pop(row.row_id, None)
+            else:
+                continue
+            if new is not None and self._order(new) == self._order(row):
+                if new != row:
+                    self.rows[position] = new
+                    changed.add(row_identity(new))
+                    self.dataChanged.emit(self.index(position, 0), self.index(position, len(self.columns) - 1))
+                continue
+            self.beginRemoveRows(QModelIndex(), position, position)
+            del self.rows[position]
+            self.endRemoveRows()
+            if not row.is_event_row:
+                cursor.shift(-1)
+            if new is not None:
+                moved.append(new)
+        for new in sorted([*fresh.values(), *moved, *keyed.values()], key=lambda r: r.row_id):
+            position = self._position(new)
+            if position < len(self.rows) or cursor.at_end:
+                self.beginInsertRows(QModelIndex(), position, position)
+                self.rows.insert(position, new)
+                self.endInsertRows()
+                if not new.is_event_row:
+                    cursor.shift(1)
+        # The key-event rows past the loaded ones wait in the cursor (with the undated documents).
+        shown = {(r.company_id, r.access_key) for r in self.rows if r.is_event_row}
+        waiting = [r for r in cursor.pending_keys() if not r.is_event_row]
+        cursor.replace_keys(waiting + [r for r in live.key_rows if (r.company_id, r.access_key) not in shown])
+        self.total = live.total
+        self.counted.emit(live.total)
+        self.merged.emit(changed)
+        self.loaded.emit()
+
+    def _order(self, row: GridRow) -> tuple[Any, ...]:
+        """The row's place in SQL's order, ascending: NULL first, ties by id; key-event rows by
+        their first event in the issue-date order, before every document in any other."""
+        sort = self.grid_filter.sort
+        if row.is_event_row and sort is not GridSort.ISSUED_AT:
+            return (0, False, 0, row.row_id)
+        value = _SORT_VALUES[sort](row)
+        return (1, value is not None, value if value is not None else 0, row.row_id)
+
+    def _position(self, row: GridRow) -> int:
+        """Where ``row`` goes among the loaded rows (their order is the grid's)."""
+        order, descending = self._order(row), self.grid_filter.descending
+        for position, other in enumerate(self.rows):
+            theirs = self._order(other)
+            if (order > theirs) if descending else (order < theirs):
+                return position
+        return len(self.rows)
 
     def replace_row(self, fresh: GridRow) -> None:
         """A row read again (after a manifestation): updated in place."""

@@ -41,9 +41,11 @@ from app.store.records import Direction, DocumentStatus, ManifestationState, Row
 from app.ui.company_actions import CompanyActions
 from app.ui.company_list import ALL, CompanyList
 from app.ui.dashboard import Dashboard
+from app.ui.day_clock import DayClock
 from app.ui.detail import NFE_EVENTS, DetailPane
-from app.ui.filters import FilterBar, default_period, narrowed
+from app.ui.filters import FilterBar
 from app.ui.grid_model import ROW_ROLE, DocumentTableModel
+from app.ui.live import LiveGrids
 from app.ui.manifest_dialog import ManifestDialog
 from app.ui.qt_fixes import guard_none_refcount
 from app.ui.taker_dialog import TakerDialog
@@ -188,6 +190,7 @@ class MainWindow(QMainWindow):
             model.loaded.connect(lambda p=product: self._show_empty(p))
             self.tabs.addTab(view, product.label)
         self.tabs.currentChanged.connect(self._tab_changed)
+        self.live = LiveGrids(self.tasks, self.models, self.views, self.show_detail, self)
         self.detail = DetailPane(self.vsplit)
         self.detail.manifest.connect(self.manifest_selected)
         self.detail.save_xml.connect(self.save_xml)
@@ -257,7 +260,12 @@ class MainWindow(QMainWindow):
         if self._closing:
             return
         self.opened = opened
-        self.filters.set_period(*default_period(self.desk.now().astimezone(BRASILIA).date()))
+        self.filters.today = lambda: self.desk.now().astimezone(BRASILIA).date()
+        self.filters.follow_today(self.filters.today(), emit=False)
+        self.day_clock = DayClock(desk.now, desk.clock_factor, self)
+        self.day_clock.turned.connect(self.filters.follow_today)  # the period follows today
+        self.day_clock.start()
+        self.live.start(desk)
         if opened.read_only:
             holder = f" ({opened.holder})" if opened.holder else ""
             self.capture_label.setText(f"Somente leitura: outra instância captura nesta pasta{holder}")
@@ -332,8 +340,8 @@ class MainWindow(QMainWindow):
             self._dirty.discard(product)
             grid_filter = self.current_filter(product)
             self.count_label.setText("Carregando…")
-            self.detail.clear()
-            self.models[product].set_filter(grid_filter)
+            if not self.live.load(product, grid_filter):  # keeps the selection when it can
+                self.detail.clear()
             self.tasks.run(lambda: self.desk.alerts(product, grid_filter.company_ids), self._show_alerts)
 
     def _tab_changed(self, _index: int) -> None:
@@ -350,12 +358,9 @@ class MainWindow(QMainWindow):
             label.setVisible(False)
             return
         if product not in self.desk.products():
-            text = f"A captura de {product.label} ainda não está disponível nesta versão."
-        elif narrowed(model.grid_filter):
-            text = f"{_none(product)} com estes filtros no período escolhido."
+            label.setText(f"A captura de {product.label} ainda não está disponível nesta versão.")
         else:
-            text = f"{_none(product)} no período escolhido."
-        label.setText(text)
+            self.live.explain_empty(product, label, _none(product), self.filters.widen)
         label.setGeometry(self.views[product].viewport().rect())
         label.setVisible(True)
 
@@ -383,21 +388,18 @@ class MainWindow(QMainWindow):
 
     def refresh(self) -> None:
         self.refresh_companies()
+        self.filters.follow_today(self.filters.today(), emit=False)
         self.apply_filters(force=True)
 
     def _on_notice(self, notice: Any) -> None:
+        self.live.poke()
         if notice.kind == "documents":
             self._notice_timer.start()
         elif notice.kind in ("alert", "manifestation"):
             self.statusBar().showMessage(notice.message, 10_000)
 
     def _documents_arrived(self) -> None:
-        view = self.views[self.current_product()]
-        untouched = view.verticalScrollBar().value() == 0 and not view.selectionModel().hasSelection()
-        if untouched:
-            self.apply_filters(force=True)
-        else:
-            self.statusBar().showMessage("Novos documentos chegaram: F5 para atualizar a lista.", 15_000)
+        self.live.poke()  # the grids take them in place (app.ui.live)
 
     # ------------------------------------------------------------------ selection and detail
 
@@ -446,22 +448,24 @@ class MainWindow(QMainWindow):
     def show_detail(self, row: GridRow) -> None:
         desk = self.desk
 
-        def read() -> tuple[DocumentDetail, bytes | None]:
+        def read() -> tuple[DocumentDetail, bytes | None, str | None]:
+            from app.desk.xmltext import pretty_xml  # lxml: on the worker, not at the window's start
+
             detail = desk.detail(row)
             try:
                 xml: bytes | None = desk.xml(row)
             except Exception:  # noqa: BLE001 (no XML stored for it: the detail still shows)
                 xml = None
-            return detail, xml
+            return detail, xml, pretty_xml(xml) if xml else None  # indented here, not on the GUI thread
 
         self.tasks.run(read, lambda result: self._detail_read(row, result))
 
-    def _detail_read(self, row: GridRow, result: tuple[DocumentDetail, bytes | None]) -> None:
+    def _detail_read(self, row: GridRow, result: tuple[DocumentDetail, bytes | None, str | None]) -> None:
         rows = self.selected_rows(row.product)
         if len(rows) != 1 or rows[0].row_id != row.row_id:
             return  # the selection moved on
-        detail, xml = result
-        self.detail.show_detail(detail, xml, self.desk.now(), self.writable)
+        detail, xml, text = result
+        self.detail.show_detail(detail, xml, self.desk.now(), self.writable, text)
 
     def _open_detail(self) -> None:
         self.detail.tabs.setFocus()
@@ -682,6 +686,9 @@ class MainWindow(QMainWindow):
             return
         self._closing = True
         self._status_timer.stop()
+        self.live.stop()
+        if hasattr(self, "day_clock"):
+            self.day_clock.stop()
         self._notice_timer.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         for product, view in self.views.items():

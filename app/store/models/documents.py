@@ -59,6 +59,16 @@ class DocumentRow(Base):
         # uses the unique index above; a second random-order index doubled the pages a lot
         # writes (revision 0002).
         Index("ix_documents_nsu", "company_id", "product", "nsu"),
+        # The grid by capture date, the window's default period; partial so that only a capture
+        # period uses it (revision 0008).
+        Index(
+            "ix_documents_product_captured",
+            "product",
+            "created_at",
+            "issued_at",
+            "id",
+            sqlite_where=text("created_at IS NOT NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -57,6 +57,8 @@ class GridQuery:
     company_ids: tuple[int, ...] = ()
     issued_from: datetime | None = None  # inclusive
     issued_to: datetime | None = None  # exclusive
+    captured_from: datetime | None = None  # inclusive: when the document was stored
+    captured_to: datetime | None = None  # exclusive
     direction: Direction | None = None
     row_kinds: tuple[RowKind, ...] = ()
     kinds: tuple[DocumentKind, ...] = ()  # stored layouts (resNFe, nfeProc...)

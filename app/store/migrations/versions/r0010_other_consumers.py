@@ -1,7 +1,7 @@
 """Sightings of another system consuming a company's distribution with the same certificate.
 
 Revision ID: 0010
-Revises: 0007
+Revises: 0008
 Create Date: 2026-12-02
 
 Issue 22: the Ambiente Nacional keeps one NSU sequence per CNPJ; what another system takes by
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 
 revision: str = '0010'
-down_revision: Union[str, Sequence[str], None] = '0007'
+down_revision: Union[str, Sequence[str], None] = '0008'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
