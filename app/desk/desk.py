@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from app.capture.context import CaptureContext, CaptureNotice
 from app.capture.instance import AlreadyRunning, DataFolderLock
-from app.capture.nfe_manifestation import ManifestationRefused, NfeManifestationService
+from app.capture.nfe.manifestation import ManifestationRefused, NfeManifestationService
 from app.capture.office import Office
 from app.capture.service import CaptureService
 from app.core.clock import Clock
