@@ -3,78 +3,34 @@ against the sandbox over mutual TLS, in a real SQLite data folder."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pytest
 
-from app.capture.engine.adapter import LotAnswer, RunSoFar, Stored, StoreInput
 from app.capture.engine.distribution import RECHECK_DISABLED, DistributionEngine
 from app.capture.nfe.adapter import NfeAdapter
-from app.config.endpoints import Service
 from app.core.cadence import Action, CaptureState
 from app.core.products import Product
 from app.store.errors import StorageUnavailable
-from app.store.records import CaptureSettings, Company, RunStatus
-from app.store.unit import Unit
+from app.store.records import RunStatus
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
 
 PRODUCT = Product.NFE
 
 
-@dataclass
-class FailingDisk:
-    """The NF-e adapter whose product writes fail at the ``fail_at`` lot (1-based): a fault."""
+@dataclass(frozen=True, slots=True)
+class FailingDisk(NfeAdapter):
+    """The NF-e adapter whose lot writes fail at its ``fail_at``-th lot: a fault."""
 
-    real: NfeAdapter
-    fail_at: int
-    lots: int = 0
+    fail_at: int = 1
+    lots: list[int] = field(default_factory=list)
 
-    @property
-    def product(self) -> Product:
-        return self.real.product
-
-    @property
-    def service(self) -> Service:
-        return self.real.service
-
-    @property
-    def job_type(self) -> str:
-        return self.real.job_type
-
-    @property
-    def operation(self) -> str:
-        return self.real.operation
-
-    def query(self, company: Company, settings: CaptureSettings, state: CaptureState, run: RunSoFar) -> LotAnswer:
-        return self.real.query(company, settings, state, run)
-
-    def notable(self, company: Company, settings: CaptureSettings, item: StoreInput) -> bool:
-        return self.real.notable(company, settings, item)
-
-    def prepare_lot(self, company: Company, items: Sequence[StoreInput]) -> object:
-        return self.real.prepare_lot(company, items)
-
-    def within_lot(
-        self,
-        unit: Unit,
-        company: Company,
-        settings: CaptureSettings,
-        items: Sequence[StoreInput],
-        stored: Sequence[Stored],
-        prepared: object,
-        now: datetime,
-    ) -> None:
-        self.lots += 1
-        if self.lots == self.fail_at:
+    def within_lot(self, *lot: Any) -> None:
+        self.lots.append(len(self.lots) + 1)
+        if len(self.lots) == self.fail_at:
             raise OSError("disco cheio")
-        self.real.within_lot(unit, company, settings, items, stored, prepared, now)
-
-    def within_recovery(
-        self, unit: Unit, company: Company, items: Sequence[StoreInput], stored: Sequence[Stored]
-    ) -> None:
-        self.real.within_recovery(unit, company, items, stored)
+        NfeAdapter.within_lot(self, *lot)
 
 
 def _engine(harness: Harness) -> DistributionEngine:
@@ -145,7 +101,7 @@ def test_a_stop_asked_between_lots_ends_the_run_with_the_lot_committed(harness: 
 
 def test_a_failure_inside_the_first_lots_transaction_stores_nothing_and_moves_no_cursor(harness: Harness) -> None:
     _publish(harness, 3)
-    engine = DistributionEngine(harness.ctx, FailingDisk(NfeAdapter(harness.ctx), fail_at=1))
+    engine = DistributionEngine(harness.ctx, FailingDisk(harness.ctx, fail_at=1))
     with pytest.raises(StorageUnavailable, match="disco cheio"):  # the store names the disk's fault
         engine.run_company(harness.company.id)
     assert _state(harness).ult_nsu == 0
@@ -155,7 +111,7 @@ def test_a_failure_inside_the_first_lots_transaction_stores_nothing_and_moves_no
 
 def test_a_failure_in_a_later_lot_keeps_the_earlier_lots_and_fails_the_run(harness: Harness) -> None:
     _publish(harness, 60)
-    engine = DistributionEngine(harness.ctx, FailingDisk(NfeAdapter(harness.ctx), fail_at=2))
+    engine = DistributionEngine(harness.ctx, FailingDisk(harness.ctx, fail_at=2))
     with pytest.raises(StorageUnavailable):
         engine.run_company(harness.company.id)
     assert _state(harness).ult_nsu == 50  # the first lot and its cursor, together
