@@ -73,10 +73,6 @@ class ProductCapture(Protocol):
     @property
     def points(self) -> PointQueries: ...
 
-    def run_due(self) -> datetime | None: ...
-
-    def next_due_at(self) -> datetime | None: ...
-
 
 class ProductUnavailable(CapturaError):
     """The service was asked for a product whose engine does not exist yet."""

@@ -1,12 +1,14 @@
 """The service on a virtual clock: the scheduler's jobs, run at their ticks, with time jumping.
 
-``drive`` runs the same job functions as the background scheduler, on the same grid of ticks
-(every job's interval from the start of the drive, the 23:00 Brasília check) plus the
-scheduler's wake-up pass the moment a company's wait ends, one after the other in the calling
-thread (reproducible from the seeds). Between ticks the clock jumps straight to the next moment
-a job has something due, or to the next timeline event: an hour of waiting costs a few reads. A
-tick at which no job has anything due is skipped; the scheduler would have run it and found
-nothing, so the decisions are the same.
+``Simulation`` (and ``drive``, its one-call form) runs the same job functions as the background
+scheduler, on the same grid of ticks (every job's interval from the start of the drive, the
+23:00 Brasília check) plus the scheduler's wake-up pass the moment a company's wait ends, one
+after the other in the calling thread (reproducible from the seeds). Between ticks the clock
+jumps straight to the next moment a job has something due, or to the next timeline event: an
+hour of waiting costs a few reads. A tick at which no job has anything due is skipped; the
+scheduler would have run it and found nothing, so the decisions are the same. ``run_pending``
+is one tick of it at the clock's now: how tests capture "what the sandbox has now" through the
+same job table.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from app.capture.engine.distribution import RunResult
 from app.capture.jobs import Daily, Every, jobs_of
 from app.capture.products import ProductCapture
 from app.capture.service import CaptureService
-from app.core.clock import FakeClock
+from app.core.clock import Clock, FakeClock
 from app.core.products import Product
 from app.core.recovery import next_daily_run
 
@@ -100,6 +102,96 @@ class _Job:
         return origin + ticks * self.interval
 
 
+class Simulation:
+    """The service's job table (``app.capture.jobs``) on a virtual clock, in the calling thread.
+
+    ``run_pending`` runs every job whose tick has come at the clock's now, as the scheduler does
+    at that instant; ``run_until`` repeats it, jumping the clock from one due time to the next.
+    Its jobs' ticks start at the clock's time when the simulation is made, like a service
+    started then.
+    """
+
+    def __init__(
+        self,
+        target: CaptureService | ProductCapture,
+        clock: Clock | None = None,
+        *,
+        max_step: timedelta | _Default | None = CYCLE,
+    ) -> None:
+        self.service = target if isinstance(target, CaptureService) else _service_for(target)
+        self.clock = clock or self.service.ctx.clock
+        self.origin = self.clock.now()
+        self.stats = DriveStats(self.origin)
+        self.jobs = _jobs(self.service, self.origin, self.stats)
+        service = self.service
+        self.max_step = min(service.cycle(p) for p in service.captures) if isinstance(max_step, _Default) else max_step
+
+    def run_pending(self) -> datetime | None:
+        """Run the jobs due at the clock's now (none twice at one instant); returns when the
+        next one is due (a tick, a company's wait ending, a dispatch coming due)."""
+        now = self.clock.now()
+        self.stats.steps += 1
+        dues: list[datetime | None] = []
+        ran = False
+        for job in self.jobs:
+            due = job.due_at()
+            if job.should_run(now, due):
+                job.run()
+                job.forced = False
+                job.last_run = now
+                ran = True
+            if job.next_tick <= now:
+                job.next_tick = job.tick_after(self.origin, now)
+            dues.append(due)
+        if ran:  # a job's work may change any job's due time (a Ciência queued, gaps found)
+            dues = [job.due_at() for job in self.jobs]
+        wakes = [job.wake(self.origin, now, due) for job, due in zip(self.jobs, dues, strict=True)]
+        return min((when for when in wakes if when is not None), default=None)
+
+    def changed(self) -> None:
+        """Something outside the jobs happened (a publication, an outage, a user's request):
+        every job looks again at its next tick whatever it had due."""
+        for job in self.jobs:
+            job.forced = True
+
+    def run_until(
+        self, until: datetime, *, timeline: Timeline | None = None, max_steps: int = 50_000_000
+    ) -> DriveStats:
+        """Run the jobs until ``until``; ``timeline`` actions fire at their times."""
+        clock = self.clock
+        if not isinstance(clock, FakeClock):
+            raise TypeError("a simulation runs on a FakeClock")
+        events = sorted(timeline or (), key=lambda item: item[0])
+        started = time.perf_counter()
+        index = 0
+        for _ in range(max_steps):
+            now = clock.now()
+            while index < len(events) and events[index][0] <= now:
+                events[index][1]()
+                index += 1
+                self.stats.events += 1
+                self.changed()
+            if now >= until:
+                break
+            wake = [until]
+            next_due = self.run_pending()
+            if next_due is not None:
+                wake.append(next_due)
+            if index < len(events):
+                wake.append(events[index][0])
+            step_to = min(wake)
+            if self.max_step is not None:
+                step_to = min(step_to, now + self.max_step)
+            # Never back: a run that waited on the clock (the ADN's 1 s between lots, its 1-2-4 s
+            # retries) has moved it past this step's ``now``.
+            clock.set(max(step_to, now + timedelta(microseconds=1), clock.now()))
+        else:
+            raise RuntimeError("drive: max_steps reached before the end of the simulation")
+        self.stats.end = clock.now()
+        self.stats.wall_seconds += time.perf_counter() - started
+        return self.stats
+
+
 def drive(
     target: CaptureService | ProductCapture,
     clock: FakeClock,
@@ -114,57 +206,18 @@ def drive(
     ``max_step`` caps each jump (default: the smallest distribution cycle, like the scheduler's
     passes); ``None`` lets the clock jump straight to the next due time.
     """
-    service = target if isinstance(target, CaptureService) else _service_for(target)
-    events = sorted(timeline or (), key=lambda item: item[0])
-    origin = clock.now()
-    stats = DriveStats(origin)
-    started = time.perf_counter()
-    jobs = _jobs(service, origin, stats)
-    cap = min(service.cycle(p) for p in service.captures) if isinstance(max_step, _Default) else max_step
-    index = 0
-    for _ in range(max_steps):
-        now = clock.now()
-        while index < len(events) and events[index][0] <= now:
-            events[index][1]()
-            index += 1
-            stats.events += 1
-            for job in jobs:  # anything may have changed: every job looks at its next tick
-                job.forced = True
-        if now >= until:
-            break
-        stats.steps += 1
-        dues: list[datetime | None] = []
-        ran = False
-        for job in jobs:
-            due = job.due_at()
-            if job.should_run(now, due):
-                job.run()
-                job.forced = False
-                job.last_run = now
-                ran = True
-            if job.next_tick <= now:
-                job.next_tick = job.tick_after(origin, now)
-            dues.append(due)
-        if ran:  # a job's work may change any job's due time (a Ciência queued, gaps found)
-            dues = [job.due_at() for job in jobs]
-        wake = [until]
-        if index < len(events):
-            wake.append(events[index][0])
-        for job, due in zip(jobs, dues, strict=True):
-            when = job.wake(origin, now, due)
-            if when is not None:
-                wake.append(when)
-        step_to = min(wake)
-        if cap is not None:
-            step_to = min(step_to, now + cap)
-        # Never back: a run that waited on the clock (the ADN's 1 s between lots, its 1-2-4 s
-        # retries) has moved it past this step's ``now``.
-        clock.set(max(step_to, now + timedelta(microseconds=1), clock.now()))
-    else:
-        raise RuntimeError("drive: max_steps reached before the end of the simulation")
-    stats.end = clock.now()
-    stats.wall_seconds = time.perf_counter() - started
-    return stats
+    simulation = Simulation(target, clock, max_step=max_step)
+    return simulation.run_until(until, timeline=timeline, max_steps=max_steps)
+
+
+def run_pending(target: CaptureService | ProductCapture) -> DriveStats:
+    """Run what is due at the clock's now, as a service started at this instant would: every
+    product's distribution pass, the manifestation and recovery dispatches (tests: "capture
+    what the sandbox has now"). The clock moves only as far as the calls make it."""
+    simulation = Simulation(target)
+    simulation.run_pending()
+    simulation.stats.end = simulation.clock.now()
+    return simulation.stats
 
 
 def _jobs(service: CaptureService, origin: datetime, stats: DriveStats) -> list[_Job]:

@@ -450,7 +450,7 @@ def simulated_day_latency(seed: int = 5) -> dict[str, float | int]:
         tempfile.TemporaryDirectory(prefix="bench-latency-") as folder,
         nfe_harness(Path(folder), in_process=True) as h,
     ):
-        h.capture.run_due()  # caught up at the start: the steady state begins
+        h.run_pending()  # caught up at the start: the steady state begins
         start = h.clock.now()
         for _ in range(60):
             when = start + timedelta(seconds=rng.randint(0, 24 * 3600 - 1))

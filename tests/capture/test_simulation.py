@@ -11,7 +11,7 @@ import pytest
 
 from app.capture.nfe import NfeCapture
 from app.capture.service import CaptureService
-from app.capture.simulation import _Job, drive
+from app.capture.simulation import Simulation, _Job, drive, run_pending
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from tests.support.fleet import SUPPLIER, Fleet, fleet
@@ -132,3 +132,37 @@ def test_a_forced_job_still_wakes_at_its_exact_due_time() -> None:
     assert job.wake(origin, now, None) == job.next_tick  # nothing due: the tick
     job.exact = False
     assert job.wake(origin, now, due) == job.next_tick
+
+
+def _job_rows(f: Fleet) -> list[str]:
+    return sorted(r.job_type for r in f.ctx.runs.recent(1000) if r.company_id is None)
+
+
+def test_run_pending_is_the_job_tables_first_instant_and_moves_no_clock(office_fleet: Fleet) -> None:
+    f = office_fleet
+    start = f.clock.now()
+    service = CaptureService(f.ctx, workers=1)
+    stats = run_pending(service)
+    assert stats.queries == 3 and stats.passes == len(service.captures)  # every product's pass, once
+    assert f.clock.now() == start
+    # The dispatches ran (each with its row); the 23:00 check and the retention wait for their time.
+    assert _job_rows(f) == ["manifestacoes", "recuperacoes"]
+    assert run_pending(service).queries == 0  # every company now waits its hour
+
+
+def test_a_simulation_runs_no_job_twice_at_one_instant_and_looks_again_when_told(office_fleet: Fleet) -> None:
+    f = office_fleet
+    simulation = Simulation(CaptureService(f.ctx, workers=1))
+    simulation.run_pending()
+    assert _job_rows(f) == ["manifestacoes", "recuperacoes"]
+    simulation.run_pending()
+    assert _job_rows(f) == ["manifestacoes", "recuperacoes"]  # same instant: nothing again
+    f.fake_clock.advance(timedelta(minutes=1))
+    simulation.run_pending()
+    assert _job_rows(f) == ["manifestacoes", "recuperacoes"]  # its tick came, nothing was due
+    simulation.changed()  # something outside the jobs happened: each runs at its next tick
+    wake = simulation.run_pending()
+    assert wake is not None and f.clock.now() < wake <= f.clock.now() + timedelta(minutes=1)
+    f.fake_clock.advance(timedelta(minutes=1))  # the manifestations' next tick (every 60 s)
+    simulation.run_pending()
+    assert _job_rows(f) == ["manifestacoes", "manifestacoes", "recuperacoes"]  # recoveries: every 5 min

@@ -14,7 +14,7 @@ OTHER_SUPPLIER = "55666777000105"
 
 
 def _capture(harness: Harness) -> None:
-    harness.capture.run_due()
+    harness.run_pending()
 
 
 def _publish(harness: Harness, emitter: str = SUPPLIER, **options: Any) -> str:
@@ -151,6 +151,7 @@ def test_an_event_only_key_is_listed_and_shown(harness: Harness, cli: Cli) -> No
 
 def test_show_lists_the_cte_that_moved_an_nfe_and_the_nfe_a_cte_carries(harness: Harness, cli: Cli) -> None:
     from app.capture.cte import CteCapture
+    from app.capture.simulation import run_pending
     from app.core.products import Environment
     from app.store.records import CaptureSettings
     from tests.support.nfe_harness import CARRIER
@@ -163,7 +164,7 @@ def test_show_lists_the_cte_that_moved_an_nfe_and_the_nfe_a_cte_carries(harness:
     )
     missing = "35261199888777000100550010000000011000000010"  # an NF-e this company never received
     cte = harness.sandbox.publish_cte(CARRIER, SUPPLIER, RECIPIENT, nfe_keys=(nfe_key, missing))
-    CteCapture(harness.ctx).run_due()
+    run_pending(CteCapture(harness.ctx))
     shown = cli.json("documents", "show", str(cte.key))
     assert isinstance(shown, dict) and shown["product"] == "cte"
     assert sorted(shown["related"], key=lambda r: r["key"]) == sorted(

@@ -13,7 +13,7 @@ from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
 
 def _captured(harness: Harness, count: int = 2) -> list[str]:
     keys = sorted(str(harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key) for _ in range(count))
-    harness.capture.run_due()
+    harness.run_pending()
     return keys
 
 
@@ -78,7 +78,7 @@ def test_profiles_are_added_listed_run_and_removed(harness: Harness, cli: Cli, t
     assert files_under(erp) == []  # resumos never reach the ERP's import folder
     harness.clock.advance(timedelta(hours=1, minutes=5))
     harness.sandbox.publish_nfe_event(keys[0], "210210")
-    harness.capture.run_due()
+    harness.run_pending()
     assert cli("export-profile", "run") == 0
     assert files_under(erp) == [f"{keys[0]}-procNFe.xml"]
 
@@ -97,10 +97,10 @@ def test_export_with_pdf_writes_the_danfe_beside_the_complete_nfe(harness: Harne
 
     nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
     key = str(nfe.key)
-    harness.capture.run_due()
+    harness.run_pending()
     harness.sandbox.publish_nfe_event(nfe, "210210")  # Ciência: the AN releases the nfeProc
     harness.clock.advance(timedelta(hours=1, minutes=5))
-    harness.capture.run_due()
+    harness.run_pending()
     destination = tmp_path / "saida"
     assert cli("export", str(destination), "--pdf") == 0, cli.err
     month = f"20{key[2:4]}-{key[4:6]}"

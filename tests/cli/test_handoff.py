@@ -44,7 +44,7 @@ def test_set_run_log_and_resend(harness: Harness, cli: Cli, endpoint: tuple[str,
     secret = keyring.get_password("CapturaDFe", f"handoff:{RECIPIENT}")
     assert secret and secret in cli.out  # shown once, to copy into the ERP
     key = str(harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key)
-    harness.capture.run_due()
+    harness.run_pending()
 
     assert cli("handoff", "run") == 0, cli.out
     assert received == [f"{RECIPIENT}:{key}:resNFe:1"]

@@ -15,7 +15,7 @@ from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
 
 def _captured_key(harness: Harness) -> str:
     key = str(harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key)
-    harness.capture.run_due()
+    harness.run_pending()
     return key
 
 

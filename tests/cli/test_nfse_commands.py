@@ -26,7 +26,7 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
 
 def _captured(harness: Harness) -> str:
     key = str(harness.sandbox.publish_nfse(provider=SUPPLIER, taker=RECIPIENT).key)
-    harness.capture.run_due()
+    harness.run_pending()
     return key
 
 

@@ -24,7 +24,7 @@ def test_each_report_is_written_as_xlsx(
     harness: Harness, cli: Cli, tmp_path: Path, report: str, sheets: list[str]
 ) -> None:
     harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
-    harness.capture.run_due()
+    harness.run_pending()
     target = tmp_path / f"{report}.xlsx"
     assert cli("report", report, "--xlsx", str(target), "--company", RECIPIENT) == 0, cli.err
     assert load_workbook(target).sheetnames == sheets
@@ -33,7 +33,7 @@ def test_each_report_is_written_as_xlsx(
 
 def test_csv_and_refusals(harness: Harness, cli: Cli, tmp_path: Path) -> None:
     harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
-    harness.capture.run_due()
+    harness.run_pending()
     target = tmp_path / "docs.csv"
     assert cli("report", "documents", "--csv", str(target), "--product", "nfe") == 0
     assert target.read_bytes().startswith(b"\xef\xbb\xbfCNPJ da empresa;")

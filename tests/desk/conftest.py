@@ -28,10 +28,10 @@ def fill(harness: Harness) -> Office:
     received = [str(sandbox.publish_nfe(SUPPLIER, RECIPIENT).key) for _ in range(3)]
     issued = sandbox.publish_nfe(RECIPIENT, SUPPLIER)
     sandbox.publish_nfe_event(issued, "210210")  # the customer's Ciência reaches the emitter
-    harness.capture.run_due()
+    harness.run_pending()
     harness.clock.advance(timedelta(hours=1, minutes=5))
     sandbox.publish_nfe_event(received[0], "110111", justification="Cancelamento por erro de digitacao")
-    harness.capture.run_due()
+    harness.run_pending()
     return Office(harness, received, received[0], str(issued.key))
 
 

@@ -138,6 +138,7 @@ def test_alerts_count_cancellations_after_capture_and_deadlines_within_5_days(de
 
 def test_a_cte_row_shows_modal_payer_and_the_nfe_it_carries_linked_both_ways(desk: Desk, office: Office) -> None:
     from app.capture.cte import CteCapture
+    from app.capture.simulation import run_pending
     from app.core.products import Environment
     from app.store.records import CaptureSettings
     from tests.support.nfe_harness import CARRIER, RECIPIENT, SUPPLIER
@@ -149,7 +150,7 @@ def test_a_cte_row_shows_modal_payer_and_the_nfe_it_carries_linked_both_ways(des
         CaptureSettings(h.company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
     )
     cte = h.sandbox.publish_cte(CARRIER, SUPPLIER, RECIPIENT, nfe_keys=(nfe_key,), taker_role=3)
-    CteCapture(h.ctx).run_due()
+    run_pending(CteCapture(h.ctx))
     [row] = desk.find_key(str(cte.key))
     assert row.product is Product.CTE and row.modal == "Rodoviário"
     assert row.payer_id == RECIPIENT and row.carried_keys == (nfe_key,)

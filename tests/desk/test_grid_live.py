@@ -21,7 +21,7 @@ def test_new_and_changed_documents_are_read_again_by_id(desk: Desk, office: Offi
     new = str(harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key)
     harness.sandbox.publish_nfe_event(office.received[1], "110111", justification="Cancelamento por erro de digitacao")
     harness.clock.advance(timedelta(hours=1, minutes=5))
-    harness.capture.run_due()
+    harness.run_pending()
     after = desk.change_mark()
     live = desk.live_rows(grid, (before, after, ()))
     keys = {r.access_key: r for r in live.rows}

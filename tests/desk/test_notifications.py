@@ -39,7 +39,7 @@ def test_pause_all_is_capture_state_in_the_badges_and_survives_a_restart(desk: D
     assert desk.background_state().all_paused
     harness.clock.advance(timedelta(hours=2))  # every wait over: only the pause holds the capture
     asked = harness.sandbox.referee.report()["requests"]
-    harness.capture.run_due()
+    harness.run_pending()
     assert harness.sandbox.referee.report()["requests"] == asked
 
     desk.close()  # a restart: a new desk over the same folder still shows the pause

@@ -16,7 +16,7 @@ from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
 
 
 def capture(harness: Harness) -> None:
-    harness.capture.run_due()
+    harness.run_pending()
     harness.clock.advance(timedelta(hours=1, minutes=5))  # past the empty-queue hour
 
 

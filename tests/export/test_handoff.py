@@ -92,10 +92,10 @@ def test_documents_and_events_are_delivered_signed_and_retried_after_a_500(
     assert secret.encode() not in db_bytes  # ...and never in the database
     nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
     other = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
-    harness.capture.run_due()
+    harness.run_pending()
     harness.clock.advance(timedelta(hours=1, minutes=5))
     harness.sandbox.publish_nfe_event(nfe, "210210")  # Ciência: the nfeProc and the event arrive
-    harness.capture.run_due()
+    harness.run_pending()
     receiver.fail_first = 2
 
     first = handoff.run()
@@ -141,7 +141,7 @@ def test_a_receiver_that_is_down_is_retried_up_to_an_hour_apart(harness: Harness
     handoff = Handoff(harness.office.db, harness.clock)
     handoff.configure(harness.company.id, "http://127.0.0.1:9/nobody-listens")  # discard port: refused
     harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
-    harness.capture.run_due()
+    harness.run_pending()
     delays = []
     for _ in range(9):
         handoff.run()
@@ -158,7 +158,7 @@ def test_a_missing_secret_is_said_in_portuguese_and_nothing_is_lost(harness: Har
     handoff.configure(harness.company.id, receiver.url)
     keyring.delete_password("CapturaDFe", f"handoff:{RECIPIENT}")
     harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
-    harness.capture.run_due()
+    harness.run_pending()
     handoff.run()
     [delivery] = HandoffRepository(harness.office.db).log()
     assert receiver.posts == [] and delivery.status == "pending"
@@ -173,7 +173,7 @@ def test_an_unreachable_receiver_is_tried_once_per_run_and_the_rest_keep_their_t
     handoff.configure(harness.company.id, "http://127.0.0.1:9/nobody-listens")
     for _ in range(3):
         harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
-    harness.capture.run_due()
+    harness.run_pending()
 
     run = handoff.run()
 
@@ -192,7 +192,7 @@ def test_ctes_go_out_as_transportation_invoices_obeying_the_party_filter(tmp_pat
         handoff.configure(cte.company.id, receiver.url)
         taken = cte.sandbox.publish_cte(CARRIER, SUPPLIER, me, taker_role=3)  # the company pays: sent
         cte.sandbox.publish_cte(CARRIER, SUPPLIER, me, taker_role=0)  # the sender pays: kept, not sent
-        cte.capture.run_due()
+        cte.run_pending()
 
         assert handoff.run().delivered == 1
 

@@ -26,7 +26,7 @@ def test_a_selection_and_the_keys_known_only_by_their_events(harness: Harness, t
     received = [str(harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key) for _ in range(2)]
     issued = harness.sandbox.publish_nfe(RECIPIENT, SUPPLIER)  # the company's own NF-e
     harness.sandbox.publish_nfe_event(issued, "210210")  # only its customer's Ciência comes back
-    harness.capture.run_due()
+    harness.run_pending()
     everything, chosen = tmp_path / "tudo", tmp_path / "escolhidos"
 
     report = export_selection(harness.office.db, everything, Selection())
@@ -45,7 +45,7 @@ def test_a_selection_and_the_keys_known_only_by_their_events(harness: Harness, t
 def test_a_company_name_windows_would_refuse_still_names_a_folder(harness: Harness, tmp_path: Path) -> None:
     harness.office.companies.update(harness.company.id, name='ACME: "FILIAL" SUL/NORTE <1>?')
     key = str(harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key)
-    harness.capture.run_due()
+    harness.run_pending()
     destination = tmp_path / "saida"
 
     export_selection(harness.office.db, destination, Selection(), pattern="{empresa}/{chave}.xml")
@@ -58,7 +58,7 @@ def test_a_company_name_windows_would_refuse_still_names_a_folder(harness: Harne
 
 def test_a_full_disk_keeps_the_queue_and_says_so(harness: Harness, tmp_path: Path) -> None:
     harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
-    harness.capture.run_due()
+    harness.run_pending()
     profile = add_profile(harness, tmp_path / "arquivo")
     full = True
 

@@ -17,7 +17,7 @@ from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
 
 def _captured(harness: Harness, count: int = 2) -> list[str]:
     keys = [str(harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key) for _ in range(count)]
-    harness.capture.run_due()
+    harness.run_pending()
     harness.clock.advance(timedelta(hours=1, minutes=5))
     return keys
 
@@ -81,7 +81,7 @@ def test_gaps_and_open_deadlines(harness: Harness, tmp_path: Path) -> None:
     assert all(isinstance(r[10], int) and 0 <= r[10] <= 10 for r in deadlines.rows)
     # Once the Ciência is registered, the conclusive deadline (90 days) is the one left.
     harness.sandbox.publish_nfe_event(keys[0], "210210")
-    harness.capture.run_due()
+    harness.run_pending()
     [after] = Reports(harness.office.db).deadlines(Filters(), harness.clock.now())
     by_key = {r[2]: r for r in after.rows}
     assert by_key[keys[0]][8] != "Ciência da Operação" and by_key[keys[0]][10] > 10

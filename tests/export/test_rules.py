@@ -27,12 +27,12 @@ def test_only_ctes_where_the_company_holds_a_chosen_role_and_chosen_events_go_ou
     me = cte.company.cnpj.value
     taken = cte.sandbox.publish_cte(CARRIER, SUPPLIER, me, taker_role=3)  # the company is the taker
     only_recipient = cte.sandbox.publish_cte(CARRIER, SUPPLIER, me, taker_role=0)  # the sender pays
-    cte.capture.run_due()
+    cte.run_pending()
     cte.clock.advance(timedelta(hours=1, minutes=5))
     cte.sandbox.publish_cte_event(taken, "110111")  # cancellation: a type the company chose
     cte.sandbox.publish_cte_event(taken, "110110")  # CC-e: not chosen, kept but not delivered
     cte.sandbox.publish_cte_event(only_recipient, "110111")  # follows its CT-e: not delivered
-    cte.capture.run_due()
+    cte.run_pending()
     cte.settings(cte_party_roles=(PartyRole.TAKER,), cte_event_types=("110111",))
     destination = tmp_path / "arquivo"
     add_profile(cte, destination, cancelled_mode="beside")

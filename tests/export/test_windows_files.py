@@ -59,7 +59,7 @@ class HeldOpen:
 
 
 def capture(harness: Harness) -> None:
-    harness.capture.run_due()
+    harness.run_pending()
     harness.clock.advance(timedelta(hours=1, minutes=5))
 
 

@@ -43,7 +43,7 @@ def test_nfe_summary_then_danfe_kept_then_regenerated_when_cancelled(
 ) -> None:
     nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
     key = str(nfe.key)
-    harness.capture.run_due()
+    harness.run_pending()
     summary = tmp_path / "resumo.pdf"
     assert cli("documents", "pdf", key, "-o", str(summary)) == 0, cli.err
     text = _text(summary)
@@ -74,13 +74,14 @@ def test_nfe_summary_then_danfe_kept_then_regenerated_when_cancelled(
 
 def test_cte_pdf_is_the_dacte(harness: Harness, cli: Cli, tmp_path: Path) -> None:
     from app.capture.cte import CteCapture
+    from app.capture.simulation import run_pending
 
     harness.sandbox.party(CARRIER)
     harness.office.companies.save_settings(
         CaptureSettings(harness.company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
     )
     cte = harness.sandbox.publish_cte(CARRIER, SUPPLIER, RECIPIENT)
-    CteCapture(harness.ctx).run_due()
+    run_pending(CteCapture(harness.ctx))
     out = tmp_path / "dacte.pdf"
     assert cli("documents", "pdf", str(cte.key), "-o", str(out)) == 0, cli.err
     assert "DACTE gravado em" in cli.out

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from app.capture.context import CaptureContext
@@ -20,6 +20,7 @@ from app.capture.engine import DistributionCapture
 from app.capture.nfe import NfeCapture
 from app.capture.nfse import NfseCapture
 from app.capture.office import Office
+from app.capture.simulation import DriveStats, drive, run_pending
 from app.core.clock import FakeClock
 from app.core.products import Environment, Product
 from app.sandbox.sandbox import Sandbox
@@ -50,24 +51,16 @@ class Harness:
         self.timeline.append((when, action))
         self.timeline.sort(key=lambda item: item[0])
 
-    def run_until(self, end: datetime, *, max_steps: int = 100_000) -> None:
-        """Drive the capture as its scheduler would: run what is due, jump to the next due time."""
-        for _ in range(max_steps):
-            now = self.clock.now()
-            while self.timeline and self.timeline[0][0] <= now:
-                self.timeline.pop(0)[1]()
-            if now >= end:
-                return
-            nxt = self.capture.run_due()
-            now = self.clock.now()
-            candidates = [end] + [t for t, _ in self.timeline[:1]]
-            if nxt is not None:
-                candidates.append(nxt)
-            target = min(candidates)
-            # A 3-minute scheduler cycle: never sleep past it (sleep/resume and new work show up).
-            target = min(target, now + timedelta(minutes=3))
-            self.clock.set(max(target, now + timedelta(seconds=1)))
-        raise AssertionError("simulation did not reach its end")
+    def run_pending(self) -> DriveStats:
+        """Run what the service's jobs have due now (``app.capture.simulation.run_pending``)."""
+        return run_pending(self.capture)
+
+    def run_until(self, end: datetime) -> DriveStats:
+        """Drive the capture as its scheduler would until ``end`` (``app.capture.simulation``),
+        the timeline's actions firing at their times."""
+        events = [event for event in self.timeline if event[0] <= end]
+        self.timeline = [event for event in self.timeline if event[0] > end]
+        return drive(self.capture, self.clock, end, timeline=events)
 
     def settings(self, **changes: object) -> None:
         current = self.office.companies.get_settings(self.company.id, self.product)

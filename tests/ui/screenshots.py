@@ -26,6 +26,7 @@ from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget  # noqa: E402
 
 from app.capture.cte import CteCapture  # noqa: E402
+from app.capture.simulation import run_pending  # noqa: E402
 from app.core.ids import Cnpj  # noqa: E402
 from app.core.products import Environment, Product  # noqa: E402
 from app.desk import Desk  # noqa: E402
@@ -102,10 +103,10 @@ def main() -> int:
             keys.append(str(sandbox.publish_nfe(cnpj, RECIPIENT).key))
         issued = sandbox.publish_nfe(RECIPIENT, SUPPLIERS[0][0])
         sandbox.publish_nfe_event(issued, "210210")
-        harness.capture.run_due()
+        harness.run_pending()
         harness.clock.advance(timedelta(hours=1, minutes=5))
         sandbox.publish_nfe_event(keys[3], "110111", justification="Cancelamento por erro na emissao")
-        harness.capture.run_due()
+        harness.run_pending()
         sandbox.party(Party(doc=CARRIER, name="TRANSPORTADORA RÁPIDO SUL LTDA"))
         harness.office.companies.save_settings(
             CaptureSettings(harness.company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
@@ -114,7 +115,7 @@ def main() -> int:
             sandbox.publish_cte(
                 CARRIER, SUPPLIERS[index % 5][0], RECIPIENT, nfe_keys=(key,), taker_role=(0, 3)[index % 2]
             )
-        CteCapture(harness.ctx).run_due()
+        run_pending(CteCapture(harness.ctx))
         harness.ctx.documents.store(  # a document even the recovery could not read: kept and shown
             harness.company.id,
             DocumentInput(
@@ -128,7 +129,7 @@ def main() -> int:
             [row] = desk.find_key(key)
             desk.request_manifestation(row.company_id, key, "210210")
         harness.clock.advance(timedelta(hours=1, minutes=5))
-        harness.capture.run_due()  # after the Ciência: the complete NF-e of those four
+        harness.run_pending()  # after the Ciência: the complete NF-e of those four
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
         window = MainWindow(desk, settings=settings)
         window.resize(1440, 860)

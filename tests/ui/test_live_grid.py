@@ -53,7 +53,7 @@ def _selected_keys(window: MainWindow) -> list[str | None]:
 def _publish(harness: Harness, count: int) -> list[str]:
     keys = [str(harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key) for _ in range(count)]
     harness.clock.advance(timedelta(hours=1, minutes=5))
-    harness.capture.run_due()
+    harness.run_pending()
     return keys
 
 
@@ -94,7 +94,7 @@ def test_arrivals_and_changed_rows_show_without_a_key_and_the_clerk_keeps_his_pl
     assert len(_keys(window)) == len(set(_keys(window)))  # nothing twice
     # ... and the complete NF-e the Ciência brought replaces the resumo in the same row.
     harness.clock.advance(timedelta(hours=1, minutes=5))
-    harness.capture.run_due()
+    harness.run_pending()
     qtbot.waitUntil(lambda: _row(window, key).row_kind is RowKind.COMPLETE, timeout=LIVE_MS)
     qtbot.waitUntil(lambda: model.total == len(model.rows), timeout=LIVE_MS)
     # The clerk's place: the same selection, the same first visible row, the detail of his row
@@ -133,7 +133,7 @@ def test_left_alone_across_midnight_the_window_lists_the_next_days_documents(
     harness.clock.advance(timedelta(minutes=20))
     tomorrow = window.filters.today()
     assert tomorrow == today + timedelta(days=1)
-    harness.capture.run_due()
+    harness.run_pending()
     arrived = _publish(harness, 2)
     qtbot.waitUntil(lambda: window.filters.date_to.date().toPython() == tomorrow, timeout=LIVE_MS)
     qtbot.waitUntil(lambda: set(arrived) <= set(_keys(window)), timeout=LIVE_MS)
@@ -153,7 +153,7 @@ def old_issues(tmp_path: Path) -> Iterator[tuple[Harness, list[str]]]:
         for index in range(30):
             issued = datetime(2022, 1, 10, 15, tzinfo=UTC) + timedelta(days=35 * index)
             keys.append(str(publisher.publish_issued_nfe(publisher.issue_nfe(SUPPLIER, RECIPIENT, at=issued)).key))
-        harness.capture.run_due()
+        harness.run_pending()
         yield harness, keys
 
 

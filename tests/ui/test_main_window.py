@@ -255,6 +255,7 @@ def test_the_cte_tab_shows_modal_payer_and_carried_nfe_and_links_to_the_nfe(
     qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path
 ) -> None:
     from app.capture.cte import CteCapture
+    from app.capture.simulation import run_pending
     from app.core.products import Environment
     from app.store.records import CaptureSettings
     from tests.support.nfe_harness import CARRIER, RECIPIENT, SUPPLIER
@@ -266,7 +267,7 @@ def test_the_cte_tab_shows_modal_payer_and_carried_nfe_and_links_to_the_nfe(
         CaptureSettings(h.company.id, Product.CTE, environment=Environment.HOMOLOGACAO, c_uf_autor="35")
     )
     cte = h.sandbox.publish_cte(CARRIER, SUPPLIER, RECIPIENT, nfe_keys=(nfe_key,), taker_role=3)
-    CteCapture(h.ctx).run_due()
+    run_pending(CteCapture(h.ctx))
     window = _window(qtbot, desk, tmp_path)
     window.tabs.setCurrentIndex(list(Product).index(Product.CTE))
     model = window.models[Product.CTE]

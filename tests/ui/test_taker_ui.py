@@ -29,7 +29,7 @@ def nfse(tmp_path: Path) -> Iterator[Harness]:
 
 def test_an_nfse_is_confirmed_from_the_detail(qtbot: QtBot, nfse: Harness, tmp_path: Path) -> None:
     key = str(nfse.sandbox.publish_nfse(provider=SUPPLIER, taker=RECIPIENT).key)
-    nfse.capture.run_due()
+    nfse.run_pending()
     desk = Desk(nfse.office.data_dir, clock=nfse.clock, capture=False)
     desk.open()
     window = MainWindow(desk, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
@@ -62,7 +62,7 @@ def test_an_nfse_is_confirmed_from_the_detail(qtbot: QtBot, nfse: Harness, tmp_p
 
 def test_the_rejection_dialog_needs_a_reason_of_15_to_255_characters(qtbot: QtBot, nfse: Harness) -> None:
     key = str(nfse.sandbox.publish_nfse(provider=SUPPLIER, taker=RECIPIENT).key)
-    nfse.capture.run_due()
+    nfse.run_pending()
     desk = Desk(nfse.office.data_dir, clock=nfse.clock, capture=False)
     desk.open()
     try:

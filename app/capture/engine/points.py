@@ -33,7 +33,7 @@ from app.core.quota import (
     slot_available,
     user_wait_text,
 )
-from app.core.recovery import DISPATCH_INTERVAL, after_attempt, lookback_start, next_daily_run
+from app.core.recovery import DISPATCH_INTERVAL, after_attempt, lookback_start
 from app.fiscal.distribution import (
     ConsChNFe,
     ConsNsu,
@@ -57,9 +57,6 @@ class PointQueries:
         self.rules = rules_for(adapter.product)
 
     # ------------------------------------------------------------------ daily gap check
-
-    def next_daily_check(self, now: datetime) -> datetime:
-        return next_daily_run(now)
 
     def daily_gap_check(self) -> int:
         """Queue every NSU missing among the last 3 days of each active company (23:00 Brasília)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from datetime import date, timedelta
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
 import pytest
@@ -274,6 +274,14 @@ def test_daily_gap_check_restarts_before_the_first_hole(nfse: Harness) -> None:
 
 
 def test_the_daily_check_runs_at_23h_brasilia(nfse: Harness) -> None:
-    nfse.capture.run_due()
-    planned = nfse.capture._next_daily  # the schedule is the behaviour under test
-    assert planned is not None and planned.astimezone(BRASILIA).hour == 23
+    evening = datetime.combine(nfse.clock.now().astimezone(BRASILIA).date(), time(22, 50), BRASILIA)
+    nfse.clock.set(evening)
+    _publish(nfse, 3)
+    nfse.run_pending()  # NSU 1..3, then the 404 and its hour
+    with nfse.ctx.db.write_connection() as connection:  # a lost write: NSU 2 never persisted
+        connection.execute(text("DELETE FROM distribution_items WHERE product = 'nfse' AND nsu = 2"))
+    nfse.run_until(evening + timedelta(minutes=20))
+    runs = nfse.ctx.runs.recent(100)
+    checks = [r.started_at.astimezone(BRASILIA) for r in runs if r.job_type == "verificacao_diaria"]
+    assert [(c.hour, c.minute) for c in checks] == [(23, 0)]
+    assert _state(nfse).ult_nsu == 1  # the check found the hole and restarts before it

@@ -45,7 +45,7 @@ def test_automatic_ciencia_releases_the_full_nfe_under_a_new_nsu(harness: Harnes
 def test_no_automatic_ciencia_when_the_user_already_confirmed(harness: Harness) -> None:
     harness.settings(auto_ciencia=True, ciencia_wait_minutes=30)
     key = _key(harness)
-    harness.capture.run_due()  # the resNFe arrives; Ciência scheduled for +30 min
+    harness.run_pending()  # the resNFe arrives; Ciência scheduled for +30 min
     harness.capture.manifestation.request(harness.company.id, key, "210200")
     harness.run_until(harness.clock.now() + timedelta(hours=2))
     by_type = {m.tp_evento: m for m in harness.ctx.manifestations.for_key(harness.company.id, Product.NFE, key)}
@@ -58,7 +58,7 @@ def test_no_automatic_ciencia_when_the_user_already_confirmed(harness: Harness) 
 
 def test_operacao_nao_realizada_needs_a_justification(harness: Harness) -> None:
     key = _key(harness)
-    harness.capture.run_due()
+    harness.run_pending()
     with pytest.raises(InvalidManifestation):
         harness.capture.manifestation.request(harness.company.id, key, "210240")
     request = harness.capture.manifestation.request(
@@ -71,7 +71,7 @@ def test_operacao_nao_realizada_needs_a_justification(harness: Harness) -> None:
 
 def test_one_rectification_of_a_conclusive_event_then_refused(harness: Harness) -> None:
     key = _key(harness)
-    harness.capture.run_due()
+    harness.run_pending()
     first = harness.capture.manifestation.request(harness.company.id, key, "210200")
     harness.capture.manifestation.dispatch()
     second = harness.capture.manifestation.request(harness.company.id, key, "210200")
@@ -87,7 +87,7 @@ def test_one_rectification_of_a_conclusive_event_then_refused(harness: Harness) 
 
 def test_a_rejected_event_is_not_resent_within_the_hour(harness: Harness) -> None:
     key = _key(harness)
-    harness.capture.run_due()
+    harness.run_pending()
     harness.capture.manifestation.request(harness.company.id, key, "210240", "Operação cancelada pelo cliente final.")
     harness.capture.manifestation.dispatch()
     # Ciência after a conclusive event: the AN rejects it (655).
@@ -106,7 +106,7 @@ def test_a_rejected_event_is_not_resent_within_the_hour(harness: Harness) -> Non
 def test_one_pass_sees_what_it_settled_a_confirmation_before_the_automatic_ciencia(harness: Harness) -> None:
     harness.settings(auto_ciencia=True, ciencia_wait_minutes=30)
     key = _key(harness)
-    harness.capture.run_due()  # the resNFe arrives; Ciência scheduled for +30 min
+    harness.run_pending()  # the resNFe arrives; Ciência scheduled for +30 min
     harness.capture.manifestation.request(harness.company.id, key, "210200")
     harness.clock.advance(timedelta(minutes=31))
     # Both due now: ONE dispatch pass sends the Confirmação, then must not send the Ciência.
@@ -122,7 +122,7 @@ def test_one_pass_sees_what_it_settled_a_confirmation_before_the_automatic_cienc
 
 def test_a_communication_failure_is_logged_and_retried_after_the_backoff(harness: Harness) -> None:
     key = _key(harness)
-    harness.capture.run_due()
+    harness.run_pending()
     request = harness.capture.manifestation.request(harness.company.id, key, "210210")
     harness.sandbox.inject_fault("nfe_evento", "http_503")
     assert harness.capture.manifestation.dispatch() == 1

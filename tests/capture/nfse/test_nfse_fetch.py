@@ -48,7 +48,7 @@ def test_fetched_by_key_then_distributed_is_one_document_notified_once(harness: 
     assert again.status == "local" and again.document_id == result.document_id
     assert _sefin_gets(harness) == 1  # the database answered
 
-    harness.capture.run_due()  # the ADN distribution brings the same NFS-e
+    harness.run_pending()  # the ADN distribution brings the same NFS-e
     assert _documents(harness, Product.NFSE) == 1
     summary = harness.ctx.documents.find(harness.company.id, Product.NFSE, nfse.key)
     assert summary is not None and summary.id == result.document_id

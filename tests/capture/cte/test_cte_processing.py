@@ -12,7 +12,7 @@ from app.core.ids import Cnpj
 from app.core.products import Product
 from app.store.records import CaptureSettings, Company, DocumentInput, EventInput
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cte"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "cte"
 CTE = "http://www.portalfiscal.inf.br/cte"
 AIR = "bfr-dacte_aereo_test.xml"
 

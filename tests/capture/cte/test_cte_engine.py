@@ -86,7 +86,7 @@ def test_a_new_company_chains_from_nsu_zero_and_stores_parties_and_carried_keys(
 def test_an_empty_answer_is_archived_and_the_hour_waited_then_a_new_cte_comes_within_61_minutes(
     cte: Harness,
 ) -> None:
-    cte.capture.run_due()  # 137: nothing yet; the hour starts
+    cte.run_pending()  # 137: nothing yet; the hour starts
     first_answer = cte.clock.now()
     assert _calls(cte) == [("distNSU", "137")] and _archived(cte) == 1
     cte.at(first_answer + timedelta(seconds=5), lambda: _publish(cte))
@@ -102,7 +102,7 @@ def test_an_empty_answer_is_archived_and_the_hour_waited_then_a_new_cte_comes_wi
 @pytest.mark.parametrize(("cstat", "minutes"), [(108, 5), (109, 20)])
 def test_an_outage_pauses_every_company(cte: Harness, cstat: int, minutes: int) -> None:
     cte.sandbox.outage("cte_dist", cstat, cte.clock.now() + timedelta(minutes=2))
-    cte.capture.run_due()
+    cte.run_pending()
     settings = cte.office.companies.get_settings(cte.company.id, Product.CTE)
     assert settings is not None
     pause = cte.ctx.cursors.get_pause(Product.CTE, settings.environment)
@@ -118,7 +118,7 @@ def test_an_outage_pauses_every_company(cte: Harness, cstat: int, minutes: int) 
 
 def test_a_656_is_a_plain_one_hour_block_without_a_cursor_jump(cte: Harness) -> None:
     _publish(cte, 3)
-    cte.capture.run_due()  # NSU 1..3, caught up: our hour starts
+    cte.run_pending()  # NSU 1..3, caught up: our hour starts
     ours = cte.clock.now()
     # Another system with the same certificate asks 10 s after the hour and ends the queue again;
     # our query right after it is premature for the AN: a 656 (the competitor's doing).
@@ -189,7 +189,7 @@ def test_a_corrupt_doczip_is_quarantined_then_recovered_by_consnsu_within_the_qu
 def test_a_137_for_one_nsu_closes_its_recovery_and_a_stored_nsu_is_never_asked(cte: Harness) -> None:
     _publish(cte, 1, days_ago=100)  # NSU 1: out of the service's 3-month window
     _publish(cte, 2)  # NSU 2, 3
-    cte.capture.run_due()  # from NSU 0 the window starts at 2: no gap is assumed before it
+    cte.run_pending()  # from NSU 0 the window starts at 2: no gap is assumed before it
     assert cte.stored_nsus() == [2, 3] and cte.ctx.recoveries.pending(cte.company.id, Product.CTE) == []
     with cte.ctx.unit() as unit:  # as if NSU 1 and 3 had failed to persist
         unit.add_recoveries(cte.company.id, Product.CTE, next_attempt_at=cte.clock.now(), nsus=(1, 3))
@@ -254,7 +254,7 @@ def test_the_service_captures_nfe_and_cte_together(cte: Harness) -> None:
 
 def test_a_lot_is_reprocessed_from_its_archive_and_an_nsu_on_request(cte: Harness) -> None:
     _publish(cte, 3, nfe_keys=(NFE_KEY,))
-    cte.capture.run_due()
+    cte.run_pending()
     [(lot, _at)] = [a for a in cte.ctx.audit.archives_of(cte.company.id, "cte_distribuicao")]
     asked = len(cte.sandbox.referee.requests)
     assert cte.capture.points.reprocess_archived(cte.company.id, lot) == 3
@@ -278,7 +278,7 @@ def test_the_daily_check_alerts_on_a_backlog_left_many_hours(cte: Harness) -> No
     notices: list[CaptureNotice] = []
     cte.ctx.listeners.append(notices.append)
     _publish(cte, 1)
-    cte.capture.run_due()
+    cte.run_pending()
     state = cte.ctx.cursors.get(cte.company.id, Product.CTE)
     cte.ctx.cursors.save(replace(state, max_nsu=state.ult_nsu + 30, paused=False))  # the service has more
     cte.clock.set(cte.clock.now() + timedelta(hours=8))

@@ -42,7 +42,7 @@ def _captured(harness: Harness, *published: dict[str, str]) -> list[str]:
     """NFS-e published at the sandbox (default: SUPPLIER to the company) and captured by the
     company's ADN distribution, in one run."""
     keys = [str(harness.sandbox.publish_nfse(**parties).key) for parties in published or [{}]]
-    harness.capture.run_due()
+    harness.run_pending()
     for key in keys:
         assert harness.ctx.documents.find(harness.company.id, Product.NFSE, key) is not None
     return keys

@@ -44,7 +44,7 @@ def test_a_run_row_comes_with_its_first_answer_and_links_every_call(harness: Har
 
 
 def test_waits_an_hour_on_the_services_clock_then_captures_within_61_minutes(harness: Harness) -> None:
-    harness.capture.run_due()  # 137: nothing yet; the hour starts
+    harness.run_pending()  # 137: nothing yet; the hour starts
     first_answer = harness.clock.now()
     published = first_answer + timedelta(seconds=5)
     harness.at(published, lambda: harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT))
@@ -60,7 +60,7 @@ def test_waits_an_hour_on_the_services_clock_then_captures_within_61_minutes(har
 def test_expired_certificate_stops_before_any_call(harness: Harness) -> None:
     expired_at = harness.ctx.certificates.get(harness.company, harness.clock.now()).not_after
     harness.clock.set(expired_at + timedelta(days=1))
-    harness.capture.run_due()
+    harness.run_pending()
     _state, decision = harness.capture.distribution.decision(
         harness.company,
         harness.office.companies.get_settings(harness.company.id, Product.NFE),  # type: ignore[arg-type]
@@ -73,7 +73,7 @@ def test_expired_certificate_stops_before_any_call(harness: Harness) -> None:
 
 def test_outage_108_pauses_every_company_for_five_minutes(harness: Harness) -> None:
     harness.sandbox.outage("nfe_dist", 108, harness.clock.now() + timedelta(minutes=2))
-    harness.capture.run_due()
+    harness.run_pending()
     pause = harness.ctx.cursors.get_pause(
         Product.NFE,
         harness.office.companies.get_settings(  # type: ignore[union-attr]
@@ -92,7 +92,7 @@ def test_outage_108_pauses_every_company_for_five_minutes(harness: Harness) -> N
 def test_competitor_656_moves_cursor_forward_and_recovers_the_gap(harness: Harness) -> None:
     for _ in range(3):
         harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
-    harness.capture.run_due()  # NSU 1..3; caught up, so the hour starts
+    harness.run_pending()  # NSU 1..3; caught up, so the hour starts
     our_answer = harness.clock.now()
     for _ in range(4):
         harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT, transporter=CARRIER)
