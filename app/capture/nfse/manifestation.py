@@ -1,10 +1,11 @@
 """NFS-e taker manifestation (rule book §6.5): Confirmação (203202) and Rejeição do Tomador (203206).
 
-Never automatic: a request exists only because a user asked (:meth:`request`, or :meth:`submit`
-for the window and the command line). Before anything is recorded it is refused, with the reason,
-when the NFS-e is not in the database, is the company's own (it is the prestador), the company is
-not its taker, or the certificate's CNPJ is not the taker's. A request is asynchronous: stored
-pending and sent by :meth:`dispatch` (the scheduler's manifestation job, or the caller at once).
+Never automatic: a request exists only because a user asked (:meth:`request`, which the desk's
+``app.desk.manifesting`` calls for the window and the command line). Before anything is recorded
+it is refused, with the reason, when the NFS-e is not in the database, is the company's own (it is
+the prestador), the company is not its taker, or the certificate's CNPJ is not the taker's. A
+request is asynchronous: stored pending and sent by :meth:`dispatch` (the scheduler's
+manifestation job, or the desk at once).
 
 Sending: the ``pedRegEvento`` (Id "PRE" + key + code) signed with the company's A1 goes to the
 Sefin Nacional; 201 registers it (the returned ``evento`` is stored as the key's event through the
@@ -66,22 +67,6 @@ class TakerManifestationView:
     attempts: GuardStatus
 
 
-@dataclass(frozen=True, slots=True)
-class TakerOutcome:
-    """What a user's request came to: ``status`` is "accepted", "rejected", "pending" or "refused"."""
-
-    access_key: str
-    tp_evento: str
-    status: str
-    message: str
-    request: Manifestation | None = None
-    attempts: str | None = None
-
-    @property
-    def accepted(self) -> bool:
-        return self.status == "accepted"
-
-
 class NfseManifestationService:
     """Satisfies ``app.capture.products.Dispatcher`` for the NFS-e taker events."""
 
@@ -128,46 +113,6 @@ class NfseManifestationService:
         return self.ctx.manifestations.request(
             company_id, PRODUCT, chave, tp_evento, not_before=now, n_seq_evento=1, justification=text
         )
-
-    def submit(
-        self,
-        company_id: int,
-        key: str,
-        tp_evento: str,
-        reason_code: str | None = None,
-        reason: str | None = None,
-        *,
-        send_now: bool = True,
-    ) -> TakerOutcome:
-        """:meth:`request`, then (``send_now``: the caller may send here) this company's due requests
-        sent at once. Never raises for a refusal: the outcome says it, in Portuguese."""
-        label = TAKER_TYPES[tp_evento].label if tp_evento in TAKER_TYPES else "Manifestação"
-        try:
-            request = self.request(company_id, key, tp_evento, reason_code, reason)
-        except TakerManifestationRefused as error:
-            return TakerOutcome(key, tp_evento, "refused", error.message)
-        if request.status is ManifestationStatus.PENDING and send_now:
-            self.dispatch(company_id=company_id)
-        final = next(
-            m for m in self.ctx.manifestations.for_key(company_id, PRODUCT, request.access_key) if m.id == request.id
-        )
-        return self.outcome(final, label, queued_elsewhere=not send_now)
-
-    def outcome(self, m: Manifestation, label: str, *, queued_elsewhere: bool = False) -> TakerOutcome:
-        """A stored request as the user reads it (accepted, rejected with its reason, refused, pending)."""
-        key, tp = m.access_key, m.tp_evento
-        if m.status is ManifestationStatus.ACCEPTED:
-            return TakerOutcome(key, tp, "accepted", f"{label} registrada: {m.x_motivo}", m)
-        if m.status is ManifestationStatus.REJECTED:
-            if m.cstat is None:  # never reached Sefin
-                return TakerOutcome(key, tp, "refused", f"{label} não enviada: {m.x_motivo}", m)
-            attempts = self.attempts(key, tp, self.ctx.clock.now()).text
-            return TakerOutcome(key, tp, "rejected", f"{label} rejeitada: {m.x_motivo} ({attempts})", m, attempts)
-        where = (
-            "o serviço de captura em execução a enviará" if queued_elsewhere else "será enviada pelo serviço de captura"
-        )
-        detail = f" Último resultado: {m.x_motivo}." if m.x_motivo else ""
-        return TakerOutcome(key, tp, "pending", f"{label} pendente: {where}.{detail}", m)
 
     def attempts(self, key: str, tp_evento: str, now: datetime) -> GuardStatus:
         """Seed 004: this pedido's sends in the last hour, from the call log."""
@@ -330,5 +275,4 @@ __all__ = [
     "NfseManifestationService",
     "TakerManifestationRefused",
     "TakerManifestationView",
-    "TakerOutcome",
 ]

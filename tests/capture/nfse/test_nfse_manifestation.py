@@ -1,6 +1,9 @@
 """NFS-e taker manifestation (rule book §6.5) against the sandbox's Sefin Nacional over mutual TLS:
 registered and stored as the key's event, a rejection with its reason, the seed-004 guard against
-repeating a rejected pedido, and the refusals before anything is signed or sent."""
+repeating a rejected pedido, and the refusals before anything is signed or sent.
+
+Requests are made as the window and the command line make them: through the desk (``Desk.manifest``),
+which queues them with :class:`NfseManifestationService` and sends them at once (``app.desk.sending``)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from app.core.ids import Cnpj
 from app.core.keys import NfseKey
 from app.core.products import Environment, Product
 from app.core.taker import CONFIRMACAO_TOMADOR, REJEICAO_TOMADOR, RejectionReason
+from app.desk import Desk
+from app.desk.views import ManifestationOutcome
 from app.safexml import parse_xml
 from app.store.records import ManifestationStatus
 from tests.support.nfe_harness import CARRIER, RECIPIENT, SUPPLIER, Harness, product_harness
@@ -32,10 +37,30 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
 
 
 @pytest.fixture
-def notices(harness: Harness) -> list[CaptureNotice]:
+def desk(harness: Harness) -> Iterator[Desk]:
+    """The window's and the command line's way in: sends at once (nobody else captures here)."""
+    desk = Desk(harness.office.data_dir, clock=harness.clock, capture=False)
+    desk.open()
+    try:
+        yield desk
+    finally:
+        desk.close()
+
+
+@pytest.fixture
+def notices(desk: Desk) -> list[CaptureNotice]:
     seen: list[CaptureNotice] = []
-    harness.ctx.listeners.append(seen.append)
+    desk.subscribe(seen.append)
     return seen
+
+
+def _status(outcome: ManifestationOutcome) -> str:
+    """What the request came to: "accepted", "pending", "refused" (nothing sent) or "rejected"."""
+    if outcome.accepted:
+        return "accepted"
+    if outcome.pending:
+        return "pending"
+    return "refused" if outcome.refused else "rejected"
 
 
 def _captured(harness: Harness, *published: dict[str, str]) -> list[str]:
@@ -62,11 +87,10 @@ def _posts(harness: Harness) -> list[int]:
 
 
 def test_confirmation_is_registered_stored_linked_and_not_repeated_by_distribution(
-    harness: Harness, notices: list[CaptureNotice]
+    harness: Harness, desk: Desk, notices: list[CaptureNotice]
 ) -> None:
     key = _mine(harness)
-    service = NfseManifestationService(harness.ctx)
-    outcome = service.submit(harness.company.id, key, CONFIRMACAO_TOMADOR)
+    outcome = desk.manifest(harness.company.id, key, CONFIRMACAO_TOMADOR)
     assert outcome.accepted, outcome.message
     assert outcome.message.startswith("Confirmação do Tomador registrada")
     assert _posts(harness) == [201]
@@ -83,16 +107,16 @@ def test_confirmation_is_registered_stored_linked_and_not_repeated_by_distributi
     harness.run_until(harness.clock.now() + timedelta(hours=1, minutes=5))
     [event] = harness.ctx.events.for_key(harness.company.id, Product.NFSE, key)
     assert harness.stored_nsus() == [1, 2]  # the NFS-e, then its evento: NSU recorded on the same event
-    again = service.submit(harness.company.id, key, REJEICAO_TOMADOR, "9", REASON)
-    assert again.status == "refused" and "já registrada" in again.message
+    again = desk.manifest(harness.company.id, key, REJEICAO_TOMADOR, reason_code="9", justification=REASON)
+    assert _status(again) == "refused" and "já registrada" in again.message
     assert _posts(harness) == [201]
     assert harness.sandbox.referee.report()["violations"] == []
 
 
-def test_a_registered_rejection_keeps_its_reason(harness: Harness) -> None:
+def test_a_registered_rejection_keeps_its_reason(harness: Harness, desk: Desk) -> None:
     key = _mine(harness)
     service = NfseManifestationService(harness.ctx)
-    outcome = service.submit(harness.company.id, key, REJEICAO_TOMADOR, "5", REASON)
+    outcome = desk.manifest(harness.company.id, key, REJEICAO_TOMADOR, reason_code="5", justification=REASON)
     assert outcome.accepted, outcome.message
     [view] = service.view(harness.company.id, key)
     assert view.label == "Rejeição do Tomador" and view.reason == RejectionReason("5", REASON)
@@ -104,16 +128,16 @@ def test_a_registered_rejection_keeps_its_reason(harness: Harness) -> None:
 
 
 def test_a_rejected_pedido_is_shown_with_its_reason_and_not_sent_again_within_the_hour(
-    harness: Harness, notices: list[CaptureNotice]
+    harness: Harness, desk: Desk, notices: list[CaptureNotice]
 ) -> None:
     key = _mine(harness)
     # Another system of the company already confirmed it at the Sefin: ours is refused (E1833).
     harness.sandbox.publish_nfse_event(key, CONFIRMACAO_TOMADOR, author=RECIPIENT)
     service = NfseManifestationService(harness.ctx)
-    outcome = service.submit(harness.company.id, key, REJEICAO_TOMADOR, "9", REASON)
-    assert outcome.status == "rejected"
+    outcome = desk.manifest(harness.company.id, key, REJEICAO_TOMADOR, reason_code="9", justification=REASON)
+    assert _status(outcome) == "rejected"
     assert "E1833" in outcome.message and "já existe uma manifestação do tomador" in outcome.message
-    assert outcome.attempts is not None and outcome.attempts.startswith("1 de 1 tentativas; nova tentativa a partir de")
+    assert outcome.attempts.startswith("1 de 1 tentativas; nova tentativa a partir de")
     assert any(n.kind == "manifestation" and "rejeitada" in n.message for n in notices)
     [request] = harness.ctx.manifestations.for_key(harness.company.id, Product.NFSE, key)
     assert request.status is ManifestationStatus.REJECTED and request.cstat == "E1833"
@@ -129,7 +153,7 @@ def test_a_rejected_pedido_is_shown_with_its_reason_and_not_sent_again_within_th
     assert reopened.id == request.id and reopened.status is ManifestationStatus.PENDING
 
 
-def test_refusals_before_anything_is_signed_or_sent(harness: Harness) -> None:
+def test_refusals_before_anything_is_signed_or_sent(harness: Harness, desk: Desk) -> None:
     service = NfseManifestationService(harness.ctx)
     own, other_taker, mine = _captured(
         harness,
@@ -145,21 +169,23 @@ def test_refusals_before_anything_is_signed_or_sent(harness: Harness) -> None:
         (mine, REJEICAO_TOMADOR, "9", "curto demais", "15 a 255"),
         (mine, REJEICAO_TOMADOR, "7", REASON, "motivo da rejeição"),
         (mine, CONFIRMACAO_TOMADOR, "9", REASON, "não aceita motivo"),
-        (mine, "210200", None, None, "203202 ou 203206"),
         (mine[:-1] + str((int(mine[-1]) + 1) % 10), CONFIRMACAO_TOMADOR, None, None, "dígito verificador"),
     ]
     for key, tp, code, text, expected in cases:
-        outcome = service.submit(cid, key, tp, code, text)
-        assert outcome.status == "refused" and expected in outcome.message, (key, tp, outcome.message)
+        outcome = desk.manifest(cid, key, tp, reason_code=code, justification=text)
+        assert _status(outcome) == "refused" and expected in outcome.message, (key, tp, outcome.message)
+    # An event code that is no taker's (the desk would read 210200 as the NF-e's Confirmação).
+    with pytest.raises(TakerManifestationRefused, match="203202 ou 203206"):
+        service.request(cid, mine, "210200")
     unknown = NfseKey.build(c_mun="3550308", amb_ger=2, insc_fed=SUPPLIER, number=77, year_month="2611", code=5)
-    outcome = service.submit(cid, unknown.value, CONFIRMACAO_TOMADOR)
-    assert outcome.status == "refused" and "documents fetch" in outcome.message
+    outcome = desk.manifest(cid, unknown.value, CONFIRMACAO_TOMADOR)
+    assert _status(outcome) == "refused" and "documents fetch" in outcome.message
     for key in (own, other_taker, mine):
         assert harness.ctx.manifestations.for_key(cid, Product.NFSE, key) == []
     assert _posts(harness) == []
 
 
-def test_a_certificate_of_another_cnpj_than_the_takers_is_refused(harness: Harness) -> None:
+def test_a_certificate_of_another_cnpj_than_the_takers_is_refused(harness: Harness, desk: Desk) -> None:
     branch = "11222333000262"  # same base as the certificate's CNPJ (11222333000181)
     cert = harness.sandbox.companies[RECIPIENT]
     company = harness.office.register_company(
@@ -167,17 +193,17 @@ def test_a_certificate_of_another_cnpj_than_the_takers_is_refused(harness: Harne
     )
     key = str(harness.sandbox.publish_nfse(provider=SUPPLIER, taker=branch).key)
     assert NfseFetch(harness.ctx).fetch(company.id, key).status == "fetched"
-    outcome = NfseManifestationService(harness.ctx).submit(company.id, key, CONFIRMACAO_TOMADOR)
-    assert outcome.status == "refused" and "certificado" in outcome.message and RECIPIENT in outcome.message
+    outcome = desk.manifest(company.id, key, CONFIRMACAO_TOMADOR)
+    assert _status(outcome) == "refused" and "certificado" in outcome.message and RECIPIENT in outcome.message
     assert _posts(harness) == []
 
 
-def test_without_an_answer_it_stays_pending_and_is_sent_later(harness: Harness) -> None:
+def test_without_an_answer_it_stays_pending_and_is_sent_later(harness: Harness, desk: Desk) -> None:
     key = _mine(harness)
     harness.sandbox.outage("sefin", 108, harness.clock.now() + timedelta(seconds=30))
     service = NfseManifestationService(harness.ctx)
-    outcome = service.submit(harness.company.id, key, CONFIRMACAO_TOMADOR)
-    assert outcome.status == "pending" and "pendente" in outcome.message
+    outcome = desk.manifest(harness.company.id, key, CONFIRMACAO_TOMADOR)
+    assert _status(outcome) == "pending" and "pendente" in outcome.message
     [request] = harness.ctx.manifestations.for_key(harness.company.id, Product.NFSE, key)
     assert request.status is ManifestationStatus.PENDING and request.not_before == harness.clock.now() + timedelta(
         minutes=1
