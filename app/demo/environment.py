@@ -13,7 +13,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from app.capture.office import Office
 from app.capture.service import CaptureService
 from app.config.logs import setup_logging, shutdown_logging
 from app.config.paths import ensure_data_dir
-from app.core.clock import ScaledClock
+from app.core.clock import ScaledClock, to_brasilia
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
 from app.core.products import Environment, Product
@@ -70,10 +70,14 @@ class DemoOptions:
     cte_every_minutes: float = 30.0  # CT-e where the company is the taker, likewise
     nfse_every_minutes: float = 30.0  # NFS-e where the company is the tomador, likewise
     backlog_minutes: float = 40.0  # NF-e already waiting when the demo starts
-    # Another system queries the first company's NF-e this long after the start (virtual minutes),
-    # after its first complete NF-e came: its hour makes our next query a 656 (about 65 s into a
-    # default run), and the dashboard shows the block being respected for the hour after.
-    competitor_after_minutes: float | None = 75.0
+    # Another system with the same certificate reads the first company's NF-e the first moment the
+    # AN allows it this long after the start (virtual minutes), after our first complete NF-e came:
+    # it takes the NSUs of the second hour, our next query meets the 656 and the cursor jumps
+    # (about 63 s into a default run), and once the hour's block is over the NSUs it took come
+    # back by consNSU (about 95 s in) while the company's state says what happened (issue 22).
+    other_consumer_after_minutes: float | None = 75.0
+    # The demo clock's instant at the start (aware); None: now. A test starts it before midnight.
+    start: datetime | None = None
     log_level: str = "INFO"
 
 
@@ -89,6 +93,8 @@ class DemoVerdict:
     summaries: int
     complete: int
     by_company: dict[str, int] = field(default_factory=dict)
+    other_taken: int = 0  # NF-e NSUs another system took by distNSU (issue 22)
+    other_recovered: int = 0  # of those, the ones that came back to us by consNSU
 
 
 def prepare_demo_folder(data_dir: Path) -> Path:
@@ -125,7 +131,7 @@ class DemoEnvironment:
     ) -> None:
         self.data_dir = data_dir
         self.options = options or DemoOptions()
-        self.clock = ScaledClock(self.options.speed)
+        self.clock = ScaledClock(self.options.speed, self.options.start)
         self._listeners = list(listeners)
         self._keyring = KeyringSwap()
         self._folder_lock = DataFolderLock(data_dir, owner="demonstração do Captura DF-e")
@@ -207,24 +213,32 @@ class DemoEnvironment:
             self.companies.append(company)
         ctx = self.ctx = office.capture_context()
         ctx.listeners.extend(self._listeners)
+        self._schedule_other_consumer(sandbox)
         self._publisher = threading.Thread(target=self._publish_loop, name="demo-publisher", daemon=True)
         self._publisher.start()
         self.service = CaptureService(ctx)
         self.service.start()
 
+    def _schedule_other_consumer(self, sandbox: Sandbox) -> None:
+        """The sandbox plays the other system's read when the company's next request arrives."""
+        after = self.options.other_consumer_after_minutes
+        if after is None or not self.companies:
+            return
+        cnpj = self.companies[0].cnpj.value
+        at = self.clock.now() + timedelta(minutes=after)
+        sandbox.other_consumer(cnpj, Product.NFE.value, at)
+        log.info(
+            "Demonstração: outro sistema com o mesmo certificado lerá as NF-e de %s a partir de %s",
+            cnpj,
+            to_brasilia(at).strftime("%d/%m %H:%M"),
+        )
+
     def _publish_loop(self) -> None:
-        scenario, sandbox = self.scenario, self.sandbox
-        assert scenario is not None and sandbox is not None
-        after = self.options.competitor_after_minutes
-        competitor_at = self.clock.now() + timedelta(minutes=after) if after is not None else None
+        scenario = self.scenario
+        assert scenario is not None
         while not self._stop.wait(PUBLISHER_TICK):
             try:
                 scenario.run_until(self.clock.now())
-                if competitor_at is not None and self.clock.now() >= competitor_at and self.companies:
-                    competitor_at = None
-                    cnpj = self.companies[0].cnpj.value
-                    cstat = sandbox.competitor_query(cnpj)
-                    log.info("Demonstração: outro sistema consultou as NF-e de %s (cStat %s)", cnpj, cstat)
             except Exception:  # a scenario hiccup must not end the demo
                 log.exception("Falha ao publicar documentos da demonstração")
 
@@ -259,11 +273,15 @@ class DemoEnvironment:
         """The referee's report and the store's counts (call while running or right after stop)."""
         assert self.sandbox is not None
         report = self.sandbox.referee.report()
-        published = delivered = 0
+        published = delivered = taken = recovered = 0
         for cnpj in _demo_cnpjs(self.options.companies):
             nfe = report["companies"].get(cnpj, {}).get("nfe", {})
             published += len(nfe.get("published", []))
             delivered += len(nfe.get("delivered", {}))
+            theirs = nfe.get("competitor_delivered", {})
+            taken += len(theirs)
+            ours = nfe.get("delivered", {})
+            recovered += sum(1 for nsu in theirs if "consNSU" in ours.get(nsu, {}).get("via", ()))
         documents = summaries = complete = 0
         by_company: dict[str, int] = {}
         if self.ctx is not None:
@@ -282,6 +300,8 @@ class DemoEnvironment:
             summaries=summaries,
             complete=complete,
             by_company=by_company,
+            other_taken=taken,
+            other_recovered=recovered,
         )
 
 

@@ -164,6 +164,11 @@ def _print_verdict(out: TextIO, verdict: DemoVerdict) -> None:
         f"  Ambiente simulado: {verdict.published} NSU publicados, {verdict.delivered} entregues, "
         f"{verdict.requests} requisições\n"
     )
+    if verdict.other_taken:
+        out.write(
+            f"  Outro sistema com o mesmo certificado levou {verdict.other_taken} NSU de NF-e; "
+            f"{verdict.other_recovered} voltaram por consulta pontual (consNSU)\n"
+        )
     count = len(verdict.violations)
     out.write(f"  Árbitro: {count} violações das regras de uso{'' if count else ' (nenhuma)'}\n")
     for violation in verdict.violations[:10]:

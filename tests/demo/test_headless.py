@@ -24,7 +24,7 @@ def test_demo_headless_captures_with_no_violation_and_leaves_the_real_folder_alo
     real = tmp_path / "dados"
     env = dict(os.environ, CAPTURA_DATA_DIR=str(real), PYTHONUNBUFFERED="1")
     result = subprocess.run(
-        [sys.executable, "main.py", "--demo", "--headless", "--duration", "20", "--speed", "600"],
+        [sys.executable, "main.py", "--demo", "--headless", "--duration", "24", "--speed", "600"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -37,6 +37,13 @@ def test_demo_headless_captures_with_no_violation_and_leaves_the_real_folder_alo
     assert "Ciência da Operação registrada" in out
     assert "Em espera" in out and "até" in out  # the one-hour wait, shown and respected
     assert "Árbitro: 0 violações" in out
+    # Issue 22: another system took the first company's NF-e; our next query met the 656, the state
+    # said so, and once the block was over what it took came back by consNSU.
+    assert "Bloqueada: SEFAZ bloqueou consultas até" in out and "cStat 656" in out
+    assert "EMPRESA CLIENTE 001 LTDA: Outro sistema está consultando as NF-e desta empresa" in out
+    other = re.search(r"Outro sistema com o mesmo certificado levou (\d+) NSU de NF-e; (\d+) voltaram", out)
+    assert other is not None, out
+    assert int(other.group(1)) > 0 and other.group(2) == other.group(1), other.group(0)
     stored = re.search(r"Documentos guardados: (\d+) \((\d+) NF-e completas", out)
     assert stored is not None, out
     assert int(stored.group(1)) > 0
