@@ -70,6 +70,7 @@ class DemoOptions:
     cte_every_minutes: float = 30.0  # CT-e where the company is the taker, likewise
     nfse_every_minutes: float = 30.0  # NFS-e where the company is the tomador, likewise
     backlog_minutes: float = 40.0  # NF-e already waiting when the demo starts
+    ciencia_wait_minutes: int = 5  # the automatic Ciência's wait after a resumo (5: the rule book's minimum)
     # Another system with the same certificate reads the first company's NF-e the first moment the
     # AN allows it this long after the start (virtual minutes), after our first complete NF-e came:
     # it takes the NSUs of the second hour, our next query meets the 656 and the cursor jumps
@@ -205,7 +206,7 @@ class DemoEnvironment:
                         product,
                         environment=Environment.HOMOLOGACAO,
                         auto_ciencia=product is Product.NFE,
-                        ciencia_wait_minutes=5,  # the rule book's minimum
+                        ciencia_wait_minutes=opts.ciencia_wait_minutes,
                         c_uf_autor="35",
                     )
                 )
