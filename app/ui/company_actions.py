@@ -4,7 +4,7 @@ remove a company; the settings dialog. Every desk call runs on the window's work
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox
@@ -16,9 +16,7 @@ from app.ui.company_dialog import CompanyDialog
 from app.ui.company_list import ALL
 from app.ui.export_dialog import ExportProfilesDialog
 from app.ui.settings_dialog import SettingsDialog
-
-if TYPE_CHECKING:
-    from app.ui.main_window import MainWindow
+from app.ui.window_host import WindowHost
 
 
 def _thousands(value: int) -> str:
@@ -28,8 +26,8 @@ def _thousands(value: int) -> str:
 class CompanyActions(QObject):
     """The window's company and settings actions; ``last_dialog``/``last_box`` for tests."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: WindowHost) -> None:
+        super().__init__(window.window())
         self.window = window
         self.last_dialog: QDialog | None = None
         self.last_box: QMessageBox | None = None
@@ -64,7 +62,7 @@ class CompanyActions(QObject):
             action.setEnabled(writable and chosen)
 
     def _context_menu(self, position: Any) -> None:
-        menu = QMenu(self.window)
+        menu = QMenu(self.window.window())
         menu.addAction(self.add)
         if self.window.company_list.company_id() != ALL:
             menu.addAction(self.edit)
@@ -94,7 +92,7 @@ class CompanyActions(QObject):
         window = self.window
         if not window.writable:
             return
-        dialog = CompanyDialog(window.desk, window.tasks, company_id, window)
+        dialog = CompanyDialog(window.desk, window.tasks, company_id, window.window())
         dialog.saved.connect(lambda _id: window.refresh_companies())
         self.last_dialog = dialog
         dialog.open()
@@ -103,7 +101,7 @@ class CompanyActions(QObject):
         window = self.window
         if window.opened is None:
             return
-        dialog = SettingsDialog(window.desk, window.tasks, window)
+        dialog = SettingsDialog(window.desk, window.tasks, window.window())
         dialog.saved.connect(lambda notes: self._status(" ".join(notes)))
         self.last_dialog = dialog
         dialog.open()
@@ -112,7 +110,7 @@ class CompanyActions(QObject):
         window = self.window
         if not window.writable:
             return
-        dialog = ExportProfilesDialog(window.desk, window.tasks, window)
+        dialog = ExportProfilesDialog(window.desk, window.tasks, window.window())
         self.last_dialog = dialog
         dialog.open()
 
@@ -124,13 +122,13 @@ class CompanyActions(QObject):
             self._status("Selecione os documentos a exportar.")
             return
         if folder is None:
-            chosen = QFileDialog.getExistingDirectory(window, "Exportar para a pasta", str(Path.home()))
+            chosen = QFileDialog.getExistingDirectory(window.window(), "Exportar para a pasta", str(Path.home()))
             if not chosen:
                 return
             folder = Path(chosen)
         if pdf is None:
             pdf = (
-                QMessageBox.question(window, "Exportar", "Gravar também os PDFs (DANFE, DACTE, DANFSe)?")
+                QMessageBox.question(window.window(), "Exportar", "Gravar também os PDFs (DANFE, DACTE, DANFSe)?")
                 == QMessageBox.StandardButton.Yes
             )
         ids = tuple(r.row_id for r in rows)
@@ -173,7 +171,7 @@ class CompanyActions(QObject):
 
     def _confirm_removal(self, line: CompanyLine, stored: int) -> None:
         window = self.window
-        box = QMessageBox(QMessageBox.Icon.Question, "Remover empresa", "", parent=window)
+        box = QMessageBox(QMessageBox.Icon.Question, "Remover empresa", "", parent=window.window())
         box.setObjectName("remove-company")
         box.setText(
             f"Remover {line.name} ({labels.tax_id(line.cnpj)})?\n\n"

@@ -9,21 +9,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QHideEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDialog,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMainWindow,
-    QMessageBox,
-    QProgressDialog,
     QSplitter,
     QStatusBar,
     QTableView,
@@ -35,21 +30,20 @@ from PySide6.QtWidgets import (
 from app import APP_NAME, __version__
 from app.core.clock import BRASILIA
 from app.core.products import Product
-from app.desk import labels
-from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow, ManifestationOutcome
-from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
-from app.ui.company_actions import CompanyActions
+from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow
+from app.store.records import ManifestationState, RowKind
 from app.ui.company_list import ALL, CompanyList
 from app.ui.dashboard import Dashboard
 from app.ui.day_clock import DayClock
-from app.ui.detail import NFE_EVENTS, DetailPane
+from app.ui.detail import DetailPane
+from app.ui.file_actions import FileActions
 from app.ui.filters import FilterBar
 from app.ui.grid_model import ROW_ROLE, DocumentTableModel
 from app.ui.live import LiveGrids
-from app.ui.manifest_dialog import ManifestDialog
+from app.ui.manifest_actions import ManifestActions
 from app.ui.qt_fixes import guard_none_refcount
-from app.ui.taker_dialog import TakerDialog
 from app.ui.tasks import Tasks
+from app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:
     from app.desk.desk import Desk, Opened
@@ -192,11 +186,13 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self._tab_changed)
         self.live = LiveGrids(self.tasks, self.models, self.views, self.show_detail, self)
         self.detail = DetailPane(self.vsplit)
-        self.detail.manifest.connect(self.manifest_selected)
-        self.detail.save_xml.connect(self.save_xml)
-        self.detail.save_pdf.connect(self.save_pdf)
-        self.detail.preview_wanted.connect(self.render_preview)
-        self.detail.retry.connect(self.retry_selected)
+        self.manifestations = ManifestActions(self)
+        self.files = FileActions(self)
+        self.detail.manifest.connect(self.manifestations.manifest_selected)
+        self.detail.save_xml.connect(self.files.save_xml)
+        self.detail.save_pdf.connect(self.files.save_pdf)
+        self.detail.preview_wanted.connect(self.files.render_preview)
+        self.detail.retry.connect(self.manifestations.retry_selected)
         self.detail.open_related.connect(self.open_key)
         self.vsplit.setStretchFactor(0, 3)
         self.vsplit.setStretchFactor(1, 2)
@@ -219,7 +215,8 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.count_label)
         status.addPermanentWidget(self.capture_label)
         self.setStatusBar(status)
-        self._menus()
+        self.menus = WindowMenus(self)
+        self.company_actions = self.menus.company_actions
         self._shortcuts()
         self._restore()
 
@@ -239,13 +236,6 @@ class MainWindow(QMainWindow):
                 else Qt.ShortcutContext.WindowShortcut
             )
             shortcut.activated.connect(slot)
-
-    def _menus(self) -> None:
-        self.company_actions = CompanyActions(self)
-        view = self.menuBar().addMenu("E&xibir")
-        view.addAction("Documentos", lambda: self.pages.setCurrentIndex(0))
-        view.addAction("Painel de captura", lambda: self.pages.setCurrentIndex(1))
-        view.addAction("Atualizar (F5)", self.refresh)
 
     # ------------------------------------------------------------------ opening
 
@@ -416,34 +406,9 @@ class MainWindow(QMainWindow):
                 "Selecione um documento para ver os detalhes." if not rows else f"{len(rows)} documentos selecionados."
             )
             if rows:
-                self._enable_batch(rows)
+                self.manifestations.enable_batch(rows)
             return
         self.show_detail(rows[0])
-
-    def _enable_batch(self, rows: list[GridRow]) -> None:
-        eligible = [r for r in rows if self._manifestable(r)]
-        product = self.current_product()
-        for tp, button in self.detail.buttons.items():
-            if tp not in NFE_EVENTS:  # the taker's events: one NFS-e at a time
-                button.setVisible(product is Product.NFSE)
-                button.setEnabled(False)
-                continue
-            button.setVisible(product is Product.NFE)
-            button.setEnabled(
-                bool(eligible)
-                and self.writable
-                and (tp != "210210" or any(r.manifestation is ManifestationState.NONE for r in eligible))
-            )
-
-    @staticmethod
-    def _manifestable(row: GridRow) -> bool:
-        return (
-            row.product is Product.NFE
-            and row.direction is Direction.RECEIVED
-            and row.row_kind in (RowKind.SUMMARY, RowKind.COMPLETE)
-            and row.status not in (DocumentStatus.CANCELLED, DocumentStatus.DENIED)
-            and row.manifestation not in (ManifestationState.REQUESTED, None)
-        )
 
     def show_detail(self, row: GridRow) -> None:
         desk = self.desk
@@ -478,7 +443,7 @@ class MainWindow(QMainWindow):
             and row.manifestation is ManifestationState.NONE
             and self.writable
         ):
-            self.manifest_selected("210210")
+            self.manifestations.manifest_selected("210210")
         else:
             self._open_detail()
 
@@ -493,164 +458,6 @@ class MainWindow(QMainWindow):
         if keys:
             QGuiApplication.clipboard().setText("\n".join(keys))
             self.statusBar().showMessage(f"{len(keys)} chave(s) copiada(s).", 5_000)
-
-    # ------------------------------------------------------------------ manifestation
-
-    def manifest_selected(self, tp_evento: str) -> None:
-        if not self.writable:
-            return
-        if tp_evento not in NFE_EVENTS:
-            self.manifest_taker(tp_evento)
-            return
-        rows = [r for r in self.selected_rows() if self._manifestable(r)]
-        if tp_evento == "210210":
-            rows = [r for r in rows if r.manifestation is ManifestationState.NONE]
-        if not rows:
-            QMessageBox.information(self, APP_NAME, "Nenhuma das notas selecionadas aceita este evento agora.")
-            return
-        dialog = ManifestDialog(tp_evento, rows, self)
-        self.last_dialog: QDialog = dialog
-        if dialog.exec() != ManifestDialog.DialogCode.Accepted:
-            return
-        self.send_manifestations(tp_evento, rows, dialog.justification())
-
-    def manifest_taker(self, tp_evento: str) -> None:
-        """An NFS-e taker event for the one selected NFS-e, after its dialog."""
-        rows = self.selected_rows()
-        if len(rows) != 1 or rows[0].product is not Product.NFSE:
-            return
-        row = rows[0]
-        taker = TakerDialog(tp_evento, row, self)
-        self.last_dialog = taker
-        dialog = taker
-        if dialog.exec() != TakerDialog.DialogCode.Accepted:
-            return
-        self.send_taker(tp_evento, row, dialog.reason_code(), dialog.reason())
-
-    def send_taker(self, tp_evento: str, row: GridRow, reason_code: str | None, reason: str | None) -> None:
-        desk = self.desk
-
-        def work() -> tuple[ManifestationOutcome, GridRow]:
-            outcome = desk.request_taker_manifestation(
-                row.company_id, row.access_key or "", tp_evento, reason_code, reason
-            )
-            return outcome, desk.row(row)
-
-        def done(result: tuple[ManifestationOutcome, GridRow]) -> None:
-            outcome, fresh = result
-            self.models[fresh.product].replace_row(fresh)
-            self._manifested([(fresh, outcome)])
-
-        self.tasks.run(work, done)
-
-    def send_manifestations(self, tp_evento: str, rows: list[GridRow], justification: str | None) -> None:
-        """One request after the other on a worker, with progress and the result per row."""
-        progress = QProgressDialog("Enviando manifestações…", "", 0, len(rows), self)
-        progress.setCancelButton(None)
-        progress.setWindowModality(Qt.WindowModality.WindowModal)
-        progress.setMinimumDuration(300)
-        outcomes: list[tuple[GridRow, ManifestationOutcome]] = []
-        desk = self.desk
-
-        def step(index: int) -> None:
-            if index >= len(rows):
-                progress.close()
-                self._manifested(outcomes)
-                return
-            row = rows[index]
-
-            def work() -> tuple[ManifestationOutcome, GridRow]:
-                outcome = desk.request_manifestation(row.company_id, row.access_key or "", tp_evento, justification)
-                return outcome, desk.row(row)
-
-            def done(result: tuple[ManifestationOutcome, GridRow]) -> None:
-                outcome, fresh = result
-                outcomes.append((fresh, outcome))
-                self.models[fresh.product].replace_row(fresh)
-                progress.setValue(index + 1)
-                step(index + 1)
-
-            self.tasks.run(work, done)
-
-        step(0)
-
-    def _manifested(self, outcomes: list[tuple[GridRow, ManifestationOutcome]]) -> None:
-        self.last_outcomes = outcomes
-        lines = [f"{r.product.label} {r.number or '-'}: {o.message}" for r, o in outcomes]
-        failed = any(o.refused or not (o.accepted or o.pending) for _r, o in outcomes)
-        box = QMessageBox(
-            QMessageBox.Icon.Warning if failed else QMessageBox.Icon.Information,
-            APP_NAME,
-            "\n".join(lines),
-            parent=self,
-        )
-        box.setObjectName("manifestation-result")
-        self.last_result = box
-        box.open()
-        rows = self.selected_rows()
-        if len(rows) == 1:
-            self.show_detail(rows[0])
-
-    def retry_selected(self) -> None:
-        rows = self.selected_rows()
-        if len(rows) == 1:
-            self.tasks.run(
-                lambda: self.desk.retry_quarantined(rows[0]), lambda text: self.statusBar().showMessage(text, 10_000)
-            )
-
-    # ------------------------------------------------------------------ files
-
-    def save_xml(self) -> None:
-        rows = self.selected_rows()
-        if len(rows) != 1:
-            return
-        row = rows[0]
-        name = f"{row.access_key or row.row_id}.xml"
-        folder = self.settings.value("last_save_folder", str(Path.home()))
-        target, _filter = QFileDialog.getSaveFileName(self, "Salvar XML", str(Path(str(folder)) / name), "XML (*.xml)")
-        if target:
-            self.write_xml(row, Path(target))
-
-    def render_preview(self, row: GridRow) -> None:
-        """The DANFE/DACTE/DANFSe for the Visualização tab, rendered on a worker."""
-        self.tasks.run(
-            lambda: self.desk.pdf(row),
-            lambda content: self.detail.show_pdf(row.row_id, content),
-            lambda error: self.detail.pdf_failed(row.row_id, getattr(error, "message", None) or str(error)),
-        )
-
-    def save_pdf(self) -> None:
-        rows = self.selected_rows()
-        if len(rows) != 1:
-            return
-        row = rows[0]
-        kind = labels.PDF_NAMES[row.product]
-        name = f"{row.access_key or row.row_id}-{kind}.pdf"
-        folder = self.settings.value("last_save_folder", str(Path.home()))
-        target, _filter = QFileDialog.getSaveFileName(
-            self, f"Salvar {kind}", str(Path(str(folder)) / name), "PDF (*.pdf)"
-        )
-        if target:
-            self.write_pdf(row, Path(target))
-
-    def write_pdf(self, row: GridRow, target: Path) -> None:
-        self.settings.setValue("last_save_folder", str(target.parent))
-
-        def done(_size: int) -> None:
-            self.detail.saved(target)
-            self.statusBar().showMessage(f"{labels.PDF_NAMES[row.product]} salvo em {target}.", 10_000)
-
-        self.tasks.run(lambda: self.desk.save_pdf(row, target), done)
-
-    def write_xml(self, row: GridRow, target: Path) -> None:
-        """Write the stored bytes on a worker (a network drive may be slow), then offer the folder."""
-        self.settings.setValue("last_save_folder", str(target.parent))
-
-        def done(_size: int) -> None:
-            self.detail.saved(target)
-            self.statusBar().showMessage(f"XML salvo em {target}.", 10_000)
-
-        self.tasks.run(lambda: self.desk.save_xml(row, target), done)
 
     # ------------------------------------------------------------------ errors, settings, closing
 

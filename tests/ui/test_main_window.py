@@ -92,21 +92,26 @@ def test_manifest_one_row_then_a_batch(qtbot: QtBot, desk: Desk, office: Office,
     model = window.models[Product.NFE]
     first, second = office.received[1], office.received[2]
     [row] = [r for r in model.rows if r.access_key == first]
-    window.send_manifestations("210210", [row], None)
-    qtbot.waitUntil(lambda: getattr(window, "last_outcomes", None) is not None, timeout=15_000)
-    [(fresh, outcome)] = window.last_outcomes
+    window.manifestations.send_manifestations("210210", [row], None)
+    qtbot.waitUntil(lambda: getattr(window.manifestations, "last_outcomes", None) is not None, timeout=15_000)
+    [(fresh, outcome)] = window.manifestations.last_outcomes
     assert outcome.accepted, outcome.message
     assert fresh.manifestation is ManifestationState.CIENCIA
     assert next(r for r in model.rows if r.access_key == first).manifestation is ManifestationState.CIENCIA
-    window.last_result.close()
+    window.manifestations.last_result.close()
     batch = [r for r in model.rows if r.access_key in (first, second)]
-    window.last_outcomes = None
-    window.send_manifestations("210200", batch, None)
-    qtbot.waitUntil(lambda: window.last_outcomes is not None and len(window.last_outcomes) == 2, timeout=15_000)
-    assert all(o.accepted for _r, o in window.last_outcomes), [o.message for _r, o in window.last_outcomes]
+    window.manifestations.last_outcomes = None
+    window.manifestations.send_manifestations("210200", batch, None)
+    qtbot.waitUntil(
+        lambda: window.manifestations.last_outcomes is not None and len(window.manifestations.last_outcomes) == 2,
+        timeout=15_000,
+    )
+    assert all(o.accepted for _r, o in window.manifestations.last_outcomes), [
+        o.message for _r, o in window.manifestations.last_outcomes
+    ]
     states = {r.access_key: r.manifestation for r in model.rows if r.access_key in (first, second)}
     assert states == {first: ManifestationState.CONFIRMED, second: ManifestationState.CONFIRMED}
-    window.last_result.close()
+    window.manifestations.last_result.close()
     assert office.harness.sandbox.referee.report()["violations"] == []
 
 
@@ -204,7 +209,7 @@ def test_saving_the_xml_writes_the_received_bytes_and_offers_the_folder(
     [row] = window.selected_rows()
     target = tmp_path / "saida" / "nota.xml"
     target.parent.mkdir()
-    window.write_xml(row, target)
+    window.files.write_xml(row, target)
     qtbot.waitUntil(lambda: window.detail.folder_button.isVisibleTo(window), timeout=10_000)
     assert target.read_bytes() == desk.xml(row)
     assert window.detail.saved_folder == target.parent
@@ -230,7 +235,7 @@ def test_the_preview_tab_shows_the_danfe_and_saving_writes_it(
     [row] = window.selected_rows()
     target = tmp_path / "saida" / "danfe.pdf"
     target.parent.mkdir()
-    window.write_pdf(row, target)
+    window.files.write_pdf(row, target)
     qtbot.waitUntil(lambda: target.exists(), timeout=20_000)
     text = "".join(page.extract_text() for page in PdfReader(target).pages)
     assert key in text.replace(" ", "")

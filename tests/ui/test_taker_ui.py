@@ -47,9 +47,9 @@ def test_an_nfse_is_confirmed_from_the_detail(qtbot: QtBot, nfse: Harness, tmp_p
         assert confirm.isVisibleTo(window) and reject.isVisibleTo(window) and confirm.isEnabled()
         assert not pane.buttons["210210"].isVisibleTo(window)  # the recipient's events are NF-e's
         [row] = window.selected_rows()
-        window.send_taker("203202", row, None, None)
-        qtbot.waitUntil(lambda: getattr(window, "last_outcomes", None) is not None, timeout=20_000)
-        [(_fresh, outcome)] = window.last_outcomes
+        window.manifestations.send_taker("203202", row, None, None)
+        qtbot.waitUntil(lambda: getattr(window.manifestations, "last_outcomes", None) is not None, timeout=20_000)
+        [(_fresh, outcome)] = window.manifestations.last_outcomes
         assert outcome.accepted, outcome.message
         stored = nfse.ctx.manifestations.for_key(row.company_id, Product.NFSE, key)
         assert [m.status for m in stored] == [ManifestationStatus.ACCEPTED]
