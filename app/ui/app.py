@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app import APP_NAME
 from app.ui.main_window import MainWindow
+from app.ui.portuguese import install_portuguese
 from app.ui.single_instance import SECOND_LAUNCH, SingleInstance
 from app.ui.tray import Tray
 
@@ -74,6 +75,7 @@ def run_gui(
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName(APP_NAME)
     app.setOrganizationName("CapturaDFe")
+    install_portuguese(app)
     instance = SingleInstance(data_dir)
     if not instance.claim():  # the window of this folder is already open: it was asked to show itself
         print(SECOND_LAUNCH.format(folder=data_dir), file=sys.stderr)

@@ -11,8 +11,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QHideEvent, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtCore import QByteArray, QCoreApplication, QEvent, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QHideEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -41,6 +41,7 @@ from app.ui.filters import FilterBar
 from app.ui.grid_model import ROW_ROLE, DocumentTableModel
 from app.ui.live import LiveGrids
 from app.ui.manifest_actions import ManifestActions
+from app.ui.portuguese import install_portuguese
 from app.ui.qt_fixes import guard_none_refcount
 from app.ui.tasks import Tasks
 from app.ui.window_menus import WindowMenus
@@ -71,6 +72,7 @@ class MainWindow(QMainWindow):
         store, the protocols) happen on the worker that opens it, after the window is on screen."""
         super().__init__()
         guard_none_refcount()  # PySide6 6.12.0 leaks a reference to None per None given to Qt
+        install_portuguese(QCoreApplication.instance())  # before the first widget: Qt's words, pt_BR
         self._desk: Desk | None = desk if hasattr(desk, "open") else None  # type: ignore[assignment]
         self._make_desk: Callable[[], Desk] | None = None if self._desk is not None else desk  # type: ignore[assignment]
         self.demo = demo
@@ -217,25 +219,16 @@ class MainWindow(QMainWindow):
         self.setStatusBar(status)
         self.menus = WindowMenus(self)
         self.company_actions = self.menus.company_actions
-        self._shortcuts()
+        self.menus.bind_keys(
+            self.tabs,
+            {QKeySequence.StandardKey.Find: self.filters.focus_search, Qt.Key.Key_F5: self.refresh},
+            {
+                QKeySequence.StandardKey.Copy: self.copy_keys,
+                Qt.Key.Key_Return: self._open_detail,
+                Qt.Key.Key_Enter: self._open_detail,
+            },
+        )
         self._restore()
-
-    def _shortcuts(self) -> None:
-        bindings = [
-            (QKeySequence(QKeySequence.StandardKey.Find), self, self.filters.focus_search),
-            (QKeySequence(Qt.Key.Key_F5), self, self.refresh),
-            (QKeySequence(QKeySequence.StandardKey.Copy), self.tabs, self.copy_keys),
-            (QKeySequence(Qt.Key.Key_Return), self.tabs, self._open_detail),
-            (QKeySequence(Qt.Key.Key_Enter), self.tabs, self._open_detail),
-        ]
-        for sequence, owner, slot in bindings:
-            shortcut = QShortcut(sequence, owner)
-            shortcut.setContext(
-                Qt.ShortcutContext.WidgetWithChildrenShortcut
-                if owner is self.tabs
-                else Qt.ShortcutContext.WindowShortcut
-            )
-            shortcut.activated.connect(slot)
 
     # ------------------------------------------------------------------ opening
 

@@ -88,6 +88,9 @@ class Tray(QObject):
             self.icon.show()
             QApplication.setQuitOnLastWindowClosed(False)  # the window hides: "Sair" quits
         window.keep_in_tray = self.keeps_running
+        window.menus.quit_app = self.quit  # Arquivo > Sair ends the program as the tray's Sair does
+        if self.icon is not None:
+            window.menus.keep_in_tray = window.close  # closing hides to the tray: the capture goes on
         window.notice.connect(self._notice)
         window.ready.connect(self._ready)
         self._poll = QTimer(self)
