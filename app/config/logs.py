@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import threading
+from collections.abc import Callable
 from datetime import datetime
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
@@ -119,6 +121,35 @@ def setup_logging(data_dir: Path, *, level: str = "INFO", console: bool = False)
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     return path
+
+
+def log_uncaught() -> Callable[[], None]:
+    """Log what nobody caught: exceptions in Qt slots (PySide6 hands them to ``sys.excepthook``)
+    and in threads. Under ``pythonw`` on Windows there is no console: without this, they vanish.
+
+    The previous hooks still run (a console shows the traceback as before). Returns a function
+    that puts them back.
+    """
+    previous, previous_thread = sys.excepthook, threading.excepthook
+    log = logging.getLogger("app.uncaught")
+
+    def uncaught(kind: type[BaseException], value: BaseException, traceback: object) -> None:
+        if not issubclass(kind, KeyboardInterrupt):
+            log.critical("Erro não tratado: %s", value, exc_info=(kind, value, traceback))  # type: ignore[arg-type]
+        previous(kind, value, traceback)  # type: ignore[arg-type]
+
+    def uncaught_in_thread(args: threading.ExceptHookArgs) -> None:
+        name = args.thread.name if args.thread is not None else "?"
+        exc_info = (args.exc_type, args.exc_value, args.exc_traceback)
+        log.critical("Erro não tratado na thread %s: %s", name, args.exc_value, exc_info=exc_info)  # type: ignore[arg-type]
+        previous_thread(args)
+
+    sys.excepthook, threading.excepthook = uncaught, uncaught_in_thread
+
+    def restore() -> None:
+        sys.excepthook, threading.excepthook = previous, previous_thread
+
+    return restore
 
 
 def shutdown_logging() -> None:

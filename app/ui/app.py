@@ -11,6 +11,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app import APP_NAME
+from app.desk.window_log import start_window_log
 from app.ui.main_window import MainWindow
 from app.ui.portuguese import install_portuguese
 from app.ui.single_instance import SECOND_LAUNCH, SingleInstance
@@ -80,6 +81,7 @@ def run_gui(
     if not instance.claim():  # the window of this folder is already open: it was asked to show itself
         print(SECOND_LAUNCH.format(folder=data_dir), file=sys.stderr)
         return 0
+    stop_log = start_window_log(data_dir)  # what goes wrong under pythonw lands in the data folder's log
 
     def make_desk() -> Desk:  # on the worker: the window is already on screen
         from app.desk.desk import Desk, demo_options_for
@@ -98,6 +100,7 @@ def run_gui(
     try:
         return int(app.exec())
     finally:
+        stop_log()
         instance.close()
         window.tasks.wait()
         if window.opened_desk is not None:

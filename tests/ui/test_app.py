@@ -21,6 +21,8 @@ def test_demo_window_runs_the_capture_in_the_background_and_stops_it_on_close(qt
     assert not [t.name for t in threading.enumerate() if t.name.startswith(("captura-", "demo-"))]
     with Office(demo_dir) as office:
         assert len(office.companies.list_companies()) == 3
+    window_log = (demo_dir / "logs" / "captura.log").read_text(encoding="utf-8")
+    assert "Janela aberta" in window_log and "Janela fechada" in window_log  # the window logs like the daemon
 
 
 def test_the_demo_window_lists_the_demo_documents_as_they_arrive(qtbot: QtBot, tmp_path: Path) -> None:

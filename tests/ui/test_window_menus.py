@@ -56,7 +56,7 @@ def test_qt_speaks_portuguese_in_boxes_buttons_and_the_calendar(qapp: QApplicati
 def test_sair_without_a_capture_of_its_own_closes_at_once(qtbot: QtBot, desk: Desk, tmp_path: Path) -> None:
     window = _window(qtbot, desk, tmp_path)
     assert window.menus.quit.shortcut() == QKeySequence("Ctrl+Q")
-    assert [a.text() for a in window.menuBar().actions()][0] == "&Arquivo"
+    assert window.menuBar().actions()[0].text() == "&Arquivo"
     window.menus.quit.trigger()
     qtbot.waitUntil(lambda: not window.isVisible())
     assert window.menus.last_box is None  # nothing captures here: nothing to ask
