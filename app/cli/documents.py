@@ -16,6 +16,7 @@ from app.cli.exits import EXIT_WAITING
 from app.cli.io import print_json
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj
+from app.core.keys import key_problem
 from app.core.nsu import Nsu
 from app.core.products import Product
 from app.desk import labels
@@ -240,6 +241,9 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _clean_key(text: str) -> str:
+    problem = key_problem(text)  # a digit too many, a wrong check digit: said, not "não encontrado"
+    if problem is not None:
+        raise CapturaError(problem)
     key = "".join(ch for ch in text if not ch.isspace()).upper()
     if len(key) not in (44, 50) or not key.isalnum():
         raise CapturaError(f"Chave de acesso inválida: {text!r} (NF-e e CT-e: 44 caracteres; NFS-e: 50).")

@@ -234,3 +234,44 @@ class NfseKey:
 
     def __str__(self) -> str:
         return self.value
+
+
+KEY_LENGTHS = {44: "NF-e ou CT-e", 50: "NFS-e"}
+_KEY_PREFIXES = ("NFE", "CTE", "MDFE", "NFS")
+
+
+def key_problem(text: str) -> str | None:
+    """What is wrong with a typed or scanned access key, in Portuguese; None when it is valid.
+
+    "Chave com 43 dígitos: uma chave de NF-e ou CT-e tem 44", "Dígito verificador da chave não
+    confere: esperado 7, informado 3". Spaces, dots and dashes (a key copied from a DANFE) and
+    the ``NFe``/``CTe``/``NFS`` Id prefix are allowed.
+    """
+    plain = re.sub(r"[\s.\-/]", "", text).upper()
+    for prefix in _KEY_PREFIXES:
+        if plain.startswith(prefix) and len(plain) - len(prefix) in KEY_LENGTHS:
+            plain = plain[len(prefix) :]
+    if not plain.isalnum() or not plain.isascii():
+        return "A chave de acesso tem só dígitos (e, nas chaves novas, letras maiúsculas)."
+    size = len(plain)
+    if size not in KEY_LENGTHS:
+        unit = "dígitos" if plain.isdigit() else "caracteres"
+        if size < 44:
+            expected = "uma chave de NF-e ou CT-e tem 44"
+        elif size > 50:
+            expected = "uma chave de NFS-e tem 50"
+        else:
+            expected = "uma chave de NF-e ou CT-e tem 44, uma de NFS-e tem 50"
+        return f"Chave com {size} {unit}: {expected}."
+    if plain[-1].isdigit():
+        expected_digit = mod11_digit(plain[:-1])
+        if expected_digit != int(plain[-1]):
+            return f"Dígito verificador da chave não confere: esperado {expected_digit}, informado {plain[-1]}."
+    try:
+        if size == 44:
+            AccessKey(plain)
+        else:
+            NfseKey(plain)
+    except InvalidIdentifier as error:
+        return str(error)
+    return None

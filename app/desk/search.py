@@ -6,19 +6,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.ids import Cnpj, Cpf
-from app.core.keys import AccessKey, NfseKey
+from app.core.keys import AccessKey, NfseKey, key_problem
 
 MAX_NUMBER_DIGITS = 15  # nNF has 9, NFS-e nNFSe up to 13, nCT 9
 
 
 @dataclass(frozen=True, slots=True)
 class Search:
-    """What the text asks for; exactly one field is set (all None for an empty search)."""
+    """What the text asks for; exactly one field is set (all None for an empty search).
+
+    ``key_problem`` says why a text shaped like a key is not one ("Chave com 43 dígitos: ...");
+    such a key is still searched as typed (it finds nothing), and the grid says why.
+    """
 
     access_key: str | None = None
     counterpart_id: str | None = None
     number: int | None = None
     text: str | None = None
+    key_problem: str | None = None
 
 
 def parse_search(text: str | None) -> Search:
@@ -31,13 +36,16 @@ def parse_search(text: str | None) -> Search:
     if only_punctuation and len(compact) == 44:
         try:
             return Search(access_key=AccessKey.parse(compact).value)
-        except ValueError:
-            return Search(access_key=compact)  # mistyped: searched as typed, found by no document
+        except ValueError:  # mistyped: searched as typed, found by no document
+            return Search(access_key=compact, key_problem=key_problem(compact))
     if only_punctuation and len(compact) == 50:
         try:
             return Search(access_key=NfseKey.parse(compact).value)
         except ValueError:
-            return Search(access_key=compact)
+            return Search(access_key=compact, key_problem=key_problem(compact))
+    if only_punctuation and compact.isdigit() and len(compact) > MAX_NUMBER_DIGITS:
+        # No number, CNPJ or CPF is that long: a key with a digit too many or too few.
+        return Search(access_key=compact, key_problem=key_problem(compact))
     if only_punctuation and len(compact) == 14:
         try:
             return Search(counterpart_id=Cnpj.parse(compact).value)

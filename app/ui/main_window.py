@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from app import APP_NAME, __version__
 from app.core.clock import BRASILIA
 from app.core.products import Product
+from app.desk.search import parse_search
 from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow
 from app.store.records import ManifestationState, RowKind
 from app.ui.company_list import ALL, CompanyList
@@ -342,6 +343,9 @@ class MainWindow(QMainWindow):
             return
         if product not in self.desk.products():
             label.setText(f"A captura de {product.label} ainda não está disponível nesta versão.")
+        elif problem := parse_search(model.grid_filter.search).key_problem:
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            label.setText(problem)  # a mistyped or misread key: what is wrong with it, not "nenhuma"
         else:
             self.live.explain_empty(product, label, _none(product), self.filters.widen)
         label.setGeometry(self.views[product].viewport().rect())

@@ -120,7 +120,12 @@ def test_unknown_or_invalid_key_is_refused(harness: Harness, cli: Cli, tmp_path:
     assert cli("documents", "show", missing) == 1
     assert "não encontrado" in cli.err
     assert cli("documents", "xml", "123", "-o", str(tmp_path / "x.xml")) == 1
-    assert "Chave de acesso inválida" in cli.err
+    assert "Chave com 3 dígitos: uma chave de NF-e ou CT-e tem 44." in cli.err
+    # A wrong check digit is said as such, not "não encontrado" (the valid one is 0: ...010).
+    assert cli("documents", "show", missing[:43] + "3") == 1
+    assert "Dígito verificador da chave não confere: esperado 0, informado 3." in cli.err
+    assert cli("documents", "show", missing[:43]) == 1
+    assert "Chave com 43 dígitos: uma chave de NF-e ou CT-e tem 44." in cli.err
     assert not (tmp_path / "x.xml").exists()
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import InvalidIdentifier
-from app.core.ids import Cnpj, Cpf
-from app.core.keys import AccessKey, DocumentModel, NfseKey
+from app.core.ids import Cnpj, Cpf, mod11_digit
+from app.core.keys import AccessKey, DocumentModel, NfseKey, key_problem
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -116,3 +116,30 @@ def test_nfse_key_build_and_check_digit() -> None:
     tampered = key.value[:-1] + str((int(key.value[-1]) + 1) % 10)
     with pytest.raises(InvalidIdentifier):
         NfseKey(tampered)
+
+
+def test_key_problem_says_what_is_wrong_with_a_typed_key() -> None:
+    key = AccessKey.build(
+        uf="SP", year_month="2401", issuer="11222333000181", model="55", serie=1, number=5, tp_emis=1, code=12345678
+    ).value
+    assert key_problem(key) is None
+    assert key_problem("NFe" + key) is None and key_problem(" ".join(key[i : i + 4] for i in range(0, 44, 4))) is None
+    assert key_problem(key[:43]) == "Chave com 43 dígitos: uma chave de NF-e ou CT-e tem 44."
+    wrong = (int(key[43]) + 3) % 10
+    assert key_problem(key[:43] + str(wrong)) == (
+        f"Dígito verificador da chave não confere: esperado {key[43]}, informado {wrong}."
+    )
+    assert key_problem(key + "12") == "Chave com 46 dígitos: uma chave de NF-e ou CT-e tem 44, uma de NFS-e tem 50."
+    assert key_problem(key + "1234567") == "Chave com 51 dígitos: uma chave de NFS-e tem 50."
+    assert key_problem(key[:20] + "?" + key[21:]) is not None
+    nfse = NfseKey.build(
+        c_mun="3550308", amb_ger=1, insc_fed="11222333000181", number=7, year_month="2401", code=1
+    ).value
+    assert key_problem(nfse) is None
+    bad = (int(nfse[49]) + 1) % 10
+    assert key_problem(nfse[:49] + str(bad)) == (
+        f"Dígito verificador da chave não confere: esperado {nfse[49]}, informado {bad}."
+    )
+    # Valid digits, impossible content: the key's own rule says which.
+    impossible = "99" + key[2:43]
+    assert "UF inexistente" in (key_problem(impossible + str(mod11_digit(impossible))) or "")

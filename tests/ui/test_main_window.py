@@ -85,6 +85,17 @@ def test_search_by_key_then_detail_shows_the_xml(qtbot: QtBot, desk: Desk, offic
     assert window.detail.buttons["210210"].isEnabled()
     window.detail.xml_search.setText("chNFe")
     assert window.detail.find_in_xml()
+    # A key scanned with a digit missing, or with a wrong check digit: the grid says what is wrong.
+    empty = window.empty_labels[Product.NFE]
+    window.search.setText(key[:43])
+    window.apply_filters()
+    qtbot.waitUntil(lambda: empty.isVisible() and empty.text().startswith("Chave com 43 dígitos"))
+    assert empty.text() == "Chave com 43 dígitos: uma chave de NF-e ou CT-e tem 44."
+    wrong = str((int(key[43]) + 1) % 10)
+    window.search.setText(key[:43] + wrong)
+    window.apply_filters()
+    expected = f"Dígito verificador da chave não confere: esperado {key[43]}, informado {wrong}."
+    qtbot.waitUntil(lambda: empty.text() == expected)
 
 
 def test_manifest_one_row_then_a_batch(qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path) -> None:
