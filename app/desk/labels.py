@@ -46,6 +46,12 @@ MANIFESTATION_STATE = {
 ACTION = ACTION_LABELS  # the words `status` prints
 CAPTURING = CONSULTANDO
 PDF_NAMES = {Product.NFE: "DANFE", Product.CTE: "DACTE", Product.NFSE: "DANFSe"}
+SUMMARY_PDF = "PDF do resumo"  # a resNFe's page says it is not a DANFE: neither does its button
+
+
+def pdf_name(product: Product, row_kind: RowKind | None) -> str:
+    """What a row's PDF is: "DANFE", "DACTE", "DANFSe", or the resumo's page."""
+    return SUMMARY_PDF if row_kind is RowKind.SUMMARY else PDF_NAMES[product]
 
 
 def manifestation_label(tp_evento: str) -> str:

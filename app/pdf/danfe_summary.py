@@ -13,10 +13,14 @@ from collections.abc import Sequence
 from lxml import etree
 from reportlab.lib.pagesizes import A4
 
+from app.core.guard import ACCEPTED_CSTATS
+from app.core.manifestation import CIENCIA, CONFIRMACAO
 from app.pdf import formats as fmt
 from app.pdf.danfe_blocks import watermark
 from app.pdf.danfe_data import is_cancelled, text
 from app.pdf.layout import Sheet, new_canvas
+from app.safexml import parse_xml
+from app.safexml.errors import XmlRejected
 
 SITUATION = {"1": "Autorizada", "2": "Denegada", "3": "Cancelada"}
 DIRECTION = {"0": "0 - Entrada", "1": "1 - Saída"}
@@ -28,12 +32,57 @@ EXPLANATION = (
     "O que fazer: registre a Ciência da Operação (ou a Confirmação) desta nota no Captura DF-e; o XML "
     "completo chega numa das próximas consultas à SEFAZ e o DANFE passa a ser gerado a partir dele."
 )
+REGISTERED = (
+    "A SEFAZ enviou apenas o resumo desta NF-e (resNFe). A {event} desta nota já foi registrada{when}: "
+    "o XML completo chega numa das próximas consultas à SEFAZ, e o DANFE passa a ser gerado a partir dele. "
+    "Até lá, este documento não é um DANFE e não acompanha mercadoria.\n\n"
+    "Nada a fazer: o Captura DF-e busca o XML completo sozinho."
+)
+# The recipient's events after which the SEFAZ distributes the complete XML.
+OPENING_EVENTS = {CIENCIA: "Ciência da Operação", CONFIRMACAO: "Confirmação da Operação"}
+
+
+def registered_opening(key: str, events: Sequence[bytes]) -> tuple[str, str] | None:
+    """The Ciência or Confirmação of this key among the events, accepted: (its name, when), else None.
+
+    The events are those distributed and this company's own accepted manifestations (their
+    ``retEvento``), as the desk hands them.
+    """
+    found: tuple[str, str] | None = None
+    for data in events:
+        try:
+            root = parse_xml(data)
+        except XmlRejected:
+            continue
+        values: dict[str, str] = {}
+        for element in root.iter():
+            name = etree.QName(element).localname if isinstance(element.tag, str) else ""
+            if name in ("tpEvento", "chNFe", "cStat", "dhRegEvento") and element.text:
+                values[name] = element.text.strip()  # the last one: the answer's, not the request's
+        tp = values.get("tpEvento", "")
+        if (
+            tp in OPENING_EVENTS
+            and values.get("cStat", "").isdigit()
+            and int(values["cStat"]) in ACCEPTED_CSTATS
+            and values.get("chNFe", key) == key
+        ):
+            found = (OPENING_EVENTS[tp], values.get("dhRegEvento", ""))
+            if tp == CONFIRMACAO:
+                break
+    return found
 
 
 def render_summary(root: etree._Element, events: Sequence[bytes] = ()) -> bytes:
     key = text(root, "chNFe")
     situation = text(root, "cSitNFe")
     cancelled = situation == "3" or is_cancelled(key, events)
+    opening = registered_opening(key, events)
+    if opening is not None:
+        event, when = opening
+        explanation = REGISTERED.format(event=event, when=f" em {fmt.date_time(when)}" if when else "")
+        to_get = f"{event} registrada: XML completo a caminho"
+    else:
+        explanation, to_get = EXPLANATION, "Registrar a Ciência ou a Confirmação da Operação"
     out = io.BytesIO()
     canvas = new_canvas(out, A4, f"Resumo da NF-e {key}")
     sheet = Sheet(canvas, *A4)
@@ -44,7 +93,7 @@ def render_summary(root: etree._Element, events: Sequence[bytes] = ()) -> bytes:
     sheet.block(x, y, w, 5, "Este documento não é um DANFE", 10, align="center")
     y += 8
     sheet.rect(x, y, w, 34)
-    sheet.block(x + 2, y + 2, w - 4, 30, EXPLANATION, 9, keep_newlines=True, min_size=7)
+    sheet.block(x + 2, y + 2, w - 4, 30, explanation, 9, keep_newlines=True, min_size=7)
     y += 38
     rows: list[list[tuple[float, str, object]]] = [
         [(w, "Chave de acesso", fmt.key_groups(key))],
@@ -57,7 +106,7 @@ def render_summary(root: etree._Element, events: Sequence[bytes] = ()) -> bytes:
          (w * 0.35, "Protocolo de autorização", text(root, "nProt")),
          (w * 0.3, "Data de autorização", fmt.date_time(text(root, "dhRecbto")))],
         [(w * 0.35, "Situação na SEFAZ", "Cancelada" if cancelled else SITUATION.get(situation, situation or "-")),
-         (w * 0.65, "Para obter o XML completo", "Registrar a Ciência ou a Confirmação da Operação")],
+         (w * 0.65, "Para obter o XML completo", to_get)],
     ]  # fmt: skip
     for row in rows:
         sheet.fields(x, y, 10, row, size=10)

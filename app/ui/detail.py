@@ -244,7 +244,14 @@ class DetailPane(QWidget):
         self.tabs.addTab(self.preview, "Visualização")
         self.tabs.currentChanged.connect(lambda _index: self._want_preview())
         layout.addWidget(self.tabs)
+        self.set_product(Product.NFE)  # the first tab's
         self.clear()
+
+    def set_product(self, product: Product) -> None:
+        """The grid shown: the recipient's buttons for NF-e, the taker's for NFS-e, none for CT-e."""
+        self.product = product
+        for tp, button in self.buttons.items():
+            button.setVisible(product is Product.NFE if tp in NFE_EVENTS else product is Product.NFSE)
 
     def clear(self, text: str = "Selecione um documento para ver os detalhes.") -> None:
         self.detail = None
@@ -271,7 +278,7 @@ class DetailPane(QWidget):
             text = pretty_xml(xml)
         self.xml.setPlainText(text or "XML não disponível.")
         printable = xml is not None and not detail.row.is_event_row and not detail.row.quarantined
-        name = labels.PDF_NAMES[detail.row.product]
+        name = labels.pdf_name(detail.row.product, detail.row.row_kind)
         self.pdf_button.setText(f"Salvar {name}…")
         self.pdf_button.setEnabled(printable)
         self._pdf_row = None
@@ -280,12 +287,10 @@ class DetailPane(QWidget):
         )
         if printable:
             self._want_preview()
-        product = detail.row.product
         allowed = set(detail.allowed_manifestations) if writable else set()
+        self.set_product(detail.row.product)
         for tp, button in self.buttons.items():
             button.setEnabled(tp in allowed)
-            # the recipient's events are NF-e's, the taker's NFS-e's; CT-e has none here
-            button.setVisible(product is Product.NFE if tp in NFE_EVENTS else product is Product.NFSE)
         self.save_button.setEnabled(xml is not None)
         self.retry_button.setVisible(detail.row.quarantined and detail.row.nsu is not None and writable)
 

@@ -50,8 +50,9 @@ class FileActions(QObject):
         row = self._one_row()
         if row is None:
             return
-        kind = labels.PDF_NAMES[row.product]
-        name = f"{row.access_key or row.row_id}-{kind}.pdf"
+        kind = labels.pdf_name(row.product, row.row_kind)
+        suffix = "resumo" if kind == labels.SUMMARY_PDF else kind
+        name = f"{row.access_key or row.row_id}-{suffix}.pdf"
         target, _filter = QFileDialog.getSaveFileName(
             self.host.window(), f"Salvar {kind}", str(self._folder() / name), "PDF (*.pdf)"
         )
@@ -64,7 +65,7 @@ class FileActions(QObject):
 
         def done(_size: int) -> None:
             host.detail.saved(target)
-            host.statusBar().showMessage(f"{labels.PDF_NAMES[row.product]} salvo em {target}.", 10_000)
+            host.statusBar().showMessage(f"{labels.pdf_name(row.product, row.row_kind)} salvo em {target}.", 10_000)
 
         host.tasks.run(lambda: host.desk.save_pdf(row, target), done)
 

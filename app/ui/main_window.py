@@ -329,6 +329,7 @@ class MainWindow(QMainWindow):
             self.tasks.run(lambda: self.desk.alerts(product, grid_filter.company_ids), self._show_alerts)
 
     def _tab_changed(self, _index: int) -> None:
+        self.detail.set_product(self.current_product())  # no NFS-e taker button on the NF-e tab
         self._load_current()
         product = self.current_product()
         model = self.models[product]

@@ -83,6 +83,7 @@ def test_search_by_key_then_detail_shows_the_xml(qtbot: QtBot, desk: Desk, offic
     assert key in window.detail.summary.toPlainText()
     assert "<resNFe" in window.detail.xml.toPlainText()
     assert window.detail.buttons["210210"].isEnabled()
+    assert window.detail.pdf_button.text() == "Salvar PDF do resumo…"  # its page says it is no DANFE
     window.detail.xml_search.setText("chNFe")
     assert window.detail.find_in_xml()
     # A key scanned with a digit missing, or with a wrong check digit: the grid says what is wrong.
@@ -301,3 +302,21 @@ def test_the_cte_tab_shows_modal_payer_and_carried_nfe_and_links_to_the_nfe(
     nfe = window.models[Product.NFE]
     qtbot.waitUntil(lambda: window.current_product() is Product.NFE and [r.access_key for r in nfe.rows] == [nfe_key])
     assert nfe.rows[0].carried_keys == (str(cte.key),)
+
+
+def test_each_tab_shows_only_its_own_manifestation_buttons(qtbot: QtBot, desk: Desk, tmp_path: Path) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    buttons = window.detail.buttons
+    taker = ["203202", "203206"]
+    recipient = ["210200", "210210", "210220", "210240"]
+
+    def shown() -> set[str]:
+        return {tp for tp, button in buttons.items() if not button.isHidden()}
+
+    assert shown() == set(recipient)  # at start, on the NF-e tab: no NFS-e taker button
+    window.tabs.setCurrentIndex(list(Product).index(Product.NFSE))
+    assert shown() == set(taker)
+    window.tabs.setCurrentIndex(list(Product).index(Product.CTE))
+    assert shown() == set()
+    window.tabs.setCurrentIndex(list(Product).index(Product.NFE))
+    assert shown() == set(recipient)
