@@ -16,6 +16,7 @@ from types import TracebackType
 
 from filelock import FileLock, Timeout
 
+from app.core.clock import BRASILIA
 from app.core.errors import CapturaError
 
 LOCK_NAME = "captura.lock"
@@ -70,7 +71,7 @@ class DataFolderLock:
             raise CapturaError(
                 f"Não foi possível reservar a pasta de dados {self.data_dir} para a captura: {error}."
             ) from error
-        since = datetime.now().astimezone().strftime("%d/%m/%Y %H:%M")
+        since = datetime.now(BRASILIA).strftime("%d/%m/%Y %H:%M")  # Brasília, as every other time shown
         try:
             (self.data_dir / OWNER_NAME).write_text(
                 f"{self.owner}, PID {os.getpid()} em {socket.gethostname()}, desde {since}", encoding="utf-8"

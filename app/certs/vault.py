@@ -56,9 +56,10 @@ class VaultError(CapturaError):
 
 
 class NoSecureStorage(VaultError):
-    def __init__(self) -> None:
+    def __init__(self, what: str = "o certificado") -> None:
+        """``what`` is kept there: the certificate, or the ERP hand-off's signing secret."""
         super().__init__(
-            "Não há um cofre de senhas seguro disponível neste computador para guardar o certificado. "
+            f"Não há um cofre de senhas seguro disponível neste computador para guardar {what}. "
             "No Windows o Gerenciador de Credenciais é usado automaticamente; no Linux é preciso um "
             "serviço Secret Service ativo (por exemplo GNOME Keyring ou KWallet)."
         )

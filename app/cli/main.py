@@ -25,7 +25,9 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         prog="python main.py",
         description=f"{APP_NAME}: captura de NF-e, CT-e e NFS-e. Sem subcomando, abre a janela do aplicativo.",
     )
-    parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"{APP_NAME} {__version__}", help="mostra a versão do programa e sai"
+    )
     parser.add_argument(
         "--data-dir",
         metavar="PASTA",

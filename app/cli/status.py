@@ -9,6 +9,7 @@ from app.cli.context import open_desk
 from app.cli.io import print_json
 from app.core.cadence import display_time
 from app.core.ids import Cnpj
+from app.desk.labels import answer_message
 
 if TYPE_CHECKING:
     from app.desk.capturing import CompanyStatus
@@ -29,7 +30,8 @@ def describe(status: CompanyStatus, now: Any) -> str:
     if status.reason:
         parts.append(status.reason)
     if status.last_cstat:
-        parts.append(f"último cStat {status.last_cstat}" + (f" ({status.last_message})" if status.last_message else ""))
+        message = answer_message(status.last_cstat, status.last_message)  # the ADN's carry the code
+        parts.append(f"último cStat {status.last_cstat}" + (f" ({message})" if message else ""))
     parts.append(f"{status.documents_today} documento(s) hoje")
     if status.pending_recoveries:
         parts.append(f"{status.pending_recoveries} recuperação(ões) pendente(s)")

@@ -156,10 +156,7 @@ class Dashboard:
             state = cursors[status.product].get(status.company_id)
             answer = "-"
             if status.last_cstat:
-                message = status.last_message or ""
-                if message.startswith(status.last_cstat):  # the ADN's messages carry their code already
-                    message = message[len(status.last_cstat) :].lstrip(" :—-")
-                answer = f"{status.last_cstat} — {message}" if message else status.last_cstat
+                answer = labels.answer_text(status.last_cstat, status.last_message)
             result.append(
                 DashboardLine(
                     company_id=status.company_id,

@@ -49,6 +49,21 @@ PDF_NAMES = {Product.NFE: "DANFE", Product.CTE: "DACTE", Product.NFSE: "DANFSe"}
 SUMMARY_PDF = "PDF do resumo"  # a resNFe's page says it is not a DANFE: neither does its button
 
 
+def answer_message(cstat: str, message: str | None) -> str:
+    """A service's answer without its code: the ADN's messages carry it already ("E2220: ..."),
+    the SEFAZ's do not; shown beside the code, it would read twice."""
+    text = message or ""
+    if text.startswith(cstat):
+        text = text[len(cstat) :].lstrip(" :—-")
+    return text
+
+
+def answer_text(cstat: str, message: str | None) -> str:
+    """ "E2220 — mensagem", the code once."""
+    text = answer_message(cstat, message)
+    return f"{cstat} — {text}" if text else cstat
+
+
 def pdf_name(product: Product, row_kind: RowKind | None) -> str:
     """What a row's PDF is: "DANFE", "DACTE", "DANFSe", or the resumo's page."""
     return SUMMARY_PDF if row_kind is RowKind.SUMMARY else PDF_NAMES[product]

@@ -58,6 +58,9 @@ NFSE_EVENT_NAMES = {
 }
 
 
+KEPT_IN_KEYRING = "o segredo de assinatura da entrega ao ERP"  # named in the keyring's errors
+
+
 class HandoffError(CapturaError):
     """The hand-off cannot be configured or run as asked."""
 
@@ -75,18 +78,18 @@ class HandoffSecrets:
             keyring.set_password(self.service_name, f"handoff:{cnpj}", secret)
             stored = keyring.get_password(self.service_name, f"handoff:{cnpj}")
         except NoKeyringError:
-            raise NoSecureStorage() from None
+            raise NoSecureStorage(KEPT_IN_KEYRING) from None
         except KeyringError as error:
             raise SecureStorageFailed(f"O cofre de senhas do sistema recusou guardar o segredo: {error}") from None
         if stored != secret:
-            raise NoSecureStorage()
+            raise NoSecureStorage(KEPT_IN_KEYRING)
         return secret
 
     def get(self, cnpj: str) -> str:
         try:
             secret = keyring.get_password(self.service_name, f"handoff:{cnpj}")
         except NoKeyringError:
-            raise NoSecureStorage() from None
+            raise NoSecureStorage(KEPT_IN_KEYRING) from None
         except KeyringError as error:
             raise SecureStorageFailed(f"O cofre de senhas do sistema não pôde ser lido: {error}") from None
         if secret is None:

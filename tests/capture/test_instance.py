@@ -120,3 +120,19 @@ def test_the_refusal_says_who_holds_the_folder_and_a_release_forgets_it(tmp_path
     second = DataFolderLock(tmp_path)
     second.acquire()  # free again
     second.release()
+
+
+def test_the_holder_says_since_when_in_brasilia_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A computer set to UTC (a server, a misconfigured laptop) still tells Brasília time, as the
+    rest of the program does."""
+    from datetime import datetime
+
+    from app.core.clock import BRASILIA
+
+    monkeypatch.setenv("TZ", "UTC")
+    before = datetime.now(BRASILIA).strftime("%d/%m/%Y %H:%M")
+    with DataFolderLock(tmp_path, owner="Janela") as lock:
+        holder = lock.holder() or ""
+    after = datetime.now(BRASILIA).strftime("%d/%m/%Y %H:%M")
+    assert holder.startswith("Janela, PID ")
+    assert holder.endswith((f"desde {before}", f"desde {after}"))

@@ -53,3 +53,28 @@ def test_times_are_shown_to_the_second(harness: Harness, cli: Cli) -> None:
     for instant in instants:
         assert "." not in instant, instant
         assert instant.endswith("-03:00"), instant
+
+
+def test_an_answer_that_carries_its_code_prints_it_once() -> None:
+    from datetime import UTC, datetime
+
+    from app.capture.status import CompanyStatus
+    from app.cli.status import describe
+    from app.core.products import Product
+
+    def line(cstat: str, message: str) -> str:
+        status = CompanyStatus(
+            1, "11222333000181", "Empresa", Product.NFSE, "Em espera", None, "", cstat, message, 0, 0, None
+        )
+        return describe(status, datetime(2026, 12, 1, 12, tzinfo=UTC))
+
+    adn = line("E2220", "E2220: Certificado não autorizado para o CNPJ.")
+    assert "último cStat E2220 (Certificado não autorizado para o CNPJ.)" in adn and adn.count("E2220") == 1
+    assert "último cStat 656 (Consumo indevido)" in line("656", "Consumo indevido")
+
+
+def test_the_version_option_speaks_portuguese() -> None:
+    from app.cli.main import build_parser
+
+    assert "mostra a versão do programa e sai" in build_parser().format_help()
+    assert "show program's version" not in build_parser().format_help()

@@ -204,3 +204,17 @@ def test_ctes_go_out_as_transportation_invoices_obeying_the_party_filter(tmp_pat
         str(taken.key),
     )
     assert headers[IDEMPOTENCY_HEADER] == f"{me}:{taken.key}:cteProc:{sent['nsu']}"
+
+
+def test_without_a_keyring_the_handoff_secret_error_names_the_secret_not_a_certificate() -> None:
+    import keyring
+    import keyring.backends.fail
+
+    from app.certs.vault import NoSecureStorage
+    from app.export.handoff import HandoffSecrets
+
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # the autouse fixture puts the test keyring back
+    with pytest.raises(NoSecureStorage) as caught:
+        HandoffSecrets().create("11222333000181")
+    assert "para guardar o segredo de assinatura da entrega ao ERP" in caught.value.message
+    assert "certificado" not in caught.value.message
