@@ -29,6 +29,7 @@ from app.core.ids import Cnpj
 from app.core.products import Environment, Product
 from app.demo import DEMO_SPEED
 from app.demo.memory_keyring import KeyringSwap
+from app.export.jobs import service_jobs
 from app.sandbox.sandbox import Sandbox
 from app.sandbox.scenario import Scenario, ScenarioRun
 from app.sandbox.serve import write_settings
@@ -218,6 +219,8 @@ class DemoEnvironment:
         self._publisher = threading.Thread(target=self._publish_loop, name="demo-publisher", daemon=True)
         self._publisher.start()
         self.service = CaptureService(ctx)
+        for job in service_jobs(ctx.db, ctx.clock):  # the export profiles made in the demo run too
+            self.service.add_job(job)
         self.service.start()
 
     def _schedule_other_consumer(self, sandbox: Sandbox) -> None:
