@@ -219,6 +219,7 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.capture_label)
         self.setStatusBar(status)
         self.menus = WindowMenus(self)
+        column.insertWidget(1, self.menus.first_run.panel)  # no company yet: points to the assistant
         self.company_actions = self.menus.company_actions
         self.menus.bind_keys(
             self.tabs,
@@ -285,6 +286,7 @@ class MainWindow(QMainWindow):
 
     def _companies(self, lines: list[CompanyLine], first: bool) -> None:
         self.companies = lines
+        self.menus.first_run.companies_listed(lines, first)
         self.company_list.show_lines(lines, self.desk.now(), first=first)
         if first:
             self.apply_filters()

@@ -16,6 +16,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from app.ui.company_actions import CompanyActions
+from app.ui.first_run import FirstRun
 from app.ui.window_host import WindowHost
 
 QUIT_TITLE = "Sair do Captura DF-e"
@@ -47,7 +48,10 @@ class WindowMenus(QObject):
         view.addAction("Documentos", lambda: host.pages.setCurrentIndex(0))
         view.addAction("Painel de captura", lambda: host.pages.setCurrentIndex(1))
         view.addAction("Atualizar (F5)", host.refresh)
+        self.first_run = FirstRun(host)
         self.help = host.menuBar().addMenu("Aj&uda")
+        self.assistant = self.help.addAction("Assistente de primeiros passos…", self.first_run.open)
+        self.assistant.setObjectName("first-run-action")
 
     def bind_keys(
         self, grid: QWidget, window: Mapping[Any, Callable[[], Any]], in_grid: Mapping[Any, Callable[[], Any]]
