@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -60,6 +60,8 @@ STATUS_COLUMNS = (
     "Motivo",
 )
 CALL_COLUMNS = ("Horário", "Empresa", "Produto", "Operação", "Resultado", "cStat", "Duração", "Serviço")
+ANSWER_COLUMN = STATUS_COLUMNS.index("Última resposta")
+MIN_ANSWER = 230
 GAP_COLUMNS = ("Empresa", "Produto", "Encontradas", "Recuperadas", "Pendentes", "Inexistentes", "Desistidas")
 
 
@@ -240,7 +242,7 @@ class Dashboard(QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         layout.addWidget(split)
-        widths = (210, 135, 55, 160, 140, 230, 70, 60, 110, 300)
+        widths = (190, 135, 55, 150, 130, MIN_ANSWER, 70, 60, 110, 300)
         for index, width in enumerate(widths):
             self.status_table.setColumnWidth(index, width)
         for index, width in enumerate((150, 220, 60, 300, 110, 60, 80)):
@@ -315,6 +317,23 @@ class Dashboard(QWidget):
         self._show_gaps(gaps, names)
         self.chart.show_months(months)
 
+    def fit_answers(self) -> None:
+        """ "Última resposta" whole: as wide as its longest answer, within the visible width; what
+        still does not fit wraps onto a second line (the ADN's answers can be long)."""
+        table = self.status_table
+        room = table.viewport().width() - table.horizontalHeader().sectionViewportPosition(ANSWER_COLUMN)
+        wanted = max(MIN_ANSWER, table.sizeHintForColumn(ANSWER_COLUMN))
+        table.setColumnWidth(ANSWER_COLUMN, max(MIN_ANSWER, min(wanted, room)))
+        wrap = wanted > table.columnWidth(ANSWER_COLUMN)
+        if wrap != table.wordWrap():
+            table.setWordWrap(wrap)
+        if wrap:
+            table.resizeRowsToContents()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_answers()
+
     def _show_lines(self) -> None:
         assert self.desk is not None
         now = self.desk.now()
@@ -345,6 +364,7 @@ class Dashboard(QWidget):
         others = [f"{ln.name}: {ln.other_consumer}" for ln in self.lines if ln.other_consumer]
         self.other_consumers.setText("\n".join(others))
         self.other_consumers.setVisible(bool(others))
+        self.fit_answers()
         loading = sum(1 for ln in self.lines if ln.loading)
         blocked = sum(1 for ln in self.lines if ln.action is Action.BLOCKED)
         parts = [f"{len(self.lines)} captura(s)"]

@@ -16,7 +16,6 @@ from PySide6.QtGui import QCloseEvent, QGuiApplication, QHideEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMainWindow,
     QSplitter,
@@ -33,6 +32,7 @@ from app.core.products import Product
 from app.desk.search import parse_search
 from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow
 from app.store.records import ManifestationState, RowKind
+from app.ui import grid_columns
 from app.ui.company_list import ALL, CompanyList
 from app.ui.dashboard import Dashboard
 from app.ui.day_clock import DayClock
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 STATUS_REFRESH_MS = 5_000
 NOTICE_DEBOUNCE_MS = 1_500
+HEADER_KEY = "grid/{product}/columns"  # "header" before the columns fitted 1366×768: reset once
 
 
 def _none(product: Product) -> str:
@@ -89,6 +90,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(title)
         self.resize(1360, 820)
         self._dirty: set[Product] = set()
+        self._arranged: set[Product] = set()  # grids whose columns the clerk arranged (restored)
         self._build()
         self.notice.connect(self._on_notice)
         self._status_timer = QTimer(self)
@@ -166,12 +168,7 @@ class MainWindow(QMainWindow):
             view.verticalHeader().setVisible(False)
             view.verticalHeader().setDefaultSectionSize(22)
             view.setWordWrap(False)
-            header = view.horizontalHeader()
-            header.setSectionsMovable(True)
-            header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-            metrics = view.fontMetrics()
-            for index, shown in enumerate(model.columns):
-                header.resizeSection(index, metrics.horizontalAdvance(shown.sample) + 16)
+            grid_columns.set_up(view, model.columns)
             view.selectionModel().selectionChanged.connect(lambda *_a, p=product: self._selection_changed(p))
             view.doubleClicked.connect(lambda index, p=product: self._double_clicked(p, index))
             self.models[product] = model
@@ -199,6 +196,7 @@ class MainWindow(QMainWindow):
         self.detail.open_related.connect(self.open_key)
         self.vsplit.setStretchFactor(0, 3)
         self.vsplit.setStretchFactor(1, 2)
+        self.vsplit.setSizes([420, 200])  # at 768 pixels high, 15 rows of the grid and the detail below
         column.addWidget(self.vsplit)
         self.pages.addTab(right, "Documentos")
         self.dashboard = Dashboard(self.tasks, self.pages)
@@ -206,7 +204,7 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.dashboard, "Painel de captura")
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([290, 1070])
+        self.split.setSizes([250, 1110])
         outer.addWidget(self.split)
         self.setCentralWidget(central)
         status = QStatusBar(self)
@@ -359,6 +357,8 @@ class MainWindow(QMainWindow):
             for product, view in self.views.items():
                 if watched is view.viewport():
                     self.empty_labels[product].setGeometry(view.viewport().rect())
+                    if product not in self._arranged:  # the clerk's own arrangement stays as left
+                        grid_columns.fit(view, self.models[product].columns)
         return super().eventFilter(watched, event)
 
     def _counted(self, product: Product, total: int) -> None:
@@ -472,9 +472,9 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         for product, view in self.views.items():
-            state = self.settings.value(f"grid/{product.value}/header")
-            if isinstance(state, QByteArray):
-                view.horizontalHeader().restoreState(state)
+            state = self.settings.value(HEADER_KEY.format(product=product.value))
+            if isinstance(state, QByteArray) and view.horizontalHeader().restoreState(state):
+                self._arranged.add(product)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -499,7 +499,7 @@ class MainWindow(QMainWindow):
         self._notice_timer.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         for product, view in self.views.items():
-            self.settings.setValue(f"grid/{product.value}/header", view.horizontalHeader().saveState())
+            self.settings.setValue(HEADER_KEY.format(product=product.value), view.horizontalHeader().saveState())
         self.settings.sync()
         if self._unsubscribe is not None:
             self._unsubscribe()
