@@ -301,6 +301,9 @@ def document_rows(
             )
             for r in rows
         ]
+    elif product is Product.NFSE and rows:
+        nets = grid.net_values([r.row_id for r in rows if not r.is_event_row])
+        rows = [replace(r, net_cents=nets.get(r.row_id)) for r in rows]
     elif product is Product.NFE and pairs:
         moved_by = grid.carried(pairs, by_nfe=True)
         rows = [replace(r, carried_keys=tuple(moved_by.get((r.company_id, r.access_key or ""), ()))) for r in rows]

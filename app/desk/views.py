@@ -115,6 +115,7 @@ class GridRow:
     payer_id: str | None = None  # CT-e: the taker (tomador), who pays for the service
     payer_name: str | None = None
     carried_keys: tuple[str, ...] = ()  # CT-e: the NF-e it carries; NF-e: the CT-e that moved it
+    net_cents: int | None = None  # NFS-e: vLiq, what the taker pays (total_cents is vServ)
 
     @property
     def counterpart_id(self) -> str | None:

@@ -69,6 +69,14 @@ DOCUMENT_HEADERS = (
     "Direção",
     "Situação",
 )
+VALUE_AT = DOCUMENT_HEADERS.index("Valor (R$)")
+# NFS-e: both values, named as the DANFSe names them (the taker pays the net when taxes are withheld).
+NFSE_HEADERS = (
+    *DOCUMENT_HEADERS[:VALUE_AT],
+    "Valor do serviço (R$)",
+    "Valor líquido (R$)",
+    *DOCUMENT_HEADERS[VALUE_AT + 1 :],
+)
 
 
 # Companies and products (empty: all); an issue period in Brasília days, both inclusive.
@@ -100,8 +108,15 @@ class Reports:
         """One sheet per product, in issue order."""
         sheets = []
         for product in filters.products or tuple(Product):
-            rows: list[Sequence[Cell]] = [self._document_row(d) for d in self._documents(filters, product)]
-            sheets.append(Sheet(PRODUCT_SHEETS[product], DOCUMENT_HEADERS, rows))
+            docs = self._documents(filters, product)
+            if product is Product.NFSE:  # both values: one more read for the page's net values
+                listed = list(docs)
+                nets = GridRepository(self.db).net_values([d.id for d in listed])
+                rows: list[Sequence[Cell]] = [self._document_row(d, nets) for d in listed]
+                sheets.append(Sheet(PRODUCT_SHEETS[product], NFSE_HEADERS, rows))
+            else:
+                rows = [self._document_row(d) for d in docs]
+                sheets.append(Sheet(PRODUCT_SHEETS[product], DOCUMENT_HEADERS, rows))
         return sheets
 
     def _documents(self, filters: Filters, product: Product) -> Iterator[DocumentSummary]:
@@ -115,8 +130,12 @@ class Reports:
                 page = []
         yield from documents.summaries(page)
 
-    def _document_row(self, doc: DocumentSummary) -> list[Cell]:
+    def _document_row(self, doc: DocumentSummary, nets: dict[int, int] | None = None) -> list[Cell]:
+        """``nets``: an NFS-e sheet's net values (vLiq), a column after the service value."""
         company = self.company(doc.company_id)
+        values: list[Cell] = [money(doc.total_cents)]
+        if nets is not None:
+            values.append(money(nets.get(doc.id)))
         return [
             company.cnpj.value,
             company.name,
@@ -132,7 +151,7 @@ class Reports:
             doc.emitter_name,
             doc.recipient_id,
             doc.recipient_name,
-            money(doc.total_cents),
+            *values,
             DIRECTIONS[doc.direction],
             STATUSES[doc.status],
         ]

@@ -219,6 +219,7 @@ _CARRIED = "SELECT company_id, {key}, {other} FROM cte_carried_nfe WHERE company
 _CARRIED_BY_CTE = _CARRIED.format(key="cte_key", other="nfe_key")
 _CARRIED_BY_NFE = _CARRIED.format(key="nfe_key", other="cte_key")
 _PARTY_OF_ROLE = "SELECT document_id, tax_id, name FROM document_parties WHERE role = ? AND document_id IN ({ids})"
+_NET_VALUES = "SELECT document_id, net_cents FROM nfse_details WHERE net_cents IS NOT NULL AND document_id IN ({ids})"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -364,6 +365,18 @@ class GridRepository:
                 sql = _PARTY_OF_ROLE.format(ids=placeholders(len(chunk)))
                 for document_id, tax_id, name in driver.execute(sql, (role.value, *chunk)):
                     found.setdefault(document_id, (tax_id, name))
+        return found
+
+    def net_values(self, document_ids: Sequence[int]) -> dict[int, int]:
+        """NFS-e: the net value (vLiq, centavos) of each document that states one: what the taker
+        pays when ISS or federal taxes are withheld, beside the service value (vServ)."""
+        found: dict[int, int] = {}
+        with self._db.driver_connection() as driver:
+            for chunk in _chunks(list(document_ids)):
+                for document_id, cents in driver.execute(
+                    _NET_VALUES.format(ids=placeholders(len(chunk))), tuple(chunk)
+                ):
+                    found[document_id] = cents
         return found
 
     def count_quarantined(self, product: Product, company_ids: Sequence[int] = ()) -> int:

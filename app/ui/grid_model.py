@@ -51,6 +51,9 @@ _ALL = {
         Column("counterpart", "Contraparte", GridSort.COUNTERPART, "DISTRIBUIDORA DE PRODUTOS LTDA"),
         Column("tax_id", "CNPJ/CPF", None, "00.000.000/0000-00"),
         Column("value", "Valor", GridSort.VALUE, "R$ 000.000,00"),
+        # NFS-e: named as the DANFSe names them; the taker pays the net when taxes are withheld.
+        Column("service", "Valor do serviço", GridSort.VALUE, "R$ 000.000,00"),
+        Column("net", "Valor líquido", None, "R$ 000.000,00"),
         Column("status", "Situação", GridSort.STATUS, "cancelada após captura"),
         Column("manifestation", "Manifestação", None, "sem manifestação"),
         Column("deadline", "Prazo", None, "Conclusiva: 00 dias"),
@@ -67,7 +70,7 @@ _TAIL = ("kind", "direction", "key")
 COLUMNS: dict[Product, tuple[Column, ...]] = {
     Product.NFE: tuple(_ALL[n] for n in (*_BASE, "manifestation", "deadline", *_TAIL)),
     Product.CTE: tuple(_ALL[n] for n in (*_BASE, "modal", "payer", "carried", *_TAIL)),
-    Product.NFSE: tuple(_ALL[n] for n in (*_BASE, *_TAIL)),
+    Product.NFSE: tuple(_ALL[n] for n in (*_BASE[:4], "service", "net", "status", *_TAIL)),
 }
 
 ALERT = QColor("#b3261e")
@@ -116,6 +119,8 @@ def display(row: GridRow, column: str, now: datetime) -> str:
         "number": lambda: number_text(row),
         "tax_id": lambda: labels.tax_id(row.counterpart_id),
         "value": lambda: labels.money_br(row.total_cents),
+        "service": lambda: labels.money_br(row.total_cents),
+        "net": lambda: labels.money_br(row.net_cents),
         "manifestation": lambda: labels.MANIFESTATION_STATE[row.manifestation] if row.manifestation else "",
         "deadline": lambda: labels.deadline_text(row.deadline, now),
         "modal": lambda: row.modal or "-",
@@ -137,6 +142,8 @@ def sort_value(row: GridRow, column: str) -> Any:
         "counterpart": row.counterpart_name,
         "tax_id": row.counterpart_id,
         "value": row.total_cents,
+        "service": row.total_cents,
+        "net": row.net_cents,
         "status": row.status.value,
         "manifestation": row.manifestation.value if row.manifestation else None,
         "deadline": row.deadline.due if row.deadline else None,
@@ -391,7 +398,7 @@ class DocumentTableModel(QAbstractTableModel):
             return row
         if role == Qt.ItemDataRole.DecorationRole and column == "issued":
             return self._icons[row.row_kind]
-        if role == Qt.ItemDataRole.TextAlignmentRole and column == "value":
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("value", "service", "net"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
             return self._colour(row, column)

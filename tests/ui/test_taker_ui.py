@@ -80,3 +80,40 @@ def test_the_rejection_dialog_needs_a_reason_of_15_to_255_characters(qtbot: QtBo
         assert TakerDialog("203202", row).text is None  # a confirmation asks nothing more
     finally:
         desk.close()
+
+
+def test_an_nfse_with_withheld_taxes_shows_both_values_in_the_grid_and_the_report(
+    qtbot: QtBot, nfse: Harness, tmp_path: Path
+) -> None:
+    """Where ISS or federal taxes are withheld the taker pays the net value (vLiq): the grid and the
+    documents report show it beside the service value (vServ), named as the DANFSe names them."""
+    key = str(
+        nfse.sandbox.publish_nfse(
+            provider=SUPPLIER, taker=RECIPIENT, service_cents=1_000_000, retained_cents=61_500
+        ).key
+    )
+    nfse.capture.run_due()
+    desk = Desk(nfse.office.data_dir, clock=nfse.clock, capture=False)
+    desk.open()
+    window = MainWindow(desk, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    try:
+        window.show()
+        window.tabs.setCurrentIndex(list(Product).index(Product.NFSE))
+        model = window.models[Product.NFSE]
+        qtbot.waitUntil(lambda: any(r.access_key == key for r in model.rows), timeout=20_000)
+        headers = [c.header for c in model.columns]
+        position = next(i for i, r in enumerate(model.rows) if r.access_key == key)
+        service, net = headers.index("Valor do serviço"), headers.index("Valor líquido")
+        assert model.index(position, service).data() == "R$ 10.000,00"
+        assert model.index(position, net).data() == "R$ 9.385,00"
+        from app.export.reports import NFSE_HEADERS, Filters, Reports
+
+        [sheet] = Reports(desk.ctx.db).documents(Filters((), (Product.NFSE,), None, None))
+        row = next(r for r in sheet.rows if key in r)
+        assert sheet.headers == NFSE_HEADERS
+        values = dict(zip(sheet.headers, row, strict=True))
+        assert str(values["Valor do serviço (R$)"]) == "10000.00" and str(values["Valor líquido (R$)"]) == "9385.00"
+    finally:
+        window.close()
+        desk.close()

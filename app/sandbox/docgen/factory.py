@@ -178,6 +178,7 @@ class DocumentFactory:
         issued_at: datetime,
         service_cents: int | None = None,
         with_ibscbs: bool = False,
+        retained_cents: int = 0,
     ) -> GeneratedNfse:
         rng, number, _ = self._next(provider.doc, "nfse")
         return build_nfse(
@@ -191,6 +192,7 @@ class DocumentFactory:
             with_ibscbs=with_ibscbs,
             number=number,
             tp_amb=self.tp_amb,
+            retained_cents=retained_cents,
         )
 
     def nfse_event(

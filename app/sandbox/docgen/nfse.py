@@ -118,7 +118,9 @@ def build_nfse(
     with_ibscbs: bool,
     number: int,
     tp_amb: int,
+    retained_cents: int = 0,
 ) -> GeneratedNfse:
+    """``retained_cents``: ISS or federal taxes withheld by the taker (vTotalRet), so vLiq < vServ."""
     if service_cents is None:
         service_cents = rng.randrange(10_000, 2_000_000)
     c_trib, x_trib, x_desc, c_nbs = rng.choice(_SERVICES)
@@ -183,7 +185,8 @@ def build_nfse(
             f"<xNome>{esc(provider.name)}</xNome><enderNac><xLgr>{street}</xLgr><nro>{nro}</nro>"
             f"<xBairro>{district}</xBairro><cMun>{provider.c_mun}</cMun><UF>{provider.uf}</UF><CEP>{cep}</CEP>"
             f"</enderNac></emit><valores><vBC>{money(service_cents)}</vBC><pAliqAplic>5.00</pAliqAplic>"
-            f"<vISSQN>{money(iss)}</vISSQN><vTotalRet>0.00</vTotalRet><vLiq>{money(service_cents)}</vLiq>"
+            f"<vISSQN>{money(iss)}</vISSQN><vTotalRet>{money(retained_cents)}</vTotalRet>"
+            f"<vLiq>{money(service_cents - retained_cents)}</vLiq>"
             f"</valores>{ibscbs_nfse}"
         ).encode()
         + signed_dps
