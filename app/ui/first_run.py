@@ -17,7 +17,6 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -33,6 +32,7 @@ from app.desk import exports, preferences
 from app.desk.preferences import Preferences
 from app.desk.views import CompanyLine
 from app.ui.company_dialog import CompanyDialog
+from app.ui.settings_dialog import choose_bundle, choose_folder, next_data_dir, typed_path
 from app.ui.window_host import WindowHost
 
 DISMISSED_KEY = "first_run/dismissed"
@@ -198,21 +198,13 @@ class FirstRunWizard(QWizard):
     # ------------------------------------------------------------------ choices
 
     def _choose_data_dir(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Pasta de dados", self.data_dir.text() or str(Path.home()))
-        if folder:
-            self.data_dir.setText(folder)
+        choose_folder(self, self.data_dir, "Pasta de dados")
 
     def _choose_export_dir(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Pasta de exportação", str(Path.home()))
-        if folder:
-            self.export_dir.setText(folder)
+        choose_folder(self, self.export_dir, "Pasta de exportação")
 
     def _choose_bundle(self) -> None:
-        path, _filter = QFileDialog.getOpenFileName(
-            self, "Cadeia ICP-Brasil", str(Path.home()), "Certificados PEM (*.pem *.crt *.cer);;Todos os arquivos (*)"
-        )
-        if path:
-            self.bundle.setText(path)
+        choose_bundle(self, self.bundle)
 
     def open_company(self) -> None:
         dialog = CompanyDialog(self.host.desk, self.host.tasks, None, self)
@@ -229,18 +221,13 @@ class FirstRunWizard(QWizard):
 
     def chosen(self) -> tuple[Preferences | None, Path | None]:
         """The preferences to save (None: unchanged or not read yet) and the export folder (None: none)."""
-        export = (
-            Path(self.export_dir.text().strip())
-            if self.export_on.isChecked() and self.export_dir.text().strip()
-            else None
-        )
+        export = typed_path(self.export_dir.text()) if self.export_on.isChecked() else None
         if self.current is None:
             return None, export
-        folder = Path(self.data_dir.text().strip()) if self.data_dir.text().strip() else None
-        untouched = folder == self.current.data_dir and self.current.next_data_dir is None
-        bundle = Path(self.bundle.text().strip()) if self.bundle.text().strip() else None
         updated = replace(
-            self.current, next_data_dir=None if folder is None or untouched else folder, icp_brasil_bundle=bundle
+            self.current,
+            next_data_dir=next_data_dir(self.current, self.data_dir.text()),
+            icp_brasil_bundle=typed_path(self.bundle.text()),
         )
         return (None if updated == self.current else updated), export
 

@@ -37,6 +37,35 @@ if TYPE_CHECKING:
 NOTE_STYLE = "color: #555555;"
 
 
+def typed_path(text: str) -> Path | None:
+    return Path(text.strip()) if text.strip() else None
+
+
+def next_data_dir(current: Preferences, text: str) -> Path | None:
+    """The data folder for the next start; unchanged and never chosen, nothing to remember (the
+    default keeps applying)."""
+    folder = typed_path(text)
+    untouched = folder == current.data_dir and current.next_data_dir is None
+    return None if folder is None or untouched else folder
+
+
+def choose_folder(parent: QWidget, edit: QLineEdit, title: str) -> None:
+    folder = QFileDialog.getExistingDirectory(parent, title, edit.text() or str(Path.home()))
+    if folder:
+        edit.setText(folder)
+
+
+def choose_bundle(parent: QWidget, edit: QLineEdit) -> None:
+    path, _filter = QFileDialog.getOpenFileName(
+        parent,
+        "Cadeia ICP-Brasil",
+        str(Path.home()),
+        "Cadeia de certificados (*.p7b *.zip *.pem *.crt *.cer);;Todos os arquivos (*)",
+    )
+    if path:
+        edit.setText(path)
+
+
 class SettingsDialog(QDialog):
     """``saved`` carries the sentences the save produced (for the status bar)."""
 
@@ -129,27 +158,14 @@ class SettingsDialog(QDialog):
         self.adjustSize()
 
     def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Pasta de dados", self.data_dir.text() or str(Path.home()))
-        if folder:
-            self.data_dir.setText(folder)
+        choose_folder(self, self.data_dir, "Pasta de dados")
 
     def _choose_bundle(self) -> None:
-        path, _filter = QFileDialog.getOpenFileName(
-            self,
-            "Cadeia ICP-Brasil",
-            str(Path.home()),
-            "Cadeia de certificados (*.p7b *.zip *.pem *.crt *.cer);;Todos os arquivos (*)",
-        )
-        if path:
-            self.bundle.setText(path)
+        choose_bundle(self, self.bundle)
 
     def chosen(self) -> Preferences:
         assert self.current is not None
-        folder = Path(self.data_dir.text().strip()) if self.data_dir.text().strip() else None
-        # Unchanged and never chosen: nothing to remember (the default keeps applying).
-        untouched = folder == self.current.data_dir and self.current.next_data_dir is None
-        next_dir = None if folder is None or untouched else folder
-        bundle = Path(self.bundle.text().strip()) if self.bundle.text().strip() else None
+        next_dir, bundle = next_data_dir(self.current, self.data_dir.text()), typed_path(self.bundle.text())
         return replace(
             self.current,
             next_data_dir=next_dir,

@@ -5,6 +5,7 @@ reason code and a 15-255 character text first."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,8 +28,9 @@ def nfse(tmp_path: Path) -> Iterator[Harness]:
         assert harness.sandbox.referee.violations() == []
 
 
-def test_an_nfse_is_confirmed_from_the_detail(qtbot: QtBot, nfse: Harness, tmp_path: Path) -> None:
-    key = str(nfse.sandbox.publish_nfse(provider=SUPPLIER, taker=RECIPIENT).key)
+@contextmanager
+def _nfse_tab(qtbot: QtBot, nfse: Harness, tmp_path: Path, key: str) -> Iterator[tuple[Desk, MainWindow]]:
+    """The window on the captured NFS-e's tab, once ``key`` is listed."""
     nfse.run_pending()
     desk = Desk(nfse.office.data_dir, clock=nfse.clock, capture=False)
     desk.open()
@@ -39,6 +41,16 @@ def test_an_nfse_is_confirmed_from_the_detail(qtbot: QtBot, nfse: Harness, tmp_p
         window.tabs.setCurrentIndex(list(Product).index(Product.NFSE))
         model = window.models[Product.NFSE]
         qtbot.waitUntil(lambda: any(r.access_key == key for r in model.rows), timeout=20_000)
+        yield desk, window
+    finally:
+        window.close()
+        desk.close()
+
+
+def test_an_nfse_is_confirmed_from_the_detail(qtbot: QtBot, nfse: Harness, tmp_path: Path) -> None:
+    key = str(nfse.sandbox.publish_nfse(provider=SUPPLIER, taker=RECIPIENT).key)
+    with _nfse_tab(qtbot, nfse, tmp_path, key) as (desk, window):
+        model = window.models[Product.NFSE]
         row_index = next(i for i, r in enumerate(model.rows) if r.access_key == key)
         window.views[Product.NFSE].selectRow(row_index)
         pane = window.detail
@@ -55,9 +67,6 @@ def test_an_nfse_is_confirmed_from_the_detail(qtbot: QtBot, nfse: Harness, tmp_p
         assert [m.status for m in stored] == [ManifestationStatus.ACCEPTED]
         qtbot.waitUntil(lambda: pane.detail is not None and len(pane.detail.manifestations) == 1, timeout=20_000)
         assert not confirm.isEnabled()  # registered: nothing more to ask
-    finally:
-        window.close()
-        desk.close()
 
 
 def test_the_rejection_dialog_needs_a_reason_of_15_to_255_characters(qtbot: QtBot, nfse: Harness) -> None:
@@ -92,16 +101,8 @@ def test_an_nfse_with_withheld_taxes_shows_both_values_in_the_grid_and_the_repor
             provider=SUPPLIER, taker=RECIPIENT, service_cents=1_000_000, retained_cents=61_500
         ).key
     )
-    nfse.capture.run_due()
-    desk = Desk(nfse.office.data_dir, clock=nfse.clock, capture=False)
-    desk.open()
-    window = MainWindow(desk, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(window)
-    try:
-        window.show()
-        window.tabs.setCurrentIndex(list(Product).index(Product.NFSE))
+    with _nfse_tab(qtbot, nfse, tmp_path, key) as (desk, window):
         model = window.models[Product.NFSE]
-        qtbot.waitUntil(lambda: any(r.access_key == key for r in model.rows), timeout=20_000)
         headers = [c.header for c in model.columns]
         position = next(i for i, r in enumerate(model.rows) if r.access_key == key)
         service, net = headers.index("Valor do serviço"), headers.index("Valor líquido")
@@ -114,6 +115,3 @@ def test_an_nfse_with_withheld_taxes_shows_both_values_in_the_grid_and_the_repor
         assert sheet.headers == NFSE_HEADERS
         values = dict(zip(sheet.headers, row, strict=True))
         assert str(values["Valor do serviço (R$)"]) == "10000.00" and str(values["Valor líquido (R$)"]) == "9385.00"
-    finally:
-        window.close()
-        desk.close()
