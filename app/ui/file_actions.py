@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -60,22 +61,18 @@ class FileActions(QObject):
             self.write_pdf(row, Path(target))
 
     def write_pdf(self, row: GridRow, target: Path) -> None:
-        host = self.host
-        host.settings.setValue("last_save_folder", str(target.parent))
-
-        def done(_size: int) -> None:
-            host.detail.saved(target)
-            host.statusBar().showMessage(f"{labels.pdf_name(row.product, row.row_kind)} salvo em {target}.", 10_000)
-
-        host.tasks.run(lambda: host.desk.save_pdf(row, target), done)
+        self._write(target, labels.pdf_name(row.product, row.row_kind), lambda: self.host.desk.save_pdf(row, target))
 
     def write_xml(self, row: GridRow, target: Path) -> None:
-        """Write the stored bytes on a worker (a network drive may be slow), then offer the folder."""
+        self._write(target, "XML", lambda: self.host.desk.save_xml(row, target))
+
+    def _write(self, target: Path, what: str, save: Callable[[], int]) -> None:
+        """Write on a worker (a network drive may be slow), then say where and offer the folder."""
         host = self.host
         host.settings.setValue("last_save_folder", str(target.parent))
 
         def done(_size: int) -> None:
             host.detail.saved(target)
-            host.statusBar().showMessage(f"XML salvo em {target}.", 10_000)
+            host.statusBar().showMessage(f"{what} salvo em {target}.", 10_000)
 
-        host.tasks.run(lambda: host.desk.save_xml(row, target), done)
+        host.tasks.run(save, done)
