@@ -16,6 +16,7 @@ from app.desk import Desk
 from app.ui.main_window import MainWindow
 from app.ui.portuguese import install_portuguese
 from app.ui.window_menus import KEEP, STOP
+from tests.conftest import show_artifacts
 from tests.desk.conftest import Office
 
 
@@ -72,6 +73,10 @@ def test_sair_asks_whether_the_capture_stops_too(qtbot: QtBot, capturing_desk: D
     texts = [b.text() for b in box.buttons()]
     assert STOP in texts and KEEP in texts and "Cancelar" in texts
     assert "ao sair, ela para" in box.text()
+    shots = show_artifacts("Pergunta ao sair", tmp_path / "telas")
+    shots.mkdir()
+    window.resize(1366, 768)
+    box.grab().save(str(shots / "sair.png"))
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert window.isVisible() and not hidden
     window.menus.quit.trigger()
