@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 
 from app.ui.grid_model import Column
@@ -17,6 +17,7 @@ HIDDEN_BY_DEFAULT = frozenset({"kind", "direction", "key", "carried"})
 FILLS = "counterpart"  # the one column that grows and shrinks with the window
 MIN_FILL = 140
 PADDING = 16
+HEADER_KEY = "grid/{product}/columns"  # "header" before the columns fitted 1366×768: reset once
 
 
 def set_up(view: QTableView, columns: Sequence[Column]) -> None:
@@ -43,7 +44,18 @@ def fit(view: QTableView, columns: Sequence[Column]) -> None:
     header.resizeSection(fill, max(MIN_FILL, view.viewport().width() - others))
 
 
-def _menu(view: QTableView, columns: Sequence[Column], position: Any) -> None:
+def restore(settings: QSettings, product: str, view: QTableView) -> bool:
+    """The clerk's arrangement of this grid's columns, if kept: True when restored."""
+    state = settings.value(HEADER_KEY.format(product=product))
+    return isinstance(state, QByteArray) and view.horizontalHeader().restoreState(state)
+
+
+def save(settings: QSettings, product: str, view: QTableView) -> None:
+    settings.setValue(HEADER_KEY.format(product=product), view.horizontalHeader().saveState())
+
+
+def columns_menu(view: QTableView, columns: Sequence[Column]) -> QMenu:
+    """A checkable entry per column: shown or hidden (the arrangement is kept with the window's)."""
     header = view.horizontalHeader()
     menu = QMenu(view)
     menu.setObjectName("columns-menu")
@@ -52,4 +64,9 @@ def _menu(view: QTableView, columns: Sequence[Column], position: Any) -> None:
         action.setCheckable(True)
         action.setChecked(not header.isSectionHidden(index))
         action.toggled.connect(lambda on, i=index: header.setSectionHidden(i, not on))
-    menu.popup(header.mapToGlobal(position))
+    return menu
+
+
+def _menu(view: QTableView, columns: Sequence[Column], position: Any) -> None:
+    menu = columns_menu(view, columns)
+    menu.popup(view.horizontalHeader().mapToGlobal(position))

@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 STATUS_REFRESH_MS = 5_000
 NOTICE_DEBOUNCE_MS = 1_500
-HEADER_KEY = "grid/{product}/columns"  # "header" before the columns fitted 1366×768: reset once
 
 
 def _none(product: Product) -> str:
@@ -471,10 +470,7 @@ class MainWindow(QMainWindow):
         geometry = self.settings.value("window/geometry")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        for product, view in self.views.items():
-            state = self.settings.value(HEADER_KEY.format(product=product.value))
-            if isinstance(state, QByteArray) and view.horizontalHeader().restoreState(state):
-                self._arranged.add(product)
+        self._arranged = {p for p, view in self.views.items() if grid_columns.restore(self.settings, p.value, view)}
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -499,7 +495,7 @@ class MainWindow(QMainWindow):
         self._notice_timer.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         for product, view in self.views.items():
-            self.settings.setValue(HEADER_KEY.format(product=product.value), view.horizontalHeader().saveState())
+            grid_columns.save(self.settings, product.value, view)
         self.settings.sync()
         if self._unsubscribe is not None:
             self._unsubscribe()

@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.products import Product
 from app.desk import Desk
+from app.ui import grid_columns
 from app.ui.main_window import MainWindow
 from tests.conftest import show_artifacts
 
@@ -66,3 +67,26 @@ def test_the_window_fits_a_1366_by_768_screen(qtbot: QtBot, desk: Desk, tmp_path
     assert header.sectionViewportPosition(answer) + header.sectionSize(answer) <= table.viewport().width()
     assert table.wordWrap() and table.rowHeight(0) > table.verticalHeader().defaultSectionSize()
     window.grab().save(str(shots / "painel.png"))
+
+
+def test_a_column_shown_from_the_header_menu_stays_shown_next_time(qtbot: QtBot, desk: Desk, tmp_path: Path) -> None:
+    settings = QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat)
+
+    def opened() -> MainWindow:
+        window = MainWindow(desk, settings=settings)
+        qtbot.addWidget(window)
+        window.resize(*SCREEN)
+        window.show()
+        qtbot.waitUntil(lambda: window.models[Product.NFE].total is not None, timeout=20_000)
+        return window
+
+    window = opened()
+    header = window.views[Product.NFE].horizontalHeader()
+    key = [c.name for c in window.models[Product.NFE].columns].index("key")
+    assert header.isSectionHidden(key)  # by default: read in the detail pane
+    menu = grid_columns.columns_menu(window.views[Product.NFE], window.models[Product.NFE].columns)  # a right click
+    next(a for a in menu.actions() if a.text() == "Chave de acesso").setChecked(True)
+    assert not header.isSectionHidden(key)
+    window.close()
+    again = opened()
+    assert not again.views[Product.NFE].horizontalHeader().isSectionHidden(key)
