@@ -32,6 +32,7 @@ EVENT_REGISTERED: Final = frozenset({EVENT_LINKED, EVENT_NOT_LINKED})
 CANCELLATION_REGISTERED: Final = EVENT_REGISTERED | {CANCELLATION_LATE}
 # As the stored XML and the store's rows write them.
 CANCELLATION_REGISTERED_TEXT: Final = frozenset(str(cstat) for cstat in CANCELLATION_REGISTERED)
+EVENT_REGISTERED_TEXT: Final = frozenset(str(cstat) for cstat in EVENT_REGISTERED)
 
 
 def is_rejection(cstat: int) -> bool:

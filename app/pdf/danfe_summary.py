@@ -13,14 +13,13 @@ from collections.abc import Sequence
 from lxml import etree
 from reportlab.lib.pagesizes import A4
 
-from app.core.guard import ACCEPTED_CSTATS
+from app.core.clock import BRASILIA
 from app.core.manifestation import CIENCIA, CONFIRMACAO
 from app.pdf import formats as fmt
 from app.pdf.danfe_blocks import watermark
 from app.pdf.danfe_data import is_cancelled, text
+from app.pdf.events import registered_event
 from app.pdf.layout import Sheet, new_canvas
-from app.safexml import parse_xml
-from app.safexml.errors import XmlRejected
 
 SITUATION = {"1": "Autorizada", "2": "Denegada", "3": "Cancelada"}
 DIRECTION = {"0": "0 - Entrada", "1": "1 - Saída"}
@@ -42,44 +41,16 @@ REGISTERED = (
 OPENING_EVENTS = {CIENCIA: "Ciência da Operação", CONFIRMACAO: "Confirmação da Operação"}
 
 
-def registered_opening(key: str, events: Sequence[bytes]) -> tuple[str, str] | None:
-    """The Ciência or Confirmação of this key among the events, accepted: (its name, when), else None.
-
-    The events are those distributed and this company's own accepted manifestations (their
-    ``retEvento``), as the desk hands them.
-    """
-    found: tuple[str, str] | None = None
-    for data in events:
-        try:
-            root = parse_xml(data)
-        except XmlRejected:
-            continue
-        values: dict[str, str] = {}
-        for element in root.iter():
-            name = etree.QName(element).localname if isinstance(element.tag, str) else ""
-            if name in ("tpEvento", "chNFe", "cStat", "dhRegEvento") and element.text:
-                values[name] = element.text.strip()  # the last one: the answer's, not the request's
-        tp = values.get("tpEvento", "")
-        if (
-            tp in OPENING_EVENTS
-            and values.get("cStat", "").isdigit()
-            and int(values["cStat"]) in ACCEPTED_CSTATS
-            and values.get("chNFe", key) == key
-        ):
-            found = (OPENING_EVENTS[tp], values.get("dhRegEvento", ""))
-            if tp == CONFIRMACAO:
-                break
-    return found
-
-
 def render_summary(root: etree._Element, events: Sequence[bytes] = ()) -> bytes:
     key = text(root, "chNFe")
     situation = text(root, "cSitNFe")
     cancelled = situation == "3" or is_cancelled(key, events)
-    opening = registered_opening(key, events)
+    opening = registered_event(key, events, OPENING_EVENTS)
     if opening is not None:
-        event, when = opening
-        explanation = REGISTERED.format(event=event, when=f" em {fmt.date_time(when)}" if when else "")
+        event = OPENING_EVENTS[opening.tp_evento]
+        at = opening.event_at
+        when = f" em {at.astimezone(BRASILIA):%d/%m/%Y %H:%M}" if at is not None else ""
+        explanation = REGISTERED.format(event=event, when=when)
         to_get = f"{event} registrada: XML completo a caminho"
     else:
         explanation, to_get = EXPLANATION, "Registrar a Ciência ou a Confirmação da Operação"

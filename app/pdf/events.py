@@ -8,13 +8,14 @@ unreadable event marks nothing and the document still prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from lxml import etree
 
-from app.core.cstat import CANCELLATION_REGISTERED_TEXT
+from app.core.cstat import CANCELLATION_REGISTERED_TEXT, EVENT_REGISTERED_TEXT
 from app.core.event_types import CANCELLATION, NFSE_CANCELLATION_BY_SUBSTITUTION, NFSE_CANCELLING
 from app.documents.model import DocumentDataError, EventMeta
+from app.documents.nfe import read_nfe_root
 from app.documents.nfse import NfseEventMeta, read_nfse_root
 from app.safexml import XmlRejected, parse_xml
 
@@ -39,6 +40,18 @@ def registered_cancellation(key: str, events: Iterable[bytes], reader: Callable[
         if meta.cstat is None or meta.cstat in CANCELLATION_REGISTERED_TEXT:
             return True
     return False
+
+
+def registered_event(key: str, events: Iterable[bytes], types: Collection[str]) -> EventMeta | None:
+    """The last (events come oldest first) NF-e event of ``key`` among ``types`` (a Ciência, a
+    Confirmação...) that the SEFAZ registered (135, 136), else None."""
+    found: EventMeta | None = None
+    for meta in _read(events, read_nfe_root):
+        if not isinstance(meta, EventMeta) or meta.access_key != key or meta.tp_evento not in types:
+            continue
+        if meta.cstat in EVENT_REGISTERED_TEXT:
+            found = meta
+    return found
 
 
 def nfse_marks(key: str, events: Iterable[bytes]) -> tuple[bool, bool]:

@@ -16,6 +16,7 @@ from app.ui.grid_model import ROW_ROLE
 from app.ui.main_window import MainWindow
 from app.ui.manifest_dialog import ManifestDialog
 from tests.desk.conftest import Office
+from tests.pdf.pdftools import flat, page_texts
 
 
 def _window(qtbot: QtBot, desk: Desk, tmp_path: Path) -> MainWindow:
@@ -109,6 +110,10 @@ def test_manifest_one_row_then_a_batch(qtbot: QtBot, desk: Desk, office: Office,
     [(fresh, outcome)] = window.manifestations.last_outcomes
     assert outcome.accepted, outcome.message
     assert fresh.manifestation is ManifestationState.CIENCIA
+    # Its resumo's page no longer asks for the Ciência (the stored answer is among its events).
+    assert fresh.row_kind is RowKind.SUMMARY
+    page = flat(page_texts(desk.pdf(fresh))[0])
+    assert "A Ciência da Operação desta nota já foi registrada" in page and "registre a Ciência" not in page
     assert next(r for r in model.rows if r.access_key == first).manifestation is ManifestationState.CIENCIA
     window.manifestations.last_result.close()
     batch = [r for r in model.rows if r.access_key in (first, second)]
