@@ -174,7 +174,7 @@ class FirstRunWizard(QWizard):
         layout.addWidget(_note(preferences.ICP_BUNDLE_NOTE, page))
         self.bundle = QLineEdit(page)
         self.bundle.setObjectName("first-run-bundle")
-        self.bundle.setPlaceholderText("Arquivo .pem com a cadeia de certificados da ICP-Brasil")
+        self.bundle.setPlaceholderText("Cadeia da ICP-Brasil do ITI (.p7b, .zip, .pem ou .crt)")
         layout.addLayout(_path_row(self.bundle, self._choose_bundle, page))
         self.bundle_note = _note("", page)
         self.bundle_note.setObjectName("first-run-bundle-note")
@@ -192,7 +192,7 @@ class FirstRunWizard(QWizard):
         self.bundle_note.setText(
             "Cadeia indicada: o programa confere o arquivo ao concluir."
             if current.icp_brasil_bundle
-            else "Nenhuma cadeia indicada ainda: a demonstração funciona sem ela, a captura real não."
+            else "Nenhum arquivo indicado: vale o repositório de certificados do Windows."
         )
 
     # ------------------------------------------------------------------ choices

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QWizard
 from pytestqt.qtbot import QtBot
 
 from app.desk import Desk, exports
+from app.sandbox.pki import TestPki
 from app.ui.company_dialog import CompanyDialog
 from app.ui.first_run import DISMISSED_KEY, EXPORT_PROFILE, FirstRunWizard
 from app.ui.main_window import MainWindow
@@ -68,17 +69,18 @@ def test_a_first_start_opens_the_assistant_which_checks_the_chain_and_adds_an_ex
     assert wizard.export_on.isChecked()
     wizard.grab().save(str(shots / "3-exportacao.png"))
     wizard.next()
-    assert "ICP-Brasil" in wizard.currentPage().title() and "Nenhuma cadeia indicada" in wizard.bundle_note.text()
+    assert "ICP-Brasil" in wizard.currentPage().title() and "Nenhum arquivo indicado" in wizard.bundle_note.text()
     wizard.grab().save(str(shots / "4-cadeia.png"))
     # A file that is not a PEM chain is refused, and the assistant stays open saying why.
     not_pem = tmp_path / "cadeia.txt"
     not_pem.write_text("isto não é uma cadeia", encoding="utf-8")
     wizard.bundle.setText(str(not_pem))
     wizard.button(QWizard.WizardButton.FinishButton).click()
-    qtbot.waitUntil(lambda: "formato PEM" in wizard.message.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(wizard.message.text()), timeout=10_000)
+    assert str(not_pem.name) in wizard.message.text() or "certificado" in wizard.message.text()
     assert wizard.isVisible() and not settings.value(DISMISSED_KEY)
     chain = tmp_path / "icp-brasil.pem"
-    chain.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", encoding="ascii")
+    chain.write_bytes(TestPki.create().ca_cert_pem)  # a real certificate chain, as the ITI's file holds
     wizard.bundle.setText(str(chain))
     wizard.button(QWizard.WizardButton.FinishButton).click()
     qtbot.waitUntil(lambda: not wizard.isVisible(), timeout=10_000)
