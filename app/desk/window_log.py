@@ -14,6 +14,12 @@ from app.config.settings import SettingsError, load_settings
 log = logging.getLogger(__name__)
 
 
+def closing() -> None:
+    """The window's last line: logged as the application quits, before the desk closes (the
+    demonstration's own stop takes the log's handlers with it)."""
+    log.info("Janela fechada.")
+
+
 def start_window_log(data_dir: Path) -> Callable[[], None]:
     """Log to the data folder at the level its settings name; returns the function that stops it.
 
@@ -29,7 +35,6 @@ def start_window_log(data_dir: Path) -> Callable[[], None]:
     log.info("Janela aberta: versão %s, pasta de dados %s, log em %s", __version__, data_dir, path)
 
     def stop() -> None:
-        log.info("Janela fechada.")
         restore_hooks()
         shutdown_logging()
 

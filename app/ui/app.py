@@ -11,7 +11,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app import APP_NAME
-from app.desk.window_log import start_window_log
+from app.desk import window_log
 from app.ui.main_window import MainWindow
 from app.ui.portuguese import install_portuguese
 from app.ui.single_instance import SECOND_LAUNCH, SingleInstance
@@ -81,7 +81,7 @@ def run_gui(
     if not instance.claim():  # the window of this folder is already open: it was asked to show itself
         print(SECOND_LAUNCH.format(folder=data_dir), file=sys.stderr)
         return 0
-    stop_log = start_window_log(data_dir)  # what goes wrong under pythonw lands in the data folder's log
+    stop_log = window_log.start_window_log(data_dir)  # what goes wrong under pythonw lands in the data folder's log
 
     def make_desk() -> Desk:  # on the worker: the window is already on screen
         from app.desk.desk import Desk, demo_options_for
@@ -92,6 +92,7 @@ def run_gui(
     window = MainWindow(make_desk, demo=demo)
     tray = Tray(window)
     instance.activated.connect(tray.open_window)
+    app.aboutToQuit.connect(window_log.closing)  # before the session's end closes the desk and its log
     if isinstance(app, QGuiApplication):  # always, with a window; the type says "core"
         SessionEnd(app, window, tray)
     if duration is not None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.config.logs import BACKUP_COUNT, MAX_BYTES, log_file
-from app.desk.window_log import start_window_log
+from app.desk.window_log import closing, start_window_log
 
 
 def _handler_of(path: Path) -> object:
@@ -44,6 +44,7 @@ def test_the_window_log_rotates_filters_secrets_and_catches_what_nobody_caught(
         worker = threading.Thread(target=fail, name="trabalhador")
         worker.start()
         worker.join(timeout=10)
+        closing()
     finally:
         stop()
     assert (sys.excepthook, threading.excepthook) == hooks  # put back
