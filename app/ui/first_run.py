@@ -241,8 +241,7 @@ class FirstRunWizard(QWizard):
         def work() -> list[str]:
             notes = preferences.save(desk, chosen) if chosen is not None else []
             if export is not None:
-                exports.add_profile(
-                    desk,
+                desk.exports.add_profile(
                     name=EXPORT_PROFILE,
                     kind=exports.ARCHIVE,
                     destination=str(export),

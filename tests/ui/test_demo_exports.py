@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.products import Product
 from app.demo.environment import DemoOptions
-from app.desk import Desk, exports
+from app.desk import Desk
 
 
 def test_an_export_profile_made_in_the_demo_runs_on_its_own(qtbot: QtBot, tmp_path: Path) -> None:
@@ -16,8 +16,7 @@ def test_an_export_profile_made_in_the_demo_runs_on_its_own(qtbot: QtBot, tmp_pa
     target = tmp_path / "exportados"
     try:
         desk.open()
-        exports.add_profile(
-            desk,
+        desk.exports.add_profile(
             name="contabilidade",
             kind="arquivo",
             destination=str(target),

@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QWizard
 from pytestqt.qtbot import QtBot
 
-from app.desk import Desk, exports
+from app.desk import Desk
 from app.sandbox.pki import TestPki
 from app.ui.company_dialog import CompanyDialog
 from app.ui.first_run import DISMISSED_KEY, EXPORT_PROFILE, FirstRunWizard
@@ -86,8 +86,8 @@ def test_a_first_start_opens_the_assistant_which_checks_the_chain_and_adds_an_ex
     qtbot.waitUntil(lambda: not wizard.isVisible(), timeout=10_000)
     assert any("cadeia ICP-Brasil" in n for n in wizard.result_notes)
     assert any(str(tmp_path / "exportados") in n for n in wizard.result_notes)
-    assert [p.name for p in exports.profiles(empty_desk)] == [EXPORT_PROFILE]
-    assert empty_desk.office.settings.icp_brasil_bundle == chain
+    assert [p.name for p in empty_desk.exports.profiles()] == [EXPORT_PROFILE]
+    assert empty_desk.settings().icp_brasil_bundle == chain
     assert str(settings.value(DISMISSED_KEY)) == "true"
 
 

@@ -29,7 +29,7 @@ def nfse(tmp_path: Path) -> Iterator[Harness]:
 
 
 @contextmanager
-def _nfse_tab(qtbot: QtBot, nfse: Harness, tmp_path: Path, key: str) -> Iterator[tuple[Desk, MainWindow]]:
+def _nfse_tab(qtbot: QtBot, nfse: Harness, tmp_path: Path, key: str) -> Iterator[MainWindow]:
     """The window on the captured NFS-e's tab, once ``key`` is listed."""
     nfse.run_pending()
     desk = Desk(nfse.office.data_dir, clock=nfse.clock, capture=False)
@@ -41,7 +41,7 @@ def _nfse_tab(qtbot: QtBot, nfse: Harness, tmp_path: Path, key: str) -> Iterator
         window.tabs.setCurrentIndex(list(Product).index(Product.NFSE))
         model = window.models[Product.NFSE]
         qtbot.waitUntil(lambda: any(r.access_key == key for r in model.rows), timeout=20_000)
-        yield desk, window
+        yield window
     finally:
         window.close()
         desk.close()
@@ -49,7 +49,7 @@ def _nfse_tab(qtbot: QtBot, nfse: Harness, tmp_path: Path, key: str) -> Iterator
 
 def test_an_nfse_is_confirmed_from_the_detail(qtbot: QtBot, nfse: Harness, tmp_path: Path) -> None:
     key = str(nfse.sandbox.publish_nfse(provider=SUPPLIER, taker=RECIPIENT).key)
-    with _nfse_tab(qtbot, nfse, tmp_path, key) as (desk, window):
+    with _nfse_tab(qtbot, nfse, tmp_path, key) as window:
         model = window.models[Product.NFSE]
         row_index = next(i for i, r in enumerate(model.rows) if r.access_key == key)
         window.views[Product.NFSE].selectRow(row_index)
@@ -101,7 +101,7 @@ def test_an_nfse_with_withheld_taxes_shows_both_values_in_the_grid_and_the_repor
             provider=SUPPLIER, taker=RECIPIENT, service_cents=1_000_000, retained_cents=61_500
         ).key
     )
-    with _nfse_tab(qtbot, nfse, tmp_path, key) as (desk, window):
+    with _nfse_tab(qtbot, nfse, tmp_path, key) as window:
         model = window.models[Product.NFSE]
         headers = [c.header for c in model.columns]
         position = next(i for i, r in enumerate(model.rows) if r.access_key == key)
@@ -110,7 +110,7 @@ def test_an_nfse_with_withheld_taxes_shows_both_values_in_the_grid_and_the_repor
         assert model.index(position, net).data() == "R$ 9.385,00"
         from app.export.reports import NFSE_HEADERS, Filters, Reports
 
-        [sheet] = Reports(desk.ctx.db).documents(Filters((), (Product.NFSE,), None, None))
+        [sheet] = Reports(nfse.ctx.db).documents(Filters((), (Product.NFSE,), None, None))
         row = next(r for r in sheet.rows if key in r)
         assert sheet.headers == NFSE_HEADERS
         values = dict(zip(sheet.headers, row, strict=True))
