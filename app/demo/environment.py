@@ -36,6 +36,7 @@ from app.sandbox.serve import write_settings
 from app.store.records import CaptureSettings, Company, DocumentKind, DocumentQuery
 
 log = logging.getLogger(__name__)
+EXPORT_EVERY_REAL = timedelta(seconds=3)  # the demo's exports and hand-off, in real time
 
 MARKER = ".captura-demo"
 # What the app itself writes into a data folder: only these may be found in a folder we reset.
@@ -219,7 +220,9 @@ class DemoEnvironment:
         self._publisher = threading.Thread(target=self._publish_loop, name="demo-publisher", daemon=True)
         self._publisher.start()
         self.service = CaptureService(ctx)
-        for job in service_jobs(ctx.db, ctx.clock):  # the export profiles made in the demo run too
+        # The export profiles made in the demo run too, every few real seconds whatever the speed.
+        every = max(EXPORT_EVERY_REAL * self.clock.factor, timedelta(minutes=1))
+        for job in service_jobs(ctx.db, ctx.clock, at_least=every):
             self.service.add_job(job)
         self.service.start()
 
