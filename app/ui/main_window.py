@@ -31,7 +31,6 @@ from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.desk.search import parse_search
 from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow
-from app.store.records import ManifestationState, RowKind
 from app.ui import grid_columns
 from app.ui.company_list import ALL, CompanyList
 from app.ui.dashboard import Dashboard
@@ -169,7 +168,6 @@ class MainWindow(QMainWindow):
             view.setWordWrap(False)
             grid_columns.set_up(view, model.columns)
             view.selectionModel().selectionChanged.connect(lambda *_a, p=product: self._selection_changed(p))
-            view.doubleClicked.connect(lambda index, p=product: self._double_clicked(p, index))
             self.models[product] = model
             self.views[product] = view
             empty = QLabel(view.viewport())
@@ -186,6 +184,12 @@ class MainWindow(QMainWindow):
         self.live = LiveGrids(self.tasks, self.models, self.views, self.show_detail, self)
         self.detail = DetailPane(self.vsplit)
         self.manifestations = ManifestActions(self)
+        for view in self.views.values():  # a resumo's double click offers its Ciência
+            view.doubleClicked.connect(
+                lambda index, v=view: self.manifestations.double_clicked(
+                    v.model().data(index, ROW_ROLE), self._open_detail
+                )
+            )
         self.files = FileActions(self)
         self.detail.manifest.connect(self.manifestations.manifest_selected)
         self.detail.save_xml.connect(self.files.save_xml)
@@ -433,18 +437,6 @@ class MainWindow(QMainWindow):
 
     def _open_detail(self) -> None:
         self.detail.tabs.setFocus()
-
-    def _double_clicked(self, product: Product, index: Any) -> None:
-        row = self.views[product].model().data(index, ROW_ROLE)
-        if (
-            row is not None
-            and row.row_kind is RowKind.SUMMARY
-            and row.manifestation is ManifestationState.NONE
-            and self.writable
-        ):
-            self.manifestations.manifest_selected("210210")
-        else:
-            self._open_detail()
 
     def open_key(self, product: Product, key: str) -> None:
         """Show one document by key in its product's tab (a CT-e's NF-e, an NF-e's CT-e)."""

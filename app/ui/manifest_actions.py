@@ -3,10 +3,13 @@ sent on workers one after the other, and the result per document."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QDialog, QMessageBox, QProgressDialog
 
 from app import APP_NAME
+from app.core.manifestation import CIENCIA
 from app.core.products import Product
 from app.desk.views import GridRow, ManifestationOutcome
 from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
@@ -52,6 +55,18 @@ class ManifestActions(QObject):
                 and self.host.writable
                 and (tp != "210210" or any(r.manifestation is ManifestationState.NONE for r in eligible))
             )
+
+    def double_clicked(self, row: GridRow | None, otherwise: Callable[[], None]) -> None:
+        """A double click on a resumo awaiting its Ciência offers it; elsewhere, ``otherwise``."""
+        if (
+            row is not None
+            and row.row_kind is RowKind.SUMMARY
+            and row.manifestation is ManifestationState.NONE
+            and self.host.writable
+        ):
+            self.manifest_selected(CIENCIA)
+        else:
+            otherwise()
 
     def manifest_selected(self, tp_evento: str) -> None:
         host = self.host

@@ -325,3 +325,15 @@ def test_each_tab_shows_only_its_own_manifestation_buttons(qtbot: QtBot, desk: D
     assert shown() == set()
     window.tabs.setCurrentIndex(list(Product).index(Product.NFE))
     assert shown() == set(recipient)
+
+
+def test_a_double_click_offers_the_ciencia_only_on_a_resumo_awaiting_it(
+    qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path
+) -> None:
+    window = _window(qtbot, desk, tmp_path)
+    event_row = next(r for r in _rows(window) if r.access_key == office.event_only)
+    opened: list[str] = []
+    window.manifestations.double_clicked(event_row, lambda: opened.append("detalhe"))
+    window.manifestations.double_clicked(None, lambda: opened.append("detalhe"))
+    assert opened == ["detalhe", "detalhe"]  # an event row, or no row: the detail, no dialog
+    assert window.manifestations.last_dialog is None
