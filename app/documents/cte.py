@@ -18,6 +18,7 @@ from app.core.keys import UF_BY_CODE
 from app.documents.classify import split_tag
 from app.documents.kids import Kids, leaf_text
 from app.documents.model import CteMeta, DocumentDataError, DocumentMeta, EventMeta, PartyInfo, UnknownMeta
+from app.documents.reform import read_cte_reform
 from app.documents.values import dated, party_doc, to_cents, to_int
 from app.safexml import parse_xml
 
@@ -204,6 +205,7 @@ def _document(root: etree._Element, local: str, version: str | None) -> CteMeta:
         reason=_opt(prot.text("xMotivo")),
         status=_status(cstat) if has_protocol else DocumentStatus.UNKNOWN,
         situation=_opt(prot.text("xMotivo")),
+        reform=read_cte_reform(inf_element, CTE_NS, warnings),
         warnings=tuple(warnings),
     )
 

@@ -14,6 +14,7 @@ from typing import Any
 from app.core.documents import Direction, DocumentKind, DocumentStatus, PartyRole
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj, Cpf
+from app.documents.reform_model import ReformItem, ReformValues
 
 # ---------------------------------------------------------------- errors
 
@@ -92,6 +93,9 @@ class NfeMeta:
     dig_val: str | None = None
     status: DocumentStatus = DocumentStatus.UNKNOWN
     warnings: tuple[str, ...] = ()
+    purpose: str | None = None  # finNFe: 1 normal ... 5 nota de crédito, 6 nota de débito
+    referenced_keys: tuple[str, ...] = ()  # ide/NFref/refNFe, in order, once each
+    reform: ReformValues | None = None  # IBS/CBS/IS (NT 2025.002-RTC); None without the groups
 
     @property
     def issued_offset_minutes(self) -> int | None:
@@ -145,6 +149,7 @@ class CteMeta:
     status: DocumentStatus = DocumentStatus.UNKNOWN
     situation: str | None = None
     warnings: tuple[str, ...] = ()
+    reform: ReformValues | None = None  # imp/IBSCBS (NT 2025.001-RTC); None without the group
 
     @property
     def parties(self) -> tuple[PartyInfo, ...]:
@@ -251,13 +256,15 @@ def direction_of(company: str | Cnpj | Cpf, meta: DocumentMeta) -> Direction:
 def _plain(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
-    if isinstance(value, PartyInfo):
+    if isinstance(value, PartyInfo | ReformValues | ReformItem):
         return to_json_dict(value)
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     return value  # str (StrEnum included), int, None
 
 
-def to_json_dict(meta: NfeMeta | CteMeta | EventMeta | UnknownMeta | PartyInfo) -> dict[str, Any]:
+def to_json_dict(
+    meta: NfeMeta | CteMeta | EventMeta | UnknownMeta | PartyInfo | ReformValues | ReformItem,
+) -> dict[str, Any]:
     """The dataclass as a dict ``json.dumps`` accepts (datetimes as ISO 8601 with their offset)."""
     return {f.name: _plain(getattr(meta, f.name)) for f in fields(meta)}

@@ -28,6 +28,7 @@ from app.documents.model import (
     UnknownMeta,
     UnsupportedDocument,
 )
+from app.documents.reform import read_nfe_reform
 from app.documents.values import checked_key, tax_id_problem, to_cents, to_datetime, to_int
 from app.safexml import parse_xml
 
@@ -334,6 +335,8 @@ def _nfe_proc(root: etree._Element, warnings: list[str]) -> NfeMeta:
         status = DocumentStatus.UNKNOWN
     environment = to_int(ide.text("tpAmb"))
     total = nfe.sub("total")
+    purpose = _opt(ide.text("finNFe"))
+    total_element = total.element if isinstance(total, _Kids) else nfe.first("total")
     return NfeMeta(
         kind=DocumentKind.NFE_PROC,
         root="NFe" if bare else "nfeProc",
@@ -358,8 +361,20 @@ def _nfe_proc(root: etree._Element, warnings: list[str]) -> NfeMeta:
         reason=_opt(prot.text("xMotivo")) if prot is not None else None,
         dig_val=_opt(prot.text("digVal")) if prot is not None else None,
         status=status,
+        purpose=purpose,
+        referenced_keys=_referenced(ide) if ide.first("NFref") is not None else (),
+        reform=read_nfe_reform(inf, total_element, NFE_NS, warnings),
         warnings=tuple(warnings),
     )
+
+
+def _referenced(ide: _Kids | _Below) -> tuple[str, ...]:
+    """The NF-e keys ``ide/NFref/refNFe`` names, in order, once each (refNF, refECF... skipped)."""
+    element = ide.element if isinstance(ide, _Kids) else None
+    if element is None:
+        return ()
+    keys = (_string(ref).strip().upper() for ref in element.iterfind(f"{_PREFIX}NFref/{_PREFIX}refNFe"))
+    return tuple(dict.fromkeys(key for key in keys if key))
 
 
 # ---------------------------------------------------------------- events
