@@ -34,3 +34,70 @@ NFSE_CANCELLING: Final = frozenset(
 )
 CONFIRMACAO_TOMADOR: Final = "203202"
 REJEICAO_TOMADOR: Final = "203206"
+
+# ---------------------------------------------------------------- the consumption-tax reform (NT 2025.002-RTC)
+# The app sends none of these yet; they arrive in an NF-e's distribution and must be named.
+EVENT_CANCELLATION: Final = "110001"  # Cancelamento de Evento (of a reform event)
+# The emitter's (fornecedor)
+PAYMENT_FOR_PRESUMED_CREDIT: Final = "112110"
+ALC_ZFM_IMPORT_NOT_EXEMPT: Final = "112120"
+LOSS_IN_SUPPLIER_TRANSPORT: Final = "112130"
+PREPAID_SUPPLY_NOT_MADE: Final = "112140"
+DELIVERY_FORECAST_UPDATE: Final = "112150"
+# The acquirer's (adquirente)
+PRESUMED_CREDIT_APPROPRIATION: Final = "211110"
+PERSONAL_CONSUMPTION: Final = "211120"
+LOSS_IN_ACQUIRER_TRANSPORT: Final = "211124"
+CREDIT_NOTE_DEBIT_ACCEPTED: Final = "211128"
+ITEM_IMMOBILISATION: Final = "211130"
+FUEL_CREDIT_APPROPRIATION: Final = "211140"
+ACTIVITY_CREDIT_APPROPRIATION: Final = "211150"
+# The tax office's (fisco), on a transfer of credit in a succession
+IBS_SUCCESSION_TRANSFER: Final = "212110"
+CBS_SUCCESSION_TRANSFER: Final = "212120"
+
+# ---------------------------------------------------------------- names
+# What the timeline shows for a type whose XML carries no description (or carries it abbreviated).
+EVENT_NAMES: Final[dict[str, str]] = {
+    CANCELLATION: "Cancelamento",
+    CANCELLATION_BY_SUBSTITUTION: "Cancelamento por substituição",
+    CORRECTION_LETTER: "Carta de Correção",
+    CTE_SERVICE_DISAGREEMENT: "Prestação do Serviço em Desacordo",
+    CONFIRMACAO: "Confirmação da Operação",
+    CIENCIA: "Ciência da Operação",
+    DESCONHECIMENTO: "Desconhecimento da Operação",
+    NAO_REALIZADA: "Operação não Realizada",
+    NFSE_CANCELLATION: "Cancelamento de NFS-e",
+    NFSE_CANCELLATION_BY_SUBSTITUTION: "Cancelamento de NFS-e por substituição",
+    NFSE_CANCELLATION_GRANTED: "Cancelamento de NFS-e deferido por análise fiscal",
+    NFSE_CANCELLATION_EX_OFFICIO: "Cancelamento de NFS-e de ofício",
+    CONFIRMACAO_TOMADOR: "Confirmação do Tomador",
+    REJEICAO_TOMADOR: "Rejeição do Tomador",
+    EVENT_CANCELLATION: "Cancelamento de Evento",
+    PAYMENT_FOR_PRESUMED_CREDIT: (
+        "Informação de efetivo pagamento integral para liberar crédito presumido do adquirente"
+    ),
+    ALC_ZFM_IMPORT_NOT_EXEMPT: "Importação em ALC/ZFM não convertida em isenção",
+    LOSS_IN_SUPPLIER_TRANSPORT: "Perecimento, perda, roubo ou furto durante o transporte contratado pelo fornecedor",
+    PREPAID_SUPPLY_NOT_MADE: "Fornecimento não realizado com pagamento antecipado",
+    DELIVERY_FORECAST_UPDATE: "Atualização da data de previsão de entrega",
+    PRESUMED_CREDIT_APPROPRIATION: "Solicitação de apropriação de crédito presumido",
+    PERSONAL_CONSUMPTION: "Destinação de item para consumo pessoal",
+    LOSS_IN_ACQUIRER_TRANSPORT: "Perecimento, perda, roubo ou furto durante o transporte contratado pelo adquirente",
+    CREDIT_NOTE_DEBIT_ACCEPTED: "Aceite de débito na apuração por emissão de nota de crédito",
+    ITEM_IMMOBILISATION: "Imobilização de item",
+    FUEL_CREDIT_APPROPRIATION: "Solicitação de apropriação de crédito de combustível",
+    ACTIVITY_CREDIT_APPROPRIATION: (
+        "Solicitação de apropriação de crédito para bens e serviços que dependem de atividade do contribuinte"
+    ),
+    IBS_SUCCESSION_TRANSFER: "Manifestação do fisco sobre pedido de transferência de crédito de IBS em sucessão",
+    CBS_SUCCESSION_TRANSFER: "Manifestação do fisco sobre pedido de transferência de crédito de CBS em sucessão",
+}
+
+
+def event_name(tp_evento: str, description: str | None = None) -> str:
+    """The event's name: ``description`` (from its XML) when given, else the known name, else
+    "Evento NNNNNN" (a type no table here knows yet is still shown, never dropped)."""
+    if description and description.strip():
+        return description.strip()
+    return EVENT_NAMES.get(tp_evento, f"Evento {tp_evento}")
