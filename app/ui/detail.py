@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.event_types import event_name
 from app.core.products import Product
 from app.desk import labels
 from app.desk.views import DocumentDetail
@@ -147,7 +148,7 @@ def timeline_html(detail: DocumentDetail) -> str:
     for event in detail.events:
         when = event.event_at or event.created_at
         protocol = f" · protocolo {event.protocol}" if event.protocol else ""
-        items.append((when, f"{event.description or event.tp_evento} (seq. {event.n_seq_evento}){protocol}"))
+        items.append((when, f"{event_name(event.tp_evento, event.description)} (seq. {event.n_seq_evento}){protocol}"))
     if not items:
         return "<p>Nenhum evento registrado para esta chave.</p>"
     items.sort(key=lambda item: item[0])
