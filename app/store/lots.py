@@ -46,6 +46,7 @@ from app.store.records import (
     StoredDocument,
     StoredEvent,
 )
+from app.store.reform import save_reform_in
 from app.store.types import pack_xml, utc_text
 
 # ---------------------------------------------------------------- validation and derived values
@@ -438,12 +439,14 @@ def store_lot_on(
             validate_document(item)
     if not items:
         return []
-    writer = _LotWriter(as_driver(connection), company_id, now)
+    driver = as_driver(connection)
+    writer = _LotWriter(driver, company_id, now)
     writer.look_up(items)
     results: list[StoredDocument | StoredEvent] = [
         writer.event(item) if isinstance(item, EventInput) else writer.document(item) for item in items
     ]
     writer.flush()
+    save_reform_in(driver, company_id, items, results)  # app.store.reform: IBS/CBS, NFref
     return results
 
 

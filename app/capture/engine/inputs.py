@@ -122,4 +122,7 @@ def document(
         situation=situation,
         xml_gzip=xml_gzip,
         carried_keys=carried_keys,
+        reform=meta.reform,
+        purpose=meta.purpose if isinstance(meta, NfeMeta) else None,
+        referenced_keys=meta.referenced_keys if isinstance(meta, NfeMeta) else (),
     )

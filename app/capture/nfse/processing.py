@@ -34,6 +34,7 @@ from app.documents.nfse import (
     direction_of_nfse,
     read_nfse,
 )
+from app.documents.reform import from_nfse
 from app.fiscal.adn import AdnDocument
 from app.store.records import (
     CaptureSettings,
@@ -154,6 +155,7 @@ def _document_input(
         situation=meta.situation or ("DPS (declaração do prestador)" if not meta.access_key else None),
         xml_gzip=xml_gzip,
         nfse=details,
+        reform=from_nfse(ibscbs),
     )
 
 

@@ -105,3 +105,12 @@ from app.store.models.operations import (
 from app.store.models.operations import (
     RunRow as RunRow,
 )
+from app.store.models.reform import (
+    DocumentReformItemRow as DocumentReformItemRow,
+)
+from app.store.models.reform import (
+    DocumentReformRow as DocumentReformRow,
+)
+from app.store.models.reform import (
+    NfeReferenceRow as NfeReferenceRow,
+)

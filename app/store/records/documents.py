@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from app.core.documents import Direction, DocumentKind, DocumentStatus, PartyRole
 from app.core.products import Product
+from app.documents.reform_model import ReformValues
 
 # How complete a document version is: a fuller version becomes the current one, a poorer one
 # (a resNFe fetched again after the nfeProc) only joins the history.
@@ -104,6 +105,9 @@ class DocumentInput:
     xml_gzip: bytes | None = field(default=None, repr=False, compare=False)
     carried_keys: tuple[str, ...] = ()  # CT-e: the NF-e keys it carries (infNFe/chave)
     nfse: NfseDetails | None = None  # NFS-e: its service, values and taxes (table nfse_details)
+    reform: ReformValues | None = None  # IBS/CBS/IS (table document_reform); None without the groups
+    purpose: str | None = None  # NF-e finNFe (5 nota de crédito, 6 nota de débito)
+    referenced_keys: tuple[str, ...] = ()  # NF-e: ide/NFref/refNFe (table nfe_references)
 
 
 @dataclass(frozen=True, slots=True)
