@@ -57,10 +57,14 @@ def test_nfe_totals_and_items_are_what_nfelib_reads() -> None:
         assert reform.total_cents == _cents(inf.total.vNFTot) == meta.total_nf_tot_cents == 500000
         assert len(reform.items) == len(inf.det) == 1
         item, det = reform.items[0], inf.det[0].imposto
-        assert (item.number, item.cst, item.class_code) == (1, det.IBSCBS.CST, det.IBSCBS.cClassTrib) == (
-            1,
-            "000",
-            "000001",
+        assert (
+            (item.number, item.cst, item.class_code)
+            == (1, det.IBSCBS.CST, det.IBSCBS.cClassTrib)
+            == (
+                1,
+                "000",
+                "000001",
+            )
         )
         group = det.IBSCBS.gIBSCBS
         assert item.base_cents == _cents(group.vBC) == 80000

@@ -44,6 +44,9 @@ EXPECTED_TABLES = {
     "export_queue",
     "handoff_targets",
     "handoff_deliveries",
+    "document_reform",  # revision 0011
+    "document_reform_items",
+    "nfe_references",
 }
 
 

@@ -1,0 +1,74 @@
+"""The reform's values in the store: written with the lot, read back as the XML says; a document
+without the groups has no row (NULL, not zero); notes and their references link both ways."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.capture.engine import inputs
+from app.core.products import Product
+from app.documents.model import NfeMeta
+from app.documents.nfe import read_nfe_document
+from app.store.db import Database
+from app.store.records import Company, DocumentInput, StoredDocument
+from app.store.reform import ReformRepository
+from app.store.unit import write_unit
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nfe"
+REFORM = (FIXTURES / "nfe_reforma_tributaria.xml").read_bytes()
+OLD = (FIXTURES / "41170706117473000150550010000463202612756525-procNFe.xml").read_bytes()
+REFERENCED = "35250137241249000107550014231152171571688010"
+
+
+def _input(company: Company, data: bytes, nsu: int) -> DocumentInput:
+    meta = read_nfe_document(data)
+    assert isinstance(meta, NfeMeta)
+    return inputs.document(
+        Product.NFE, company.cnpj, meta, data, nsu, "procNFe_v4.00.xsd", None, shown=meta.recipient, situation=None
+    )
+
+
+def _store(db: Database, company: Company, *docs: DocumentInput) -> list[int]:
+    with write_unit(db) as unit:
+        stored = unit.store_lot(company.id, list(docs))
+    ids = []
+    for result in stored:
+        assert isinstance(result, StoredDocument)
+        ids.append(result.document_id)
+    return ids
+
+
+def test_values_and_items_are_kept_and_read_back(db: Database, company: Company) -> None:
+    [doc_id, old_id] = _store(db, company, _input(company, REFORM, 1), _input(company, OLD, 2))
+    repo = ReformRepository(db)
+    purpose, values = repo.values_of(doc_id)
+    assert purpose == "1" and values is not None
+    assert (values.ibs_uf_cents, values.ibs_mun_cents, values.ibs_cents, values.cbs_cents) == (3000, 4000, 5000, 8729)
+    assert (values.ibs_presumed_cents, values.cbs_presumed_suspended_cents, values.is_cents) == (4310, 120, 100000)
+    assert values.total_cents == 500000 and values.unreadable is False
+    [item] = values.items
+    assert (item.cst, item.class_code, item.cbs_cents, item.is_cents) == ("000", "000001", 10100, 15000)
+    assert repo.values_of(old_id) == (None, None)  # no groups: no row, never zeros
+
+
+def test_a_document_stored_again_keeps_one_set_of_rows(db: Database, company: Company) -> None:
+    [first] = _store(db, company, _input(company, REFORM, 1))
+    changed = REFORM.replace(b"<vCBS>87.29</vCBS>", b"<vCBS>87,29</vCBS>")  # a new version, unreadable
+    [again] = _store(db, company, _input(company, changed, 3))
+    assert again == first
+    _, values = ReformRepository(db).values_of(first)
+    assert values is not None and values.unreadable is True and values.cbs_cents is None
+    assert len(values.items) == 1
+
+
+def test_a_credit_note_links_to_what_it_references_both_ways(db: Database, company: Company) -> None:
+    note = REFORM.replace(b"<finNFe>1</finNFe>", b"<finNFe>5</finNFe>")
+    [doc_id] = _store(db, company, _input(company, note, 1))
+    _store(db, company, _input(company, note, 1))  # the same bytes again: no duplicate link
+    repo = ReformRepository(db)
+    assert repo.values_of(doc_id)[0] == "5"
+    note_key = "15231207933914000154550010006643501427015088"
+    assert repo.referenced_by(company.id, note_key) == sorted(
+        [REFERENCED, "21323412888283895737729149494949494171688099"]
+    )
+    assert repo.referencing(company.id, REFERENCED) == [note_key]
