@@ -363,7 +363,9 @@ def _nfe_proc(root: etree._Element, warnings: list[str]) -> NfeMeta:
         status=status,
         purpose=purpose,
         referenced_keys=_referenced(ide) if ide.first("NFref") is not None else (),
-        reform=read_nfe_reform(inf, total_element, NFE_NS, warnings),
+        reform=read_nfe_reform(inf, total_element, NFE_NS, warnings)
+        if total.first("IBSCBSTot") is not None or total.first("ISTot") is not None
+        else None,
         warnings=tuple(warnings),
     )
 
