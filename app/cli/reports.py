@@ -1,4 +1,4 @@
-"""`report documents | summary | gaps | deadlines --xlsx FILE | --csv FILE`: spreadsheets for the office."""
+"""`report documents | summary | gaps | deadlines | ibs-cbs --xlsx FILE | --csv FILE`: spreadsheets for the office."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ _REPORTS = {
     "summary": "resumo mensal por empresa: quantidades e totais por produto, conteúdo e direção",
     "gaps": "lacunas de NSU: encontradas, recuperadas e pendentes",
     "deadlines": "prazos de manifestação de NF-e recebidas ainda em aberto",
+    "ibs-cbs": "créditos de IBS e CBS por empresa e mês (no CSV, os documentos vão para <arquivo>-documentos.csv)",
 }
 
 

@@ -15,6 +15,7 @@ from decimal import Decimal
 from app.core.clock import BRASILIA
 from app.core.manifestation import CONFIRMACAO, MANIFESTATION_TYPES, manifestation_state, next_deadline
 from app.export.manual import Selection, issued_ids
+from app.export.reform_report import credit_report
 from app.export.sheets import Cell, Sheet
 from app.store.companies import CompanyRepository
 from app.store.db import Database
@@ -155,6 +156,12 @@ class Reports:
             DIRECTIONS[doc.direction],
             STATUSES[doc.status],
         ]
+
+    # ------------------------------------------------------------------ IBS and CBS credits
+
+    def ibs_cbs(self, filters: Filters) -> list[Sheet]:
+        """Créditos de IBS e CBS por empresa e mês, and the documents behind them (``reform_report``)."""
+        return credit_report(self.db, filters, self._companies)
 
     # ------------------------------------------------------------------ monthly summary
 

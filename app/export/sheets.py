@@ -83,5 +83,24 @@ def to_csv(sheets: Sequence[Sheet]) -> bytes:
     return ("\ufeff" + out.getvalue()).encode("utf-8")
 
 
-def save(sheets: Sequence[Sheet], path: Path, *, csv_format: bool) -> None:
-    write_atomic(path, to_csv(sheets) if csv_format else to_xlsx(sheets))
+def save(sheets: Sequence[Sheet], path: Path, *, csv_format: bool) -> list[Path]:
+    """The XLSX, or the CSV; sheets whose headers differ from the first's (a report's second
+    sheet) go to their own CSV beside it, ``<name>-<sheet>.csv``. Returns the files written."""
+    if not csv_format:
+        write_atomic(path, to_xlsx(sheets))
+        return [path]
+    first = [s for s in sheets if not sheets or s.headers == sheets[0].headers]
+    write_atomic(path, to_csv(first))
+    written = [path]
+    for sheet in sheets:
+        if sheet.headers != sheets[0].headers:
+            apart = path.with_name(f"{path.stem}-{_file_part(sheet.name)}{path.suffix or '.csv'}")
+            write_atomic(apart, to_csv([sheet]))
+            written.append(apart)
+    return written
+
+
+def _file_part(name: str) -> str:
+    """A sheet's name as part of a file name on Windows (no reserved characters, no spaces)."""
+    kept = "".join(c if c.isalnum() else "-" for c in name.lower())
+    return "-".join(part for part in kept.split("-") if part)
