@@ -104,15 +104,17 @@ def credit_report(db: Database, selection: Selection, companies: dict[int, Compa
     if end is not None:
         bounds[-1] = min(bounds[-1], end)
     groups: dict[tuple[int, date, Product], _Group] = defaultdict(_Group)
-    for (cid, product, index), count in reads.uncovered(selection.company_ids, selection.products, bounds).items():
+    counts = reads.received_counts(selection.company_ids, selection.products, bounds)
+    for (cid, product, index), count in counts.items():
         if index >= 0:
             groups[(cid, months[index], product)].uncovered += count
     documents: list[Sequence[Cell]] = []
     for line in reads.lines(selection.company_ids, selection.products, bounds[0], bounds[-1]):
-        if not line.has_groups and not line.unreadable:
-            continue  # a note without the groups: counted with the uncovered
+        if not line.has_groups:
+            continue  # a note without the groups: one of the uncovered
         month = _month_of(line.issued_at)
         group = groups[(line.company_id, month, line.product)]
+        group.uncovered -= 1  # received_counts counted every document
         documents.append(_document_row(line, month, companies[line.company_id], group))
     totals = [
         _total_row(companies[cid], month, product, group)

@@ -18,6 +18,7 @@ from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
         ("summary", ["Resumo mensal"]),
         ("gaps", ["Lacunas de NSU"]),
         ("deadlines", ["Prazos de manifestação"]),
+        ("ibs-cbs", ["Créditos IBS e CBS", "Documentos"]),
     ],
 )
 def test_each_report_is_written_as_xlsx(
@@ -42,3 +43,17 @@ def test_csv_and_refusals(harness: Harness, cli: Cli, tmp_path: Path) -> None:
     assert "anterior" in cli.err
     assert cli("report", "gaps", "--xlsx", str(tmp_path / "g.xlsx"), "--company", "11444777000161") == 1
     assert "não está cadastrada" in cli.err
+
+
+def test_ibs_cbs_counts_documents_without_the_groups_apart(harness: Harness, cli: Cli, tmp_path: Path) -> None:
+    harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)  # the sandbox's NF-e carry no IBS/CBS group
+    harness.capture.run_due()
+    target = tmp_path / "creditos.csv"
+    assert cli("report", "ibs-cbs", "--csv", str(target), "--company", RECIPIENT) == 0, cli.err
+    header, *rows = target.read_text(encoding="utf-8-sig").splitlines()
+    columns = header.split(";")
+    counted = sum(int(row.split(";")[columns.index("Sem grupos da reforma")]) for row in rows)
+    with_groups = sum(int(row.split(";")[columns.index("Documentos com IBS/CBS")]) for row in rows)
+    assert (counted, with_groups) == (1, 0)
+    assert (tmp_path / "creditos-documentos.csv").is_file()
+    assert "creditos-documentos.csv" in cli.out
