@@ -45,15 +45,16 @@ def test_csv_and_refusals(harness: Harness, cli: Cli, tmp_path: Path) -> None:
     assert "não está cadastrada" in cli.err
 
 
-def test_ibs_cbs_counts_documents_without_the_groups_apart(harness: Harness, cli: Cli, tmp_path: Path) -> None:
-    harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)  # the sandbox's NF-e carry no IBS/CBS group
+def test_ibs_cbs_is_two_csv_files_and_counts_no_summary(harness: Harness, cli: Cli, tmp_path: Path) -> None:
+    harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)  # the recipient has its resNFe: no credit yet
     harness.capture.run_due()
     target = tmp_path / "creditos.csv"
     assert cli("report", "ibs-cbs", "--csv", str(target), "--company", RECIPIENT) == 0, cli.err
     header, *rows = target.read_text(encoding="utf-8-sig").splitlines()
-    columns = header.split(";")
-    counted = sum(int(row.split(";")[columns.index("Sem grupos da reforma")]) for row in rows)
-    with_groups = sum(int(row.split(";")[columns.index("Documentos com IBS/CBS")]) for row in rows)
-    assert (counted, with_groups) == (1, 0)
-    assert (tmp_path / "creditos-documentos.csv").is_file()
-    assert "creditos-documentos.csv" in cli.out
+    assert header.split(";")[4:9] == [
+        "Documentos com IBS/CBS", "Notas de crédito", "Notas de débito", "Sem grupos da reforma", "Valores ilegíveis",
+    ]  # fmt: skip
+    assert rows == []  # only authorised full documents count: a resumo is not one
+    apart = tmp_path / "creditos-documentos.csv"
+    assert apart.read_text(encoding="utf-8-sig").startswith("CNPJ da empresa;Empresa;Mês;Produto;Chave de acesso")
+    assert str(apart) in cli.out
