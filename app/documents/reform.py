@@ -77,7 +77,7 @@ def read_nfe_reform(
     if tot is None and selective is None:
         return None
     ibs, cbs = r.find(tot, "gIBS"), r.find(tot, "gCBS")
-    items = []
+    items: list[ReformItem] = []
     for det in inf.iterfind(r.prefix + "det"):
         tax = r.find(det, "imposto")
         group = r.find(tax, "IBSCBS")

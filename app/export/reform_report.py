@@ -116,7 +116,7 @@ def credit_report(db: Database, selection: Selection, companies: dict[int, Compa
         group = groups[(line.company_id, month, line.product)]
         group.uncovered -= 1  # received_counts counted every document
         documents.append(_document_row(line, month, companies[line.company_id], group))
-    totals = [
+    totals: list[Sequence[Cell]] = [
         _total_row(companies[cid], month, product, group)
         for (cid, month, product), group in sorted(
             groups.items(), key=lambda item: (companies[item[0][0]].name, item[0][0], item[0][1], item[0][2].value)
