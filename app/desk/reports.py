@@ -1,4 +1,4 @@
-"""The office's spreadsheets (documents, summary, gaps, deadlines) from the desk: the command
+"""The office's spreadsheets (documents, summary, gaps, deadlines, IBS/CBS credits) from the desk: the command
 line's ``report`` and any window that offers them. Slow (the database, the file): from a worker."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from app.capture.context import CaptureContext
 from app.core.products import Product
 
-REPORTS = ("documents", "summary", "gaps", "deadlines")
+REPORTS = ("documents", "summary", "gaps", "deadlines", "ibs-cbs")
 
 
 def save_report(
@@ -35,6 +35,8 @@ def save_report(
         sheets = reports.summary(filters)
     elif name == "gaps":
         sheets = reports.gaps(filters)
+    elif name == "ibs-cbs":  # no CSV holds two tables: its documents go to <name>-documentos.csv
+        sheets = reports.ibs_cbs(filters)
     else:
         sheets = reports.deadlines(filters, ctx.clock.now())
     save(sheets, target, csv_format=csv)

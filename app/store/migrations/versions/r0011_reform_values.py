@@ -1,7 +1,7 @@
 """The consumption-tax reform: IBS/CBS/IS per document and per NF-e item, NF-e references.
 
 Revision ID: 0011
-Revises: 0007
+Revises: 0010 (0009 is deskpolish's, not on main yet: the lead re-chains)
 Create Date: 2026-12-02
 
 - ``document_reform``: one row per document carrying the reform's groups (NF-e IBSCBSTot/ISTot,
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 
 revision: str = '0011'
-down_revision: Union[str, Sequence[str], None] = '0007'
+down_revision: Union[str, Sequence[str], None] = '0010'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
