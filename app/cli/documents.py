@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import heapq
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -269,6 +269,9 @@ def find_document(desk: Desk, key_text: str, company: str | None) -> tuple[str, 
 def _details(detail: DocumentDetail) -> dict[str, Any]:
     data = document_json(detail.row, detail.company_cnpj)
     data["company_name"] = detail.company_name
+    data["ibs_cbs"] = None if detail.reform is None else asdict(detail.reform)  # centavos; items nested
+    data["purpose"] = detail.purpose
+    data["references"] = [r.access_key for r in detail.references]
     data["parties"] = [{"role": p.role.value, "id": p.tax_id, "name": p.name} for p in detail.parties]
     data["versions"] = [
         {

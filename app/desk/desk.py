@@ -37,6 +37,7 @@ from app.desk.grid import GridCursor, KeyEventIndex, document_rows, to_query
 from app.desk.handoff import Handoffs
 from app.desk.manifesting import Manifestations, nfe_actions, taker_actions
 from app.desk.pdfs import PdfCache
+from app.desk.reform import reform_of, related_of
 from app.desk.search import parse_search
 from app.desk.sending import Sender, company_locks
 from app.desk.views import (
@@ -48,7 +49,6 @@ from app.desk.views import (
     ManifestationActions,
     ManifestationLine,
     ManifestationOutcome,
-    RelatedDocument,
 )
 from app.export.jobs import service_jobs
 from app.store.grid import GridRepository
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     from app.demo.environment import DemoEnvironment, DemoOptions
 
 log = logging.getLogger(__name__)
-RELATED_SHOWN = 200  # a CT-e may carry hundreds of NF-e: the detail looks up this many
 Listener = Callable[[CaptureNotice], None]
 P = TypeVar("P")
 
@@ -357,8 +356,9 @@ class Desk:
             events,
             lines,
             actions.allowed,
-            self._related(row),
+            related_of(row, self.cursor),
             actions.rectifiable,
+            *reform_of(ctx.db, row, self.cursor),
         )
 
     def manifestation_actions(self, row: GridRow) -> ManifestationActions:
@@ -376,17 +376,6 @@ class Desk:
         if row.product is Product.NFSE and key and not row.is_event_row:
             return taker_actions(row, lines)
         return ManifestationActions()
-
-    def _related(self, row: GridRow) -> tuple[RelatedDocument, ...]:
-        """The CT-e that moved an NF-e, or the NF-e a CT-e carries (this company's, when stored)."""
-        other = {Product.NFE: Product.CTE, Product.CTE: Product.NFE}.get(row.product)
-        if other is None:
-            return ()
-        found: list[RelatedDocument] = []
-        for key in row.carried_keys[:RELATED_SHOWN]:
-            rows = self.cursor(GridFilter(other, company_ids=(row.company_id,), search=key)).next_page(1)
-            found.append(RelatedDocument(other, key, rows[0] if rows else None))
-        return tuple(found)
 
     def xml(self, row: GridRow) -> bytes:
         """The stored XML, byte for byte as received (a key-event row: its latest event's)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
 from app.core.cadence import Action
 from app.core.manifestation import ManifestationState, PendingDeadline
@@ -21,6 +22,9 @@ from app.store.records import (
 )
 
 PAGE = 200  # rows a grid fetches at a time
+
+if TYPE_CHECKING:  # the values only: the window's first paint loads no XML reader
+    from app.documents.reform_model import ReformValues
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +165,9 @@ class DocumentDetail:
     allowed_manifestations: tuple[str, ...]  # tpEvento the office may send now by a plain request
     related: tuple[RelatedDocument, ...] = ()  # the CT-e that moved an NF-e, the NF-e a CT-e carries
     rectifiable_manifestations: tuple[str, ...] = ()  # conclusive tpEvento offered as the one rectification
+    reform: ReformValues | None = None  # IBS/CBS/IS (app.store.reform); None: the document has no groups
+    purpose: str | None = None  # NF-e finNFe ("5" nota de crédito, "6" nota de débito)
+    references: tuple[RelatedDocument, ...] = ()  # NF-e: the ones it references and the notes referencing it
 
 
 @dataclass(frozen=True, slots=True)

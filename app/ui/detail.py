@@ -128,6 +128,7 @@ def summary_html(detail: DocumentDetail, now: datetime) -> str:
                 who = e(other.counterpart_name or "-")
                 lines.append(f"{link} · nº {other.number or '-'} · {who} · {labels.money_br(other.total_cents)}<br>")
         lines.append("</p>")
+    lines += _reform_html(detail)
     if detail.versions:
         lines.append("<p><b>Versões recebidas</b><br>")
         lines += [
@@ -137,6 +138,45 @@ def summary_html(detail: DocumentDetail, now: datetime) -> str:
         ]
         lines.append("</p>")
     return "".join(lines)
+
+
+_PURPOSES = {"5": "nota de crédito", "6": "nota de débito"}
+_REFORM_VALUES = (
+    ("IBS estadual", "ibs_uf_cents"), ("IBS municipal", "ibs_mun_cents"), ("IBS total", "ibs_cents"),
+    ("CBS", "cbs_cents"), ("Imposto Seletivo", "is_cents"), ("Crédito presumido IBS", "ibs_presumed_cents"),
+    ("Crédito presumido CBS", "cbs_presumed_cents"), ("Base IBS/CBS", "base_cents"),
+    ("Total com IBS/CBS", "total_cents"),
+)  # fmt: skip
+
+
+def _reform_html(detail: DocumentDetail) -> list[str]:
+    """The "Reforma tributária" block: IBS, CBS and IS as read (unreadable: said so, never zero),
+    what kind of note it is, and the NF-e it references or that reference it."""
+    reform, e = detail.reform, html.escape
+    if reform is None and detail.purpose not in _PURPOSES and not detail.references:
+        return []
+    lines = ["<p><b>Reforma tributária</b><br>"]
+    if detail.purpose in _PURPOSES:
+        lines.append(f"Finalidade: {_PURPOSES[detail.purpose or '']}<br>")
+    if reform is None:
+        lines.append("Sem os grupos de IBS/CBS.<br>")
+    else:
+        if reform.unreadable:
+            lines.append("<b>Valores ilegíveis no XML</b>: não somados nos relatórios.<br>")
+        lines += [
+            f"{name}: {labels.money_br(getattr(reform, field))}<br>"
+            for name, field in _REFORM_VALUES
+            if getattr(reform, field) is not None
+        ]
+        codes = sorted({(i.cst, i.class_code) for i in reform.items if i.cst or i.class_code}, key=str)
+        if codes:
+            shown = ", ".join(f"{e(cst or '-')}/{e(code or '-')}" for cst, code in codes)
+            lines.append(f"CST/cClassTrib: {shown}<br>")
+    for related in detail.references:
+        link = f"<a href='related:{related.product.value}:{e(related.access_key)}'>{e(related.access_key)}</a>"
+        lines.append(f"NF-e relacionada: {link}{'' if related.row else ' · não recebida por esta empresa'}<br>")
+    lines.append("</p>")
+    return lines
 
 
 def timeline_html(detail: DocumentDetail) -> str:

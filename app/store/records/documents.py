@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from app.core.documents import Direction, DocumentKind, DocumentStatus, PartyRole
 from app.core.products import Product
-from app.documents.reform_model import ReformValues
+
+if TYPE_CHECKING:  # a value only the capture sets: the window's records load no XML reader
+    from app.documents.reform_model import ReformValues
 
 # How complete a document version is: a fuller version becomes the current one, a poorer one
 # (a resNFe fetched again after the nfeProc) only joins the history.
