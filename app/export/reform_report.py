@@ -21,7 +21,7 @@ from app.export.manual import Selection
 from app.export.sheets import Cell, Sheet
 from app.store.db import Database
 from app.store.records import Company, Product
-from app.store.reform import CREDIT_NOTE, DEBIT_NOTE
+from app.store.reform import CREDIT_NOTE, DEBIT_NOTE, VALUE_COLUMNS
 from app.store.reform_lines import CreditLine, ReformLines
 
 PRODUCTS = {Product.NFE: "NF-e", Product.CTE: "CT-e", Product.NFSE: "NFS-e"}
@@ -47,6 +47,7 @@ MONEY = (
     ("total_cents", "Valor total com IBS/CBS (R$)"),
 )
 _FIELDS = tuple(name for name, _ in MONEY)
+_POSITIONS = tuple((name, VALUE_COLUMNS.index(name)) for name in _FIELDS)  # where each is in a line
 _NOTES = ("ibs_cents", "cbs_cents")  # shown apart for each kind of note
 TOTAL_HEADERS = (
     "CNPJ da empresa", "Empresa", "Mês", "Produto", "Documentos com IBS/CBS", "Notas de crédito", "Notas de débito",
@@ -112,10 +113,11 @@ def credit_report(db: Database, selection: Selection, companies: dict[int, Compa
     for line in reads.lines(selection.company_ids, selection.products, bounds[0], bounds[-1]):
         if not line.has_groups:
             continue  # a note without the groups: one of the uncovered
-        month = _month_of(line.issued_at)
+        local = line.issued_at.astimezone(BRASILIA)
+        month = date(local.year, local.month, 1)
         group = groups[(line.company_id, month, line.product)]
         group.uncovered -= 1  # received_counts counted every document
-        documents.append(_document_row(line, month, companies[line.company_id], group))
+        documents.append(_document_row(line, month, local.replace(tzinfo=None), companies[line.company_id], group))
     totals: list[Sequence[Cell]] = [
         _total_row(companies[cid], month, product, group)
         for (cid, month, product), group in sorted(
@@ -125,10 +127,10 @@ def credit_report(db: Database, selection: Selection, companies: dict[int, Compa
     return [Sheet(TOTALS_SHEET, TOTAL_HEADERS, totals), Sheet(DOCUMENTS_SHEET, DOCUMENT_HEADERS, documents)]
 
 
-def _document_row(line: CreditLine, month: date, company: Company, group: _Group) -> list[Cell]:
+def _document_row(line: CreditLine, month: date, issued: datetime, company: Company, group: _Group) -> list[Cell]:
     head: list[Cell] = [
         company.cnpj.value, company.name, month, PRODUCTS[line.product], line.access_key, line.number,
-        line.issued_at.astimezone(BRASILIA).replace(tzinfo=None), line.emitter_id, line.emitter_name,
+        issued, line.emitter_id, line.emitter_name,
         PURPOSES.get(line.purpose or "", line.purpose),
     ]  # fmt: skip
     if line.unreadable:
@@ -141,8 +143,8 @@ def _document_row(line: CreditLine, month: date, company: Company, group: _Group
     elif line.purpose == DEBIT_NOTE:
         group.debit_notes += 1
     signed: list[Cell] = []
-    for name in _FIELDS:
-        cents = line.values[name]
+    for name, position in _POSITIONS:
+        cents = line.values[position]
         if cents is not None:
             group.sums[name] += sign * cents
             if name in _NOTES and line.purpose in (CREDIT_NOTE, DEBIT_NOTE):

@@ -36,7 +36,7 @@ class CreditLine:
     purpose: str | None
     has_groups: bool
     unreadable: bool
-    values: dict[str, int | None]  # VALUE_COLUMNS -> centavos
+    values: tuple[int | None, ...]  # centavos, in VALUE_COLUMNS' order
 
 
 def _received(
@@ -122,7 +122,7 @@ class ReformLines:
             for row in connection.execute(statement, params):
                 yield CreditLine(
                     row[0], row[1], Product(row[2]), row[3], row[4], row[5], row[6], _instant(row[7]), row[8],
-                    bool(row[9]), bool(row[10]), dict(zip(VALUE_COLUMNS, row[11:], strict=True)),
+                    bool(row[9]), bool(row[10]), tuple(row[11:]),
                 )  # fmt: skip
 
     def received_counts(
