@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDialog, QMessageBox, QProgressDialog
 
 from app import APP_NAME
@@ -15,6 +16,7 @@ from app.desk.views import GridRow, ManifestationOutcome
 from app.store.records import Direction, DocumentStatus, ManifestationState, RowKind
 from app.ui.detail import NFE_EVENTS
 from app.ui.manifest_dialog import ManifestDialog
+from app.ui.rectify_dialog import RectifyDialog
 from app.ui.taker_dialog import TakerDialog
 from app.ui.window_host import WindowHost
 
@@ -39,6 +41,10 @@ class ManifestActions(QObject):
         self.last_dialog: QDialog | None = None
         self.last_outcomes: list[tuple[GridRow, ManifestationOutcome]] | None = None
         self.last_result: QMessageBox | None = None
+        self.rectify = QAction("Retificar manifestação…", self)  # the menus place it
+        self.rectify.setObjectName("rectify")
+        self.rectify.setEnabled(False)
+        self.rectify.triggered.connect(self.rectify_selected)
 
     def enable_batch(self, rows: list[GridRow]) -> None:
         """Several rows selected: the NF-e buttons apply to those that accept them."""
@@ -100,14 +106,53 @@ class ManifestActions(QObject):
         self.send_taker(tp_evento, row, dialog.reason_code(), dialog.reason())
 
     def send_taker(self, tp_evento: str, row: GridRow, reason_code: str | None, reason: str | None) -> None:
+        desk = self.host.desk
+        key = row.access_key or ""
+        self._send_one(
+            row, lambda: desk.request_taker_manifestation(row.company_id, key, tp_evento, reason_code, reason)
+        )
+
+    def rectifiable(self) -> tuple[str, ...]:
+        """The events the one selected NF-e offers as its one rectification (none: not offered)."""
+        detail = self.host.detail.detail
+        rows = self.host.selected_rows()
+        if detail is None or not self.host.writable or len(rows) != 1 or rows[0].row_id != detail.row.row_id:
+            return ()
+        return detail.rectifiable_manifestations
+
+    def update_rectify(self) -> None:
+        self.rectify.setEnabled(bool(self.rectifiable()))
+
+    def rectify_selected(self) -> None:
+        """Retificar manifestação: its dialog, then the one rectification on a worker."""
+        detail = self.host.detail.detail
+        if detail is None or not self.rectifiable():
+            text = "A nota selecionada não tem manifestação a retificar."
+            QMessageBox.information(self.host.window(), APP_NAME, text)
+            return
+        dialog = RectifyDialog(detail, self.host.window())
+        self.last_dialog = dialog
+        tp_evento = dialog.tp_evento() if dialog.exec() == RectifyDialog.DialogCode.Accepted else None
+        if tp_evento is not None:
+            self.send_rectification(detail.row, tp_evento, dialog.justification())
+
+    def send_rectification(self, row: GridRow, tp_evento: str, justification: str | None) -> None:
+        desk = self.host.desk
+        self.rectify.setEnabled(False)  # a second one is never offered while this one runs
+        self._send_one(
+            row,
+            lambda: desk.manifest(
+                row.company_id, row.access_key or "", tp_evento, justification=justification, rectify=True
+            ),
+        )
+
+    def _send_one(self, row: GridRow, request: Callable[[], ManifestationOutcome]) -> None:
+        """One request on a worker, the row refreshed, the result shown."""
         host = self.host
         desk = host.desk
 
         def work() -> tuple[ManifestationOutcome, GridRow]:
-            outcome = desk.request_taker_manifestation(
-                row.company_id, row.access_key or "", tp_evento, reason_code, reason
-            )
-            return outcome, desk.row(row)
+            return request(), desk.row(row)
 
         def done(result: tuple[ManifestationOutcome, GridRow]) -> None:
             outcome, fresh = result

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from app.ui.company_list import CompanyList
     from app.ui.detail import DetailPane
     from app.ui.grid_model import DocumentTableModel
+    from app.ui.manifest_actions import ManifestActions
     from app.ui.tasks import Tasks
 
 
@@ -31,6 +32,7 @@ class WindowHost(Protocol):
     detail: DetailPane
     models: dict[Product, DocumentTableModel]
     pages: QTabWidget
+    manifestations: ManifestActions
 
     @property
     def desk(self) -> Desk: ...
@@ -55,3 +57,5 @@ class WindowHost(Protocol):
     def apply_filters(self, *, force: bool = False) -> None: ...
 
     def refresh(self) -> None: ...
+
+    def open_key(self, product: Product, key: str) -> None: ...

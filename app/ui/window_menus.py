@@ -1,5 +1,6 @@
 """The window's menu bar and keys: Arquivo (Sair, Ctrl+Q), Empresas and Ferramentas
-(``CompanyActions``), Exibir, Ajuda (the first-run assistant).
+(``CompanyActions``), Documentos (Buscar pela chave, Ctrl+K; Retificar manifestação, enabled as the
+menu opens), Exibir, Ajuda (the first-run assistant).
 
 Quitting asks first when this process runs the capture: closing the program stops it, while
 closing the window (to the tray) lets it go on. An accountant expects the documents to keep
@@ -16,6 +17,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from app.ui.company_actions import CompanyActions
+from app.ui.fetch_dialog import FetchByKey
 from app.ui.first_run import FirstRun
 from app.ui.window_host import WindowHost
 
@@ -44,6 +46,14 @@ class WindowMenus(QObject):
         self.quit.setShortcut(QKeySequence(Qt.Modifier.CTRL | Qt.Key.Key_Q))
         self.quit.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self.company_actions = CompanyActions(host)
+        self.fetch_by_key = FetchByKey(host)
+        self.documents = host.menuBar().addMenu("&Documentos")
+        self.fetch = self.documents.addAction("Buscar documento pela chave…", self.fetch_by_key.open)
+        self.fetch.setObjectName("fetch-by-key")
+        self.fetch.setShortcut(QKeySequence(Qt.Modifier.CTRL | Qt.Key.Key_K))
+        self.fetch.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.documents.addAction(host.manifestations.rectify)
+        self.documents.aboutToShow.connect(host.manifestations.update_rectify)
         view = host.menuBar().addMenu("E&xibir")
         view.addAction("Documentos", lambda: host.pages.setCurrentIndex(0))
         view.addAction("Painel de captura", lambda: host.pages.setCurrentIndex(1))
