@@ -48,15 +48,13 @@ class RectifyDialog(QDialog):
         registered = registered_conclusive(detail.events, [m.request for m in detail.manifestations])
         current = registered[-1] if registered else None
         said = f"{current.text()}." if current else "Há uma manifestação conclusiva registrada para esta nota."
-        head = QLabel(f"NF-e {number_text(row)} · {row.counterpart_name or '-'}\n{row.access_key}\n\n{said}", self)
-        head.setObjectName("registered")
-        head.setWordWrap(True)
-        layout.addWidget(head)
-        rule = QLabel(RULE, self)
-        rule.setObjectName("rule")
-        rule.setWordWrap(True)
-        rule.setStyleSheet("color: #8a5300; font-weight: bold;")
-        layout.addWidget(rule)
+        heading = f"NF-e {number_text(row)} · {row.counterpart_name or '-'}\n{row.access_key}\n\n{said}"
+        for name, text, style in (("registered", heading, ""), ("rule", RULE, "color: #8a5300; font-weight: bold;")):
+            label = QLabel(text, self)
+            label.setObjectName(name)
+            label.setWordWrap(True)
+            label.setStyleSheet(style)
+            layout.addWidget(label)
         layout.addWidget(QLabel("Novo evento, que substituirá o registrado:", self))
         self.group = QButtonGroup(self)
         self.choices: dict[str, QRadioButton] = {}
@@ -71,15 +69,13 @@ class RectifyDialog(QDialog):
         self.meaning.setWordWrap(True)
         layout.addWidget(self.meaning)
         self.prompt = QLabel(self)
-        layout.addWidget(self.prompt)
         self.text = QPlainTextEdit(self)
-        self.text.setObjectName("justification")
+        self.counter = QLabel(self)
+        for widget, name in ((self.prompt, "prompt"), (self.text, "justification"), (self.counter, "counter")):
+            widget.setObjectName(name)
+            layout.addWidget(widget)
         self.text.setMaximumHeight(90)
         self.text.textChanged.connect(self._check)
-        layout.addWidget(self.text)
-        self.counter = QLabel(self)
-        self.counter.setObjectName("counter")
-        layout.addWidget(self.counter)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, parent=self)
         self.send = self.buttons.addButton("Enviar retificação", QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.accepted.connect(self.accept)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QSettings
+    from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QMenuBar, QStatusBar, QTabWidget, QWidget
 
     from app.core.products import Product
@@ -18,8 +19,15 @@ if TYPE_CHECKING:
     from app.ui.company_list import CompanyList
     from app.ui.detail import DetailPane
     from app.ui.grid_model import DocumentTableModel
-    from app.ui.manifest_actions import ManifestActions
     from app.ui.tasks import Tasks
+
+
+class RectifyOffer(Protocol):
+    """The manifestation actions as the menus see them: the Retificar entry and its check."""
+
+    rectify: QAction
+
+    def update_rectify(self) -> None: ...
 
 
 class WindowHost(Protocol):
@@ -32,13 +40,15 @@ class WindowHost(Protocol):
     detail: DetailPane
     models: dict[Product, DocumentTableModel]
     pages: QTabWidget
-    manifestations: ManifestActions
 
     @property
     def desk(self) -> Desk: ...
 
     @property
     def writable(self) -> bool: ...
+
+    @property
+    def manifestations(self) -> RectifyOffer: ...
 
     def window(self) -> QWidget: ...
 
