@@ -87,7 +87,6 @@ class FetchDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
         self.key.textChanged.connect(self._check)
-        self.key.returnPressed.connect(lambda: self.fetch())
         self._check()
 
     def _check(self) -> None:

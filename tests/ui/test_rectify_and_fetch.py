@@ -124,6 +124,7 @@ def test_fetch_by_key_with_two_companies_asks_which_one_and_fetches(qtbot: QtBot
             dialog.key.setText(key[:-1])
             assert dialog.problem.isVisibleTo(dialog) and "44" in dialog.problem.text()
             assert not dialog.search.isEnabled()
+            _shot(dialog, tmp_path, "fetch_problem.png")
             dialog.key.setText(" ".join(key[i : i + 4] for i in range(0, 44, 4)))  # as printed on a DANFE
             assert not dialog.problem.isVisibleTo(dialog) and dialog.search.isEnabled()
             _shot(dialog, tmp_path, "fetch_dialog.png")
