@@ -69,7 +69,7 @@ def build(python_exe: Path) -> Path:
     version_file.write_text(version_resource(), encoding="utf-8")
     shutil.rmtree(BUNDLE, ignore_errors=True)
     wine.run(
-        [python_exe, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
+        [python_exe, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
          "--distpath", wine_path(DIST), "--workpath", wine_path(CACHE / "pyinstaller-work"), wine_path(SPEC)],
         extra_env={"CAPTURA_VERSION_FILE": wine_path(version_file)},
         timeout=3600,

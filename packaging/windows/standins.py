@@ -27,10 +27,8 @@ def build() -> list[Path]:
     for name, libraries in LIBRARIES.items():
         source, dll = SOURCES / f"{name}.c", out / f"{name}.dll"
         if not dll.exists() or dll.stat().st_mtime < source.stat().st_mtime:
-            subprocess.run(
-                [DEBIAN_TOOLS["x86_64-w64-mingw32-gcc"], "-O2", "-shared", "-s", "-o", str(dll), str(source), *libraries],
-                check=True,
-            )
+            compiler = DEBIAN_TOOLS["x86_64-w64-mingw32-gcc"]
+            subprocess.run([compiler, "-O2", "-shared", "-s", "-o", str(dll), str(source), *libraries], check=True)
         built.append(dll)
     return built
 
