@@ -5,6 +5,8 @@
 ; the settings are the app's and outlive upgrades and uninstalls, unless the clerk ticks
 ; "Apagar também os dados" or runs the uninstaller with /PURGE.
 Unicode true
+; A 64-bit installer for a 64-bit program (and Wine's wine64 runs it in the test lane).
+Target amd64-unicode
 ManifestDPIAware true
 SetCompressor /SOLID lzma
 SetCompressorDictSize 64

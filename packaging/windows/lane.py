@@ -14,6 +14,7 @@ The last line printed is one JSON object. The stand-in DLLs go into the prefixes
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import time
@@ -94,7 +95,7 @@ def registry_value(user_reg: str, key: str, name: str) -> str | None:
 def run_demo(wine: Wine, program: Path) -> dict[str, Any]:
     started = time.monotonic()
     result = wine.run([program, "--demo", "--headless", "--duration", str(DEMO_SECONDS)], timeout=900, check=False)
-    found = re.search(r"Árbitro: (\d+) violaç", result.stdout)
+    found = re.search(r"rbitro: (\d+) viola", result.stdout)
     violations = int(found.group(1)) if found else None
     documents = re.search(r"Documentos guardados: (\d+)", result.stdout)
     return {
@@ -133,7 +134,7 @@ def lane(argv: list[str], host_python: Path) -> int:
 
 
 def check_setup(setup: Path, summary: dict[str, Any]) -> bool:
-    prefix = CACHE / "prefix-install"
+    prefix = CACHE / os.environ.get("CAPTURA_LANE_PREFIX", "prefix-install")
     wine = Wine(prefix)
     if not native():
         wine.kill()
