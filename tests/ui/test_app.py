@@ -118,12 +118,11 @@ def test_the_tray_option_still_shows_the_window_where_there_is_no_tray(qtbot: Qt
     from app.ui.main_window import MainWindow
 
     seen: list[bool] = []
-    earlier = {id(w) for w in QApplication.topLevelWidgets()}  # windows of earlier tests, not yet deleted
+    earlier = QApplication.topLevelWidgets()  # windows of earlier tests not yet deleted (wrappers kept alive)
 
     def look() -> None:
-        seen.extend(
-            w.isVisible() for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and id(w) not in earlier
-        )
+        new = [w for w in QApplication.topLevelWidgets() if not any(w is e for e in earlier)]
+        seen.extend(w.isVisible() for w in new if isinstance(w, MainWindow))
 
     QTimer.singleShot(500, look)
     assert run_gui(tmp_path / "dados", tray_only=True, duration=1.5) == 0
