@@ -6,6 +6,7 @@ The only module that knows both faces of the app, so that neither imports the ot
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -45,15 +46,22 @@ def display_problem(environ: Mapping[str, str], platform: str) -> str | None:
     return "Erro: não há tela disponível para abrir a janela (nenhum DISPLAY nem WAYLAND_DISPLAY nesta sessão)."
 
 
+def _parser(*, commands: bool = True) -> argparse.ArgumentParser:
+    parser = build_parser(commands=commands)
+    # The window's own option, what the Run key of "Iniciar com o Windows" starts (app.desk.autostart).
+    parser.add_argument("--tray", action="store_true", help="abre só o ícone na bandeja, com a janela escondida")
+    return parser
+
+
 def main(argv: Sequence[str] | None = None, *, runtime: Runtime | None = None) -> int:
     tune_garbage_collector()
     utf8_streams()  # redirected output (the headless demo into a pipe, --json into a file) in UTF-8 on Windows
     words = list(sys.argv[1:] if argv is None else argv)
     # The window's options alone first: opening the window imports no command module.
     helping = any(word in ("-h", "--help") for word in words)
-    args, rest = build_parser(commands=False).parse_known_args([] if helping else words)
+    args, rest = _parser(commands=False).parse_known_args([] if helping else words)
     if rest or helping:
-        args = build_parser().parse_args(words)
+        args = _parser().parse_args(words)
     if args.command is not None:
         return run_command(args, runtime=runtime)
     if args.headless and not args.demo:
@@ -81,7 +89,7 @@ def main(argv: Sequence[str] | None = None, *, runtime: Runtime | None = None) -
     # Imported here so that headless commands never load Qt.
     from app.ui.app import run_gui
 
-    return run_gui(data_dir, demo=args.demo, demo_speed=args.speed, duration=args.duration)
+    return run_gui(data_dir, demo=args.demo, demo_speed=args.speed, duration=args.duration, tray_only=args.tray)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
     python3 packaging/dev.py demo    # install and start the app on its built-in demo
     python3 packaging/dev.py test    # install and run the checks and the test suite
+    python3 packaging/dev.py windows       # build dist/CapturaDFe-<versão>-setup.exe (Wine on Linux)
+    python3 packaging/dev.py windows-test  # the Windows lane: tests, install, demo, uninstall; one JSON line
 
 Works on Windows and Linux with only a Python 3.11+ on the PATH. On Debian/Ubuntu, run as root
 (as CI does), it also installs the system libraries Qt needs; otherwise it names them.
@@ -102,8 +104,29 @@ def cmd_test(argv: list[str]) -> int:
     return subprocess.call([str(python), "-m", "pytest", *argv], cwd=ROOT, env=env)
 
 
+def host_pip() -> Path:
+    """A Python with pip for fetching Windows wheels: the venv's, made bare when there is none yet
+    (the project itself is not needed on this side)."""
+    python = venv_python()
+    if not python.exists():
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    return python
+
+
+def cmd_windows(argv: list[str]) -> int:
+    from windows import lane  # packaging/windows/, beside this script
+
+    return lane.build(host_pip())
+
+
+def cmd_windows_test(argv: list[str]) -> int:
+    from windows import lane
+
+    return lane.lane(argv, host_pip())
+
+
 def main() -> int:
-    commands = {"demo": cmd_demo, "test": cmd_test}
+    commands = {"demo": cmd_demo, "test": cmd_test, "windows": cmd_windows, "windows-test": cmd_windows_test}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2

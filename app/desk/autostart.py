@@ -18,14 +18,18 @@ def supported() -> bool:
     return sys.platform == "win32"
 
 
+TRAY_OPTION = "--tray"  # app.launcher: the window stays hidden, the tray icon alone shows
+
+
 def command() -> str:
-    """What the Run key starts: the packaged executable, or this Python with main.py."""
+    """What the Run key starts, in the tray: the installed executable (CapturaDFe.exe, frozen by
+    PyInstaller), or this Python's pythonw with main.py from a source checkout."""
     if getattr(sys, "frozen", False):
-        return f'"{sys.executable}"'
+        return f'"{sys.executable}" {TRAY_OPTION}'
     main = Path(__file__).resolve().parents[2] / "main.py"
     pythonw = Path(sys.executable).with_name("pythonw.exe")
     runner = pythonw if pythonw.is_file() else Path(sys.executable)
-    return f'"{runner}" "{main}"'
+    return f'"{runner}" "{main}" {TRAY_OPTION}'
 
 
 def enabled() -> bool:

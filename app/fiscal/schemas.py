@@ -62,7 +62,11 @@ class Schema(Enum):
     @property
     def path(self) -> Path:
         """The XSD on disk (its includes are resolved relative to it, so it must be a real file)."""
-        resource = importlib.resources.files(_PACKAGE).joinpath(*self.value.split("/"))
+        resource = importlib.resources.files(_PACKAGE)
+        # One part at a time: Python 3.11's MultiplexedPath (what a PyInstaller bundle's package
+        # reader gives) takes a single name.
+        for part in self.value.split("/"):
+            resource = resource.joinpath(part)
         path = Path(str(resource))
         if not path.is_file():
             raise SchemaUnavailable(self)

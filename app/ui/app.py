@@ -66,12 +66,14 @@ def run_gui(
     demo_speed: float | None = None,
     duration: float | None = None,
     clock: Clock | None = None,
+    tray_only: bool = False,
 ) -> int:
     """Open the window; the desk opens the data folder and starts capturing on a worker thread
     (with ``demo``, the sandbox and the demo companies too) and stops when the window closes.
 
     ``demo_speed`` is the demo clock's speed-up (``demo_options``, a ``DemoOptions``, sets every
-    option); ``duration`` (seconds) closes the window by itself (smoke tests of the demo).
+    option); ``duration`` (seconds) closes the window by itself (smoke tests of the demo);
+    ``tray_only`` starts in the tray with the window hidden (start with Windows), where there is one.
     """
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName(APP_NAME)
@@ -97,7 +99,8 @@ def run_gui(
         SessionEnd(app, window, tray)
     if duration is not None:
         QTimer.singleShot(int(duration * 1000), tray.quit)
-    window.show()
+    if not (tray_only and tray.available):
+        window.show()
     try:
         return int(app.exec())
     finally:

@@ -185,3 +185,14 @@ def test_concurrent_validation_gives_each_caller_its_own_result() -> None:
         results = list(pool.map(work, range(8)))
     for n, outcome in enumerate(results):
         assert outcome == [bool((n + i) % 2) for i in range(100)]
+
+
+def test_the_schemas_are_found_through_a_reader_that_takes_one_name_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Windows bundle (PyInstaller) reads nfelib through Python 3.11's MultiplexedPath, whose
+    joinpath takes a single name: the XSD path is walked one part at a time."""
+    import importlib.resources
+    from importlib.readers import MultiplexedPath
+
+    real = Path(str(importlib.resources.files("nfelib")))
+    monkeypatch.setattr(importlib.resources, "files", lambda package: MultiplexedPath(real))
+    assert Schema.NFE_DIST_RESPONSE.path == real / "nfe_dist_dfe" / "schemas" / "v1_0" / "retDistDFeInt_v1.01.xsd"

@@ -106,3 +106,24 @@ def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respe
     finally:
         window.close()
         desk.close()
+
+
+
+def test_the_tray_option_still_shows_the_window_where_there_is_no_tray(qtbot: QtBot, tmp_path: Path) -> None:
+    """Start with Windows opens only the tray icon (Windows always has a tray); where there is
+    none (offscreen here) the window shows, or nothing at all would."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.ui.main_window import MainWindow
+
+    seen: list[bool] = []
+    earlier = QApplication.topLevelWidgets()  # windows of earlier tests not yet deleted (wrappers kept alive)
+
+    def look() -> None:
+        new = [w for w in QApplication.topLevelWidgets() if not any(w is e for e in earlier)]
+        seen.extend(w.isVisible() for w in new if isinstance(w, MainWindow))
+
+    QTimer.singleShot(500, look)
+    assert run_gui(tmp_path / "dados", tray_only=True, duration=1.5) == 0
+    assert seen == [True]
