@@ -7,17 +7,8 @@ what another system consumed in between becomes gap recoveries (``after_consumo_
 
 from __future__ import annotations
 
-from datetime import datetime
+from app.core.cadence_soap import apply_soap_distribution
 
-from app.core.cadence import CadenceRules, CaptureState, CommunicationFailure, Transition
-from app.core.cadence_soap import DistributionResult, apply_soap_distribution
-
-
-def apply_nfe_distribution(
-    state: CaptureState,
-    rules: CadenceRules,
-    now: datetime,
-    result: DistributionResult | CommunicationFailure,
-) -> Transition:
-    """The state after a NF-e distNSU answer that arrived at ``now`` (our clock), and its effects."""
-    return apply_soap_distribution(state, rules, now, result)
+# The state after a NF-e distNSU answer that arrived at ``now`` (our clock), and its effects:
+# the SOAP rules, shared with the other distNSU product.
+apply_nfe_distribution = apply_soap_distribution
