@@ -135,23 +135,20 @@ class BackgroundJobs:
                     name=job.label,
                     next_run_time=real_now,
                 )
-            elif isinstance(job.trigger, Daily):
-                add(
-                    routine,
-                    self._trigger(job.trigger, real_now),
-                    args=[job.name, job.run],
-                    id=job.name,
-                    name=job.label,
-                    misfire_grace_time=int(job.trigger.grace.total_seconds()),
-                )
             else:
+                # A daily routine may run late within its grace; a periodic one starts after its delay.
+                timing: dict[str, Any] = (
+                    {"misfire_grace_time": int(job.trigger.grace.total_seconds())}
+                    if isinstance(job.trigger, Daily)
+                    else {"next_run_time": real_now + job.trigger.delay / service.rate}
+                )
                 add(
                     routine,
                     self._trigger(job.trigger, real_now),
                     args=[job.name, job.run],
                     id=job.name,
                     name=job.label,
-                    next_run_time=real_now + job.trigger.delay / service.rate,
+                    **timing,
                 )
         add(watchdog, self._every(service.intervals.watchdog, scaled=False), id="vigia", name="Vigia")
         self._scheduler.start()
