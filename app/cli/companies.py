@@ -55,19 +55,15 @@ def register(sub: Any) -> None:
     settings = actions.add_parser("set", help="altera a captura de uma empresa num produto")
     settings.add_argument("cnpj")
     settings.add_argument("--product", choices=[p.value for p in Product], required=True)
-    state = settings.add_mutually_exclusive_group()
-    state.add_argument("--enable", dest="enabled", action="store_true", default=None)
-    state.add_argument("--disable", dest="enabled", action="store_false")
+    _switch(settings, "--enable", "--disable", "enabled")
     settings.add_argument("--environment", choices=sorted(_ENVIRONMENTS))
-    ciencia = settings.add_mutually_exclusive_group()
-    ciencia.add_argument(
+    _switch(
+        settings,
         "--auto-ciencia",
-        dest="auto_ciencia",
-        action="store_true",
-        default=None,
-        help="envia a Ciência da Operação automaticamente (só NF-e)",
+        "--no-auto-ciencia",
+        "auto_ciencia",
+        "envia a Ciência da Operação automaticamente (só NF-e)",
     )
-    ciencia.add_argument("--no-auto-ciencia", dest="auto_ciencia", action="store_false")
     settings.add_argument("--ciencia-wait", type=int, metavar="MINUTOS", help="espera antes da Ciência (mínimo 5)")
     settings.add_argument(
         "--uf", metavar="UF", help="UF do autor (cUFAutor: sigla ou código IBGE), exigida pela distribuição de CT-e"
@@ -85,15 +81,13 @@ def register(sub: Any) -> None:
     settings.add_argument(
         "--cutoff", metavar="DATA", help="NFS-e: data de corte (dd/mm/aaaa); anteriores ficam guardadas sem aparecer"
     )
-    own = settings.add_mutually_exclusive_group()
-    own.add_argument(
+    _switch(
+        settings,
         "--own-issued",
-        dest="own_issued",
-        action="store_true",
-        default=None,
-        help="NFS-e: lista e notifica também as NFS-e emitidas pela própria empresa",
+        "--no-own-issued",
+        "own_issued",
+        "NFS-e: lista e notifica também as NFS-e emitidas pela própria empresa",
     )
-    own.add_argument("--no-own-issued", dest="own_issued", action="store_false")
     settings.add_argument(
         "--release-history",
         action="store_true",
@@ -153,6 +147,13 @@ def _roles(text: str) -> tuple[PartyRole, ...]:
     if unknown:
         raise CapturaError(f"Papel desconhecido: {', '.join(unknown)} (use {', '.join(_CTE_ROLES)}).")
     return tuple(dict.fromkeys(_CTE_ROLES[n] for n in names))
+
+
+def _switch(parser: argparse.ArgumentParser, on: str, off: str, dest: str, text: str | None = None) -> None:
+    """A pair of exclusive flags setting ``dest`` True or False; None (unchanged) when neither is given."""
+    pair = parser.add_mutually_exclusive_group()
+    pair.add_argument(on, dest=dest, action="store_true", default=None, help=text)
+    pair.add_argument(off, dest=dest, action="store_false")
 
 
 def _add(args: argparse.Namespace) -> int:
