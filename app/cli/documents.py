@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import heapq
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -389,22 +390,23 @@ def write_output(target: str, content: bytes) -> None:
 
 
 def _xml(args: argparse.Namespace) -> int:
-    with open_desk(args) as desk:
-        _company, row = find_document(desk, args.key, args.company)
-        content = desk.xml(row)
-    write_output(args.output, content)
-    if args.output != "-":
-        print(f"XML gravado em {args.output} ({len(content)} bytes).")
-    return 0
+    return _save(args, lambda desk, row: desk.xml(row), lambda _row: "XML")
 
 
 def _pdf(args: argparse.Namespace) -> int:
+    return _save(args, lambda desk, row: desk.pdf(row), lambda row: PDF_NAMES[row.product])
+
+
+def _save(
+    args: argparse.Namespace, content_of: Callable[[Desk, GridRow], bytes], name_of: Callable[[GridRow], str]
+) -> int:
+    """The document's bytes (its XML, its PDF) written to ``--output`` ("-": standard output)."""
     with open_desk(args) as desk:
         _company, row = find_document(desk, args.key, args.company)
-        content = desk.pdf(row)
+        content = content_of(desk, row)
     write_output(args.output, content)
     if args.output != "-":
-        print(f"{PDF_NAMES[row.product]} gravado em {args.output} ({len(content)} bytes).")
+        print(f"{name_of(row)} gravado em {args.output} ({len(content)} bytes).")
     return 0
 
 
