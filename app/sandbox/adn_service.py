@@ -152,6 +152,20 @@ class NfseServices:
     def _reject(self, now: datetime, code: str, text: str, status: int = 400) -> SandboxResponse:
         return _json(status, self._envelope("REJEICAO", now, erros=[self._message(code, text)]))
 
+    def _too_soon(self, guard: AdnGuard, now: datetime) -> tuple[str, str, int] | None:
+        """The rate rule this call breaks, what it did and the seconds to wait; None when it may go."""
+        if len(guard.calls) > self.rate_per_minute:
+            retry = 60 - int((now - guard.calls[0]).total_seconds())
+            return rules.ADN_RATE, f"{len(guard.calls)} consultas no último minuto", max(1, retry)
+        if guard.empty_at is not None and now < guard.empty_at + self.empty_wait:
+            retry = int((guard.empty_at + self.empty_wait - now).total_seconds()) + 1
+            return (
+                rules.ADN_PREMATURE,
+                f"consulta {int((now - guard.empty_at).total_seconds())} s após fila vazia",
+                retry,
+            )
+        return None
+
     def _dfe(self, req: SandboxRequest, nsu_text: str, now: datetime) -> tuple[SandboxResponse, dict[str, Any]]:
         caller = req.caller
         target = (req.query.get("cnpjConsulta") or caller.doc).strip()
@@ -172,27 +186,10 @@ class NfseServices:
         guard = self._guards.setdefault(target, AdnGuard())
         guard.calls = [t for t in guard.calls if now - t < timedelta(minutes=1)]
         guard.calls.append(now)
-        if len(guard.calls) > self.rate_per_minute:
-            retry = 60 - int((now - guard.calls[0]).total_seconds())
-            self.ctx.referee.violation(
-                at=now,
-                rule=rules.ADN_RATE,
-                service="adn",
-                caller=caller,
-                cnpj=target,
-                detail=f"{len(guard.calls)} consultas no último minuto",
-            )
-            return _json(429, {"message": "Too Many Requests"}, {"Retry-After": str(max(1, retry))}), summary
-        if guard.empty_at is not None and now < guard.empty_at + self.empty_wait:
-            retry = int((guard.empty_at + self.empty_wait - now).total_seconds()) + 1
-            self.ctx.referee.violation(
-                at=now,
-                rule=rules.ADN_PREMATURE,
-                service="adn",
-                caller=caller,
-                cnpj=target,
-                detail=f"consulta {int((now - guard.empty_at).total_seconds())} s após fila vazia",
-            )
+        too_soon = self._too_soon(guard, now)
+        if too_soon is not None:
+            rule, detail, retry = too_soon
+            self.ctx.referee.violation(at=now, rule=rule, service="adn", caller=caller, cnpj=target, detail=detail)
             return _json(429, {"message": "Too Many Requests"}, {"Retry-After": str(retry)}), summary
         nsu = int(nsu_text)
         ledger = self.ctx.state.ledger("nfse", target)
