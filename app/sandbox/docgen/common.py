@@ -16,7 +16,7 @@ from lxml import etree
 
 from app.core.clock import brasilia_iso
 from app.core.ids import Cnpj
-from app.core.keys import CODE_BY_UF
+from app.core.keys import CODE_BY_UF, AccessKey, DocumentModel
 from app.fiscal.xmldsig import DS_NS, SignatureProfile, sign_enveloped
 from app.sandbox.docgen.signing import SignerKey, canonical_part, digest_of, sign_document
 from app.sandbox.pki import IssuedCert, TestPki
@@ -120,6 +120,20 @@ def dt(value: datetime) -> str:
 
 def year_month(value: datetime) -> str:
     return brasilia_iso(value)[2:7].replace("-", "")
+
+
+def issued_key(emitter: Party, issued_at: datetime, model: DocumentModel, serie: int, number: int, code: int) -> str:
+    """The access key of a document ``emitter`` issues at ``issued_at`` in normal emission (tpEmis 1)."""
+    return AccessKey.build(
+        uf=emitter.uf,
+        year_month=year_month(issued_at),
+        issuer=emitter.doc,
+        model=model,
+        serie=serie,
+        number=number,
+        tp_emis=1,
+        code=code,
+    ).value
 
 
 def random_code(rng: random.Random, number: int) -> int:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from app.core.errors import CapturaError
 from app.core.event_types import CANCELLATION, CORRECTION_LETTER
-from app.core.keys import AccessKey, DocumentModel
+from app.core.keys import DocumentModel
 from app.sandbox.docgen.common import (
     XML_DECLARATION,
     Party,
@@ -22,11 +22,11 @@ from app.sandbox.docgen.common import (
     digest_value,
     dt,
     esc,
+    issued_key,
     money,
     phone,
     protocol_number,
     random_code,
-    year_month,
 )
 from app.sandbox.docgen.nfe_events import GeneratedEvent
 from app.sandbox.payload import Payload
@@ -145,16 +145,7 @@ def build_cte(
     if total_cents is None:
         total_cents = rng.randrange(5_000, 800_000)
     code = random_code(rng, number)
-    key = AccessKey.build(
-        uf=emitter.uf,
-        year_month=year_month(issued_at),
-        issuer=emitter.doc,
-        model=DocumentModel.CTE,
-        serie=serie,
-        number=number,
-        tp_emis=1,
-        code=code,
-    ).value
+    key = issued_key(emitter, issued_at, DocumentModel.CTE, serie, number, code)
     start, end = sender, recipient
     intra = start.uf == end.uf
     if taker_role == 4:

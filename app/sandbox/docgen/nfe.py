@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
-from app.core.keys import AccessKey, DocumentModel
+from app.core.keys import DocumentModel
 from app.sandbox.docgen.common import (
     XML_DECLARATION,
     Party,
@@ -16,11 +16,11 @@ from app.sandbox.docgen.common import (
     address,
     dt,
     esc,
+    issued_key,
     money,
     phone,
     protocol_number,
     random_code,
-    year_month,
 )
 from app.sandbox.docgen.signing import canonical_part, digest_of, sign_document
 from app.sandbox.payload import Payload
@@ -204,16 +204,7 @@ def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
         total_cents = rng.randrange(5_000, 5_000_000)
     items = max(1, min(items, total_cents))
     code = random_code(rng, number)
-    key = AccessKey.build(
-        uf=emitter.uf,
-        year_month=year_month(issued_at),
-        issuer=emitter.doc,
-        model=DocumentModel.NFE,
-        serie=serie,
-        number=number,
-        tp_emis=1,
-        code=code,
-    ).value
+    key = issued_key(emitter, issued_at, DocumentModel.NFE, serie, number, code)
     intra = emitter.uf == recipient.uf
     dets, icms, pis, cofins = [], 0, 0, 0
     for n, cents in enumerate(_split(total_cents, items, rng), start=1):
