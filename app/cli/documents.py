@@ -65,11 +65,13 @@ def register(sub: Any) -> None:
     show.add_argument("--json", action="store_true", help="saída em JSON")
     show.set_defaults(handler=_show)
 
-    xml = actions.add_parser("xml", help="grava o XML guardado, idêntico byte a byte ao recebido")
-    xml.add_argument("key", metavar="CHAVE")
-    xml.add_argument("-o", "--output", required=True, metavar="ARQUIVO", help="arquivo de saída ('-' = saída padrão)")
-    xml.add_argument("--company", metavar="CNPJ", help="empresa (se a chave estiver em mais de uma)")
-    xml.set_defaults(handler=_xml)
+    _saving(
+        actions,
+        "xml",
+        "grava o XML guardado, idêntico byte a byte ao recebido",
+        "arquivo de saída ('-' = saída padrão)",
+        _xml,
+    )
 
     fetch = actions.add_parser(
         "fetch",
@@ -83,11 +85,16 @@ def register(sub: Any) -> None:
     fetch.add_argument("--json", action="store_true", help="saída em JSON")
     fetch.set_defaults(handler=_fetch)
 
-    pdf = actions.add_parser("pdf", help="DANFE, DACTE ou DANFSe do documento")
-    pdf.add_argument("key", metavar="CHAVE")
-    pdf.add_argument("-o", "--output", required=True, metavar="ARQUIVO", help="arquivo PDF de saída")
-    pdf.add_argument("--company", metavar="CNPJ", help="empresa (se a chave estiver em mais de uma)")
-    pdf.set_defaults(handler=_pdf)
+    _saving(actions, "pdf", "DANFE, DACTE ou DANFSe do documento", "arquivo PDF de saída", _pdf)
+
+
+def _saving(actions: Any, name: str, text: str, output_text: str, handler: Callable[[argparse.Namespace], int]) -> None:
+    """A command that writes one document's bytes (its XML, its PDF) to ``--output``."""
+    command = actions.add_parser(name, help=text)
+    command.add_argument("key", metavar="CHAVE")
+    command.add_argument("-o", "--output", required=True, metavar="ARQUIVO", help=output_text)
+    command.add_argument("--company", metavar="CNPJ", help="empresa (se a chave estiver em mais de uma)")
+    command.set_defaults(handler=handler)
 
 
 def _positive(text: str) -> int:
