@@ -37,6 +37,11 @@ def _iso(instant: datetime | None) -> str | None:
     return brasilia_iso(instant) if instant is not None else None
 
 
+def _company_product(company_id: int, cnpj: str, name: str, product: Product) -> dict[str, Any]:
+    """The JSON keys naming a company and product, first in every per-company record."""
+    return {"company_id": company_id, "cnpj": cnpj, "name": name, "product": product.value}
+
+
 @dataclass(frozen=True, slots=True)
 class CompanyStatus:
     """One company and product as the UI and ``status --json`` show it."""
@@ -60,10 +65,7 @@ class CompanyStatus:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "company_id": self.company_id,
-            "cnpj": self.cnpj,
-            "name": self.name,
-            "product": self.product.value,
+            **_company_product(self.company_id, self.cnpj, self.name, self.product),
             "label": self.label,
             "until": _iso(self.until),
             "reason": self.reason,
@@ -103,10 +105,7 @@ class CompanyOutcome:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "company_id": self.company_id,
-            "cnpj": self.cnpj,
-            "name": self.name,
-            "product": self.product.value,
+            **_company_product(self.company_id, self.cnpj, self.name, self.product),
             "queries": self.queries,
             "documents": self.documents,
             "quarantined": self.quarantined,
