@@ -27,22 +27,27 @@ def undecoded(product: Product, doc: DistributedDocument) -> DocumentInput:
 def quarantined(
     product: Product, data: bytes, nsu: int | None, schema: str | None, error: str, xml_gzip: bytes | None = None
 ) -> DocumentInput:
-    return DocumentInput(
-        product=product,
-        kind=DocumentKind.UNKNOWN,
-        xml=data,
-        access_key=None,
-        nsu=nsu,
-        schema=schema,
-        parse_error=error,
-        xml_gzip=xml_gzip,
-    )
+    return _unread(product, data, nsu, schema, xml_gzip, parse_error=error)
 
 
 def unknown(
     product: Product, xml: bytes, nsu: int | None, schema: str | None, situation: str, xml_gzip: bytes | None
 ) -> DocumentInput:
     """A well-formed document of a root the product's reader does not know: kept and shown."""
+    return _unread(product, xml, nsu, schema, xml_gzip, situation=situation)
+
+
+def _unread(
+    product: Product,
+    xml: bytes,
+    nsu: int | None,
+    schema: str | None,
+    xml_gzip: bytes | None,
+    *,
+    parse_error: str | None = None,
+    situation: str | None = None,
+) -> DocumentInput:
+    """Bytes kept as they came, no reader's fields: quarantined (``parse_error``) or unknown (``situation``)."""
     return DocumentInput(
         product=product,
         kind=DocumentKind.UNKNOWN,
@@ -51,6 +56,7 @@ def unknown(
         nsu=nsu,
         schema=schema,
         situation=situation,
+        parse_error=parse_error,
         xml_gzip=xml_gzip,
     )
 
