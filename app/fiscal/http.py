@@ -268,6 +268,21 @@ def read_bounded(response: httpx.Response, max_bytes: int, url: str) -> bytes:
     return b"".join(chunks)
 
 
+def send_bounded(
+    client: httpx.Client, request: httpx.Request, max_bytes: int, url: str
+) -> tuple[httpx.Response, bytes]:
+    """``request`` sent streamed: its response, closed, and body (:func:`read_bounded`);
+    an httpx failure raised as our :class:`CommunicationError` (:func:`translate`)."""
+    try:
+        response = client.send(request, stream=True)
+        try:
+            return response, read_bounded(response, max_bytes, url)
+        finally:
+            response.close()
+    except httpx.HTTPError as exc:
+        raise translate(exc, url) from exc
+
+
 # --- translation of httpx failures -------------------------------------------------------------
 
 _CLIENT_CERT_ALERTS = (

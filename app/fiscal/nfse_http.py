@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from app.fiscal.errors import MalformedResponse
-from app.fiscal.http import read_bounded, translate
+from app.fiscal.http import send_bounded
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
 _HEADERS = {"Accept": "application/json", "Connection": "close"}
@@ -57,15 +57,8 @@ def call_json(
     if body is not None:
         headers["Content-Type"] = "application/json; charset=utf-8"
     started = time.perf_counter()
-    try:
-        request = client.build_request(method, url, content=content or None, headers=headers, params=params)
-        response = client.send(request, stream=True)
-        try:
-            raw = read_bounded(response, max_bytes, url)
-        finally:
-            response.close()
-    except httpx.HTTPError as exc:
-        raise translate(exc, url) from exc
+    request = client.build_request(method, url, content=content or None, headers=headers, params=params)
+    response, raw = send_bounded(client, request, max_bytes, url)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     return JsonReply(
         response.status_code,

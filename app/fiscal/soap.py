@@ -21,7 +21,7 @@ from lxml import etree
 
 from app.config.endpoints import SoapBinding
 from app.fiscal.errors import HttpStatusError, MalformedResponse, SoapFault
-from app.fiscal.http import ServiceClient, read_bounded, translate
+from app.fiscal.http import ServiceClient, send_bounded
 from app.safexml import DEFAULT_MAX, XmlRejected, parse_xml
 
 SOAP12_NS = "http://www.w3.org/2003/05/soap-envelope"
@@ -93,20 +93,13 @@ def post_soap(
     body = request_bytes(binding, payload)
     kind = content_type(binding)
     started = time.perf_counter()
-    try:
-        # what client.stream("POST", ...) does, with the request built from the client's cache
-        if isinstance(client, ServiceClient):
-            request = client.build_post(url, body, kind)
-        else:
-            request = client.build_request("POST", url, content=body, headers={"Content-Type": kind})
-        response = client.send(request, stream=True)
-        try:
-            status = response.status_code
-            content = read_bounded(response, max_bytes, url)
-        finally:
-            response.close()
-    except httpx.HTTPError as exc:
-        raise translate(exc, url) from exc
+    # what client.stream("POST", ...) does, with the request built from the client's cache
+    if isinstance(client, ServiceClient):
+        request = client.build_post(url, body, kind)
+    else:
+        request = client.build_request("POST", url, content=body, headers={"Content-Type": kind})
+    response, content = send_bounded(client, request, max_bytes, url)
+    status = response.status_code
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     soap_ns, element = _interpret(status, content, expect, url)
     return SoapReply(
