@@ -122,21 +122,22 @@ CTE_DISTRIBUICAO_ACTION_SPED_CTE = f"{CTE_DISTRIBUICAO_NS}/CTeDistribuicaoDFe"
 NFE_RECEPCAO_EVENTO_ACTION_AN = f"{NFE_RECEPCAO_EVENTO_NS}/nfeRecepcaoEventoNF"
 NFE_RECEPCAO_EVENTO_ACTION_GENERIC = f"{NFE_RECEPCAO_EVENTO_NS}/nfeRecepcaoEvento"
 
+
+def _distribution_binding(prefix: str, namespace: str, action: str) -> SoapBinding:
+    """NFeDistribuicaoDFe and CTeDistribuicaoDFe name their parts alike, but for the product's prefix."""
+    operation = f"{prefix}DistDFeInteresse"
+    return SoapBinding(
+        namespace=namespace,
+        operation=operation,
+        message_element=f"{prefix}DadosMsg",
+        action=action,
+        result_elements=(f"{operation}Response", f"{operation}Result"),
+    )
+
+
 SOAP_BINDINGS: dict[Service, SoapBinding] = {
-    Service.NFE_DISTRIBUICAO: SoapBinding(
-        namespace=NFE_DISTRIBUICAO_NS,
-        operation="nfeDistDFeInteresse",
-        message_element="nfeDadosMsg",
-        action=NFE_DISTRIBUICAO_ACTION,
-        result_elements=("nfeDistDFeInteresseResponse", "nfeDistDFeInteresseResult"),
-    ),
-    Service.CTE_DISTRIBUICAO: SoapBinding(
-        namespace=CTE_DISTRIBUICAO_NS,
-        operation="cteDistDFeInteresse",
-        message_element="cteDadosMsg",
-        action=CTE_DISTRIBUICAO_ACTION,
-        result_elements=("cteDistDFeInteresseResponse", "cteDistDFeInteresseResult"),
-    ),
+    Service.NFE_DISTRIBUICAO: _distribution_binding("nfe", NFE_DISTRIBUICAO_NS, NFE_DISTRIBUICAO_ACTION),
+    Service.CTE_DISTRIBUICAO: _distribution_binding("cte", CTE_DISTRIBUICAO_NS, CTE_DISTRIBUICAO_ACTION),
     Service.NFE_RECEPCAO_EVENTO: SoapBinding(
         namespace=NFE_RECEPCAO_EVENTO_NS,
         operation=None,  # nfeDadosMsg sits directly in the Body (no operation wrapper)
