@@ -40,7 +40,7 @@ DEBIAN_QT_RUNTIME = [
 ]
 # Tools the tests use to look at what they made: pdftoppm for PDF pages, Xvfb for screenshots of
 # the window and the tray menu on a real X server.
-DEBIAN_TEST_TOOLS = ["poppler-utils", "xvfb"]
+DEBIAN_TEST_TOOLS = ["poppler-utils", "xvfb", "postgresql"]
 
 
 def venv_python() -> Path:
