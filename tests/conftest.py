@@ -12,6 +12,8 @@ import keyring
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from tests.support.postgres import postgres_cluster, postgres_url  # noqa: F401  (fixtures)
+
 # No example database: nothing is written into the work tree, and every run is reproducible
 # from its seed rather than from a cache a clean checkout does not have.
 hypothesis_settings.register_profile("captura", database=None, deadline=None)
