@@ -6,11 +6,11 @@ import threading
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.dialects.sqlite import insert
 
 from app.core.ids import Cnpj
 from app.core.manifestation import MIN_CIENCIA_WAIT_MINUTES  # rule book §4.1, declared once
 from app.store.db import Database
+from app.store.dialect import upsert
 from app.store.errors import InvalidRecord
 from app.store.models import CaptureSettingsRow, CompanyRow, DocumentRow, EventRow
 from app.store.records import CaptureSettings, Company, Environment, PartyRole, Product
@@ -178,7 +178,7 @@ class CompanyRepository:
             "nfse_history_released": settings.nfse_history_released,
             "updated_at": self._db.clock.now(),
         }
-        statement = insert(CaptureSettingsRow).values(values)
+        statement = upsert(CaptureSettingsRow, self._db.dialect).values(values)
         statement = statement.on_conflict_do_update(
             index_elements=["company_id", "product"],
             set_={k: statement.excluded[k] for k in values if k not in ("company_id", "product")},

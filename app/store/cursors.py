@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, literal_column, select
-from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from app.store.db import Database
+from app.store.dialect import upsert
 from app.store.errors import InvalidRecord
 from app.store.models import CallLeaseRow, CaptureStateRow, ServicePauseRow
 from app.store.prepared import Prepared
@@ -136,7 +136,7 @@ class CaptureStateRepository:
             "reason": reason,
             "cstat": cstat,
         }
-        statement = insert(ServicePauseRow).values(values)
+        statement = upsert(ServicePauseRow, self._db.dialect).values(values)
         statement = statement.on_conflict_do_update(
             index_elements=["product", "environment"],
             set_={"paused_until": paused_until, "reason": reason, "cstat": cstat},

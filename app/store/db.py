@@ -30,8 +30,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,18 @@ class Checkpointer:
             log.warning("checkpoint do banco adiado: %s", error)
 
 
+class NoCheckpointer:
+    """PostgreSQL's server checkpoints by itself: nothing to copy, nothing to kick."""
+
+    checkpoints = 0
+
+    def kick(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
 class StateMarks:
     """Change marks of the capture states and pauses written by this process.
 
@@ -176,8 +189,19 @@ class StateMarks:
             self._all += 1
 
 
+def _sqlite_driver(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    try:
+        _configure_connection(connection)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
 class DriverPool:
-    """sqlite3 connections for the driver paths (``write_driver`` units and one-statement reads),
+    """DBAPI connections (sqlite3's, or ``PgDriver``s on PostgreSQL) for the driver paths
+    (``write_driver`` units and one-statement reads),
     kept apart from SQLAlchemy's pool.
 
     Those paths run a few times per government call; SQLAlchemy's checkout and return (events,
@@ -187,31 +211,27 @@ class DriverPool:
     transaction, or rolled back first.
     """
 
-    def __init__(self, path: Path) -> None:
-        self._path = path
+    def __init__(self, connect: Callable[[], Any], errors: tuple[type[BaseException], ...]) -> None:
+        """``connect`` opens one configured connection; ``errors``: the driver's error classes."""
+        self._connect = connect
+        self._errors = errors
         self._lock = threading.Lock()
-        self._idle: list[sqlite3.Connection] = []
+        self._idle: list[Any] = []
         self._closed = False
 
-    def take(self) -> sqlite3.Connection:
+    def take(self) -> Any:
         with self._lock:
             if self._closed:
                 raise StorageBug("banco de dados já fechado")
             if self._idle:
                 return self._idle.pop()
-        connection = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        try:
-            _configure_connection(connection)
-        except BaseException:
-            connection.close()
-            raise
-        return connection
+        return self._connect()
 
-    def give(self, connection: sqlite3.Connection) -> None:
+    def give(self, connection: Any) -> None:
         try:
             if connection.in_transaction:  # an error ended the block mid-transaction
                 connection.execute("ROLLBACK")
-        except sqlite3.Error:
+        except self._errors:
             connection.close()  # unusable: a new one is opened on demand
             return
         with self._lock:
@@ -236,20 +256,34 @@ class Database:
     ORM objects never leave a session: repositories return frozen dataclasses or ids.
     """
 
-    def __init__(self, path: Path, engine: Engine, clock: Clock) -> None:
+    def __init__(self, path: Path | None, engine: Engine, clock: Clock) -> None:
+        """``path``: the SQLite file, or None on PostgreSQL (``engine.url`` names the server)."""
         self.path = path
+        # What error messages name: the file, or the office server without its password.
+        self.location: Path | str = path if path is not None else engine.url.render_as_string(hide_password=True)
         self.engine = engine
         self.clock = clock
+        self.dialect = engine.dialect.name
         writer = engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
         self._writer_engine = writer
         self._writer = sessionmaker(writer, expire_on_commit=False)
-        self._reader = sessionmaker(engine, expire_on_commit=False)
         # Bumped by every in-process change to companies and their settings: the engines keep
         # the list of companies to look at between scheduler passes while it stays the same.
         self.companies_generation = 0
         self.state_marks = StateMarks()
-        self.checkpointer = Checkpointer(path)
-        self.drivers = DriverPool(path)
+        self.checkpointer: Checkpointer | NoCheckpointer
+        if path is not None:
+            self._read_engine = engine
+            self.checkpointer = Checkpointer(path)
+            self.drivers = DriverPool(partial(_sqlite_driver, path), (sqlite3.Error,))
+        else:
+            from app.store.dialect import pg_driver_pool
+
+            # A reader sees one snapshot for its whole transaction, as a deferred SQLite one does.
+            self._read_engine = engine.execution_options(isolation_level="REPEATABLE READ")
+            self.checkpointer = NoCheckpointer()
+            self.drivers = pg_driver_pool(engine.url)
+        self._reader = sessionmaker(self._read_engine, expire_on_commit=False)
 
         @event.listens_for(engine, "commit")
         def _on_commit(_connection: Connection) -> None:
@@ -258,7 +292,7 @@ class Database:
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A write transaction: ``BEGIN IMMEDIATE``, commit on success, rollback on error."""
-        with translate_errors(self.path), self._writer() as session, session.begin():
+        with translate_errors(self.location), self._writer() as session, session.begin():
             yield session
 
     @contextmanager
@@ -266,27 +300,27 @@ class Database:
         """A read-only snapshot (deferred transaction, rolled back at the end)."""
         # No explicit begin: the first statement starts a deferred transaction, and closing the
         # session rolls it back and returns the connection.
-        with translate_errors(self.path), self._reader() as session:
+        with translate_errors(self.location), self._reader() as session:
             yield session
 
     @contextmanager
     def write_connection(self) -> Iterator[Connection]:
         """A write transaction on a bare connection (prepared statements on the hot path: no ORM
         session to build and tear down); ``BEGIN IMMEDIATE``, commit on success."""
-        with translate_errors(self.path), self._writer_engine.begin() as connection:
+        with translate_errors(self.location), self._writer_engine.begin() as connection:
             yield connection
 
     @contextmanager
     def read_connection(self) -> Iterator[Connection]:
         """A read snapshot on a bare connection (deferred transaction, rolled back at the end)."""
-        with translate_errors(self.path), self.engine.connect() as connection:
+        with translate_errors(self.location), self._read_engine.connect() as connection:
             yield connection
 
     @contextmanager
     def driver_connection(self) -> Iterator[Any]:
         """A pooled sqlite3 connection in autocommit for ONE read statement (a statement is its
         own snapshot): the cheapest read there is, for the reads done before every decision."""
-        with translate_errors(self.path):
+        with translate_errors(self.location):
             connection = self.drivers.take()
             try:
                 yield connection
@@ -298,7 +332,7 @@ class Database:
         """A write transaction on the pooled sqlite3 connection itself: ``BEGIN IMMEDIATE``, commit
         on success, rollback on error. The capture's unit of work per answer (app.store.unit),
         without SQLAlchemy's per-statement machinery; statements are the prepared ones."""
-        with translate_errors(self.path):
+        with translate_errors(self.location):
             driver = self.drivers.take()
             try:
                 driver.execute("BEGIN IMMEDIATE")
@@ -314,7 +348,7 @@ class Database:
                 self.drivers.give(driver)
 
     def revision(self) -> str | None:
-        with translate_errors(self.path), self.engine.connect() as connection:
+        with translate_errors(self.location), self.engine.connect() as connection:
             return MigrationContext.configure(connection).get_current_revision()
 
     def close(self) -> None:
@@ -329,33 +363,50 @@ class Database:
         self.close()
 
 
-def _upgrade(engine: Engine, path: Path) -> None:
+def _upgrade(engine: Engine, location: Path | str) -> None:
     known = ScriptDirectory.from_config(alembic_config())
     with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            from app.store.dialect import WRITE_LOCK_SQL
+
+            connection.exec_driver_sql(WRITE_LOCK_SQL)  # two workstations opening at once: one migrates
         current = MigrationContext.configure(connection).get_current_revision()
         if current is not None:
             try:
                 known.get_revision(current)
             except CommandError as error:
                 raise StorageUnavailable(
-                    f"O banco de dados {path} foi gravado por uma versão mais nova do Captura DF-e "
+                    f"O banco de dados {location} foi gravado por uma versão mais nova do Captura DF-e "
                     f"(revisão {current}). Atualize o programa para abri-lo."
                 ) from error
         command.upgrade(alembic_config(connection), "head")
 
 
-def open_database(path: Path, *, clock: Clock | None = None) -> Database:
-    """Open (creating if missing) the database at ``path`` and migrate it to the newest schema."""
-    path = Path(path)
-    with translate_errors(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
-    _configure_engine(engine)
-    try:
+def is_server_url(target: Path | str) -> bool:
+    """Whether ``target`` names a PostgreSQL server (``postgresql://…``) rather than a file."""
+    return isinstance(target, str) and target.startswith(("postgresql:", "postgresql+psycopg:"))
+
+
+def open_database(target: Path | str, *, clock: Clock | None = None) -> Database:
+    """Open the database at ``target`` and migrate it to the newest schema: a SQLite file (created
+    if missing) or an office server's URL (``postgresql+psycopg://user@host:port/database``)."""
+    if is_server_url(target):
+        from app.store.dialect import pg_engine
+
+        engine = pg_engine(str(target))
+        path: Path | None = None
+        location: Path | str = engine.url.render_as_string(hide_password=True)
+    else:
+        path = location = Path(target)
         with translate_errors(path):
-            _upgrade(engine, path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        _configure_engine(engine)
+    try:
+        with translate_errors(location):
+            _upgrade(engine, location)
     except BaseException:
         engine.dispose()
         raise
-    log.info("database open: %s", path)
+    log.info("database open: %s", location)
     return Database(path, engine, clock or SystemClock())

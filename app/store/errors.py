@@ -9,6 +9,7 @@ as an internal error and the log keeps with its traceback.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -87,18 +88,39 @@ def sqlite_code_of(error: BaseException) -> int | None:
     return None
 
 
-def unavailable(path: Path | None, code: int | None, detail: str = "") -> StorageUnavailable:
+def unavailable(path: Path | str | None, code: int | None, detail: str = "") -> StorageUnavailable:
     reason = _ENVIRONMENT_MESSAGES.get(code or -1, detail or "erro de acesso ao banco de dados")
     where = f" ({path})" if path is not None else ""
     return StorageUnavailable(f"Banco de dados indisponível{where}: {reason}.", code)
 
 
+def _psycopg_errors() -> tuple[type[BaseException], ...]:
+    """psycopg's base error, once something imported it (an office database): SQLite-only
+    desktops never load the driver for the sake of an ``except`` clause."""
+    psycopg = sys.modules.get("psycopg")
+    return (psycopg.Error,) if psycopg is not None else ()
+
+
+def server_unreachable(error: BaseException) -> bool:
+    """A PostgreSQL error of the environment: the server down or restarting, the network gone,
+    authentication refused, the server's disk full (psycopg's ``OperationalError`` family)."""
+    psycopg = sys.modules.get("psycopg")
+    original = error.orig if isinstance(error, sa_exc.DBAPIError) else error
+    return psycopg is not None and isinstance(original, psycopg.OperationalError)
+
+
+def office_unavailable(error: BaseException) -> StorageUnavailable:
+    original = error.orig if isinstance(error, sa_exc.DBAPIError) else error
+    detail = str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__
+    return StorageUnavailable(f"Sem conexão com o banco do escritório: {detail}.")
+
+
 def is_environmental(error: BaseException) -> bool:
-    return sqlite_code_of(error) in _ENVIRONMENT_MESSAGES
+    return sqlite_code_of(error) in _ENVIRONMENT_MESSAGES or server_unreachable(error)
 
 
 @contextmanager
-def translate_errors(path: Path | None = None) -> Iterator[None]:
+def translate_errors(path: Path | str | None = None) -> Iterator[None]:
     """Re-raise database errors as ``StorageUnavailable`` (environment) or ``StorageBug`` (program).
 
     Errors of our own tree pass through untouched.
@@ -107,7 +129,9 @@ def translate_errors(path: Path | None = None) -> Iterator[None]:
         yield
     except (CapturaError, StorageBug):
         raise
-    except (sa_exc.DBAPIError, sqlite3.Error) as error:
+    except (sa_exc.DBAPIError, sqlite3.Error, *_psycopg_errors()) as error:
+        if server_unreachable(error):
+            raise office_unavailable(error) from error
         code = sqlite_code_of(error)
         if code in _ENVIRONMENT_MESSAGES:
             raise unavailable(path, code) from error

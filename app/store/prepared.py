@@ -9,6 +9,7 @@ processor, so values read back exactly as the ORM reads them.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from sqlalchemy import Connection
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.expression import ClauseElement
 
+from app.store.dialect import PgDriver, register
 from app.store.types import UtcDateTime, utc_from_text
 
 _SQLITE = sqlite.dialect()
@@ -34,6 +36,7 @@ class Prepared:
         compiled = statement.compile(dialect=_SQLITE)
         self.sql = str(compiled)
         self._names: tuple[str, ...] = tuple(getattr(compiled, "positiontup", None) or ())
+        register(self.sql, statement, self._names)  # PostgreSQL compiles it for itself
         selected: Sequence[Any] = getattr(statement, "selected_columns", ())
         self._processors = [_processor(c) for c in selected]
         self._plain = all(p is None for p in self._processors)
@@ -42,7 +45,7 @@ class Prepared:
         return tuple(params[name] for name in self._names)
 
     def rows(self, connection: Connection, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
-        raw = connection.exec_driver_sql(self.sql, self._params(params or {})).fetchall()
+        raw = driver_of(connection).execute(self.sql, self._params(params or {})).fetchall()
         if self._plain:
             return [tuple(r) for r in raw]
         processors = self._processors
@@ -76,7 +79,8 @@ class Prepared:
         """Execute a write inside an open write transaction (a SQLAlchemy connection or the
         sqlite3 connection of a ``Database.write_driver`` unit); returns the cursor's lastrowid
         (the new row's id after an INSERT)."""
-        return int(as_driver(connection).execute(self.sql, self._params(params or {})).lastrowid or 0)
+        # A psycopg cursor has a lastrowid only after an INSERT (app.store.dialect): getattr.
+        return int(getattr(as_driver(connection).execute(self.sql, self._params(params or {})), "lastrowid", 0) or 0)
 
     def changed(self, connection: Connection | Any, params: Mapping[str, Any] | None = None) -> int:
         """Execute a write like ``run``; returns how many rows it changed."""
@@ -88,8 +92,10 @@ class Prepared:
 
 def driver_of(connection: Connection) -> Any:
     """The sqlite3 connection under ``connection``, inside its open transaction: statements run
-    on it belong to that transaction (the engine hands transaction control to SQLAlchemy)."""
-    return connection.connection.driver_connection
+    on it belong to that transaction (the engine hands transaction control to SQLAlchemy). On
+    PostgreSQL, the psycopg connection in a ``PgDriver`` (SQLite's spelling, translated)."""
+    raw = connection.connection.driver_connection
+    return raw if raw.__class__ is sqlite3.Connection else PgDriver(raw)
 
 
 def as_driver(connection: Connection | Any) -> Any:

@@ -142,7 +142,7 @@ class GapRecoveryRepository:
                     GapRecoveryRow.product == product.value,
                     GapRecoveryRow.status == GapStatus.PENDING.value,
                 )
-                .order_by(GapRecoveryRow.nsu, GapRecoveryRow.id)
+                .order_by(GapRecoveryRow.nsu.nulls_first(), GapRecoveryRow.id)  # SQLite's order everywhere
             )
             return [_gap(r) for r in rows]
 

@@ -155,7 +155,10 @@ def utc_from_text(value: str | None) -> datetime | None:
     """A ``UtcDateTime`` column's text read back as the ORM reads it (an aware UTC datetime)."""
     if value is None:
         return None
-    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    try:
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    except TypeError:  # PostgreSQL's driver reads a timestamp column as a datetime already
+        return value.replace(tzinfo=UTC)  # type: ignore[attr-defined]
 
 
 class BulkInsert:
@@ -185,9 +188,12 @@ class BulkInsert:
 
     def run(self, connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
         if rows:
-            connection.exec_driver_sql(self.sql, [self._values(row) for row in rows])
+            from app.store.prepared import driver_of
+
+            driver_of(connection).executemany(self.sql, [self._values(row) for row in rows])
 
     def run_one(self, connection: Connection | Any, row: Mapping[str, Any]) -> None:
         """One row, on a SQLAlchemy connection's open transaction or a sqlite3 connection's."""
-        driver: Any = connection.connection.driver_connection if isinstance(connection, Connection) else connection
-        driver.execute(self.sql, self._values(row))
+        from app.store.prepared import as_driver
+
+        as_driver(connection).execute(self.sql, self._values(row))

@@ -1,4 +1,5 @@
-"""Store fixtures: a real SQLite file in tmp_path, migrated, with a virtual clock."""
+"""Store fixtures: a real database, migrated, with a virtual clock; ``db`` runs every test that
+takes it twice, on a SQLite file in tmp_path and on a fresh database of the session's PostgreSQL."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from app.core.ids import Cnpj
 from app.store.companies import CompanyRepository
 from app.store.db import Database, open_database
 from app.store.records import Company
+from tests.support.postgres import PostgresCluster
 
 CNPJ_A = Cnpj.from_body("112223330001")
 CNPJ_B = Cnpj.from_body("12ABC34501DE")
@@ -27,9 +29,35 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "dados" / "captura.db"
 
 
+ENGINES = ("sqlite", "postgresql")
+
+
+@pytest.fixture(params=ENGINES)
+def engine_name(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def migrated_postgres(postgres_cluster: PostgresCluster) -> str:
+    """A PostgreSQL database migrated to head once per session: each test gets a copy of it
+    (CREATE DATABASE ... TEMPLATE), as fast as a new SQLite file instead of seven migrations."""
+    url = postgres_cluster.new_database()
+    open_database(url).close()
+    return postgres_cluster.name_of(url)
+
+
 @pytest.fixture
-def db(db_path: Path, clock: FakeClock) -> Iterator[Database]:
-    database = open_database(db_path, clock=clock)
+def db_target(request: pytest.FixtureRequest, engine_name: str, db_path: Path) -> Path | str:
+    """What ``open_database`` takes: the SQLite file, or the URL of a PostgreSQL database at head."""
+    if engine_name == "postgresql":
+        cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+        return cluster.new_database(template=request.getfixturevalue("migrated_postgres"))
+    return db_path
+
+
+@pytest.fixture
+def db(db_target: Path | str, clock: FakeClock) -> Iterator[Database]:
+    database = open_database(db_target, clock=clock)
     try:
         yield database
     finally:

@@ -107,12 +107,16 @@ class PostgresCluster:
     def url(self, database: str) -> str:
         return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
 
-    def new_database(self) -> str:
-        """A fresh empty database; returns its SQLAlchemy URL."""
+    def new_database(self, template: str | None = None) -> str:
+        """A fresh database (empty, or a copy of the database ``template``); its SQLAlchemy URL."""
         name = f"t{next(self._names)}"
+        copy = f' TEMPLATE "{template}"' if template else ""
         with psycopg.connect(self.admin_url(), autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')
+            connection.execute(f'CREATE DATABASE "{name}"{copy}')
         return self.url(name)
+
+    def name_of(self, url: str) -> str:
+        return url.rsplit("/", 1)[1]
 
     def stop(self) -> None:
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
