@@ -20,10 +20,12 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import URL, Boolean, Connection, Engine, create_engine, event, make_url
-from sqlalchemy.sql.expression import ClauseElement
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ClauseElement, ColumnElement, FunctionElement, Select, bindparam, select
+from sqlalchemy.sql.visitors import InternalTraversal
 
 from app.store.errors import StorageBug
 from app.store.models import Base
@@ -212,3 +214,49 @@ def upsert(entity: Any, dialect_name: str) -> Any:
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
     return sqlite_insert(entity)
+
+
+# ---------------------------------------------------------------- a JSON array parameter as a table
+
+
+class _JsonArray(FunctionElement[Any]):
+    """The elements of a JSON array parameter as rows of one column ``value``."""
+
+    name = "json_each"
+    inherit_cache = True
+
+
+@compiles(_JsonArray)
+def _json_array(element: _JsonArray, compiler: Any, **kw: Any) -> str:
+    return f"json_each({compiler.process(element.clauses, **kw)})"
+
+
+@compiles(_JsonArray, "postgresql")
+def _json_array_on_postgresql(element: _JsonArray, compiler: Any, **kw: Any) -> str:
+    return f"json_array_elements_text(CAST({compiler.process(element.clauses, **kw)} AS json))"
+
+
+class _JsonValue(ColumnElement[Any]):
+    """The ``value`` column of ``_JsonArray``: JSON's own type on SQLite, text cast on PostgreSQL."""
+
+    inherit_cache = True
+    _traverse_internals: ClassVar[list[tuple[str, Any]]] = [("type", InternalTraversal.dp_type)]
+
+    def __init__(self, type_: Any) -> None:
+        self.type = type_
+
+
+@compiles(_JsonValue)
+def _json_value(_element: _JsonValue, _compiler: Any, **_kw: Any) -> str:
+    return "value"
+
+
+@compiles(_JsonValue, "postgresql")
+def _json_value_on_postgresql(element: _JsonValue, compiler: Any, **_kw: Any) -> str:
+    return f"CAST(value AS {compiler.dialect.type_compiler_instance.process(element.type)})"
+
+
+def json_values(name: str, type_: Any) -> Select[Any]:
+    """``SELECT value FROM json_each(:name)``: one parameter holding a JSON array of ``type_``
+    values, so a statement is prepared once for any number of them (``IN (...)``)."""
+    return select(_JsonValue(type_)).select_from(_JsonArray(bindparam(name)))

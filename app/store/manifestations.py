@@ -16,22 +16,17 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, column, func, literal_column, select, update
+from sqlalchemy import Connection, Integer, String, bindparam, func, literal_column, select, update
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from app.store.db import Database
+from app.store.dialect import json_values
 from app.store.errors import InvalidRecord
 from app.store.models import KEY_LEN, GovernmentCallRow, ManifestationRow
 from app.store.prepared import Prepared
 from app.store.records import Manifestation, ManifestationStatus, Product
 from app.store.types import compress, decompress, utc_text
-
-
-def _json_each(name: str) -> Any:
-    # One parameter holding a JSON array: a statement prepared once for any number of values.
-    return select(column("value")).select_from(func.json_each(bindparam(name)))
-
 
 _FIELDS = tuple(f.name for f in fields(Manifestation))
 _SELECT = select(*(getattr(ManifestationRow, name) for name in _FIELDS))
@@ -82,9 +77,9 @@ _FOR_KEY = Prepared(
 # Every company x every key of a dispatch pass, through the unique index; callers keep their pairs.
 _FOR_KEYS = Prepared(
     _SELECT.where(
-        ManifestationRow.company_id.in_(_json_each("companies")),
+        ManifestationRow.company_id.in_(json_values("companies", Integer())),
         ManifestationRow.product == bindparam("product"),
-        ManifestationRow.access_key.in_(_json_each("keys")),
+        ManifestationRow.access_key.in_(json_values("keys", String())),
     ).order_by(ManifestationRow.id)
 )
 _EVENT_CALLS = Prepared(
@@ -92,7 +87,7 @@ _EVENT_CALLS = Prepared(
     .where(
         GovernmentCallRow.service == bindparam("service"),
         GovernmentCallRow.at >= bindparam("since"),
-        GovernmentCallRow.operation.in_(_json_each("operations")),
+        GovernmentCallRow.operation.in_(json_values("operations", String())),
     )
     .order_by(GovernmentCallRow.at, GovernmentCallRow.id)
 )

@@ -65,5 +65,15 @@ def db(db_target: Path | str, clock: FakeClock) -> Iterator[Database]:
 
 
 @pytest.fixture
+def sqlite_db(db_path: Path, clock: FakeClock) -> Iterator[Database]:
+    """The database on SQLite only: for tests of the file itself (PRAGMAs, WAL, query plans)."""
+    database = open_database(db_path, clock=clock)
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+@pytest.fixture
 def company(db: Database) -> Company:
     return CompanyRepository(db).add(CNPJ_A, "Alfa Comércio Ltda", certificate_ref="cert-alfa")

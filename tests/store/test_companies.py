@@ -72,7 +72,7 @@ def test_ciencia_wait_under_five_minutes_is_refused(db: Database, company: Compa
         repo.save_settings(CaptureSettings(company.id, Product.NFE, ciencia_wait_minutes=4))
     repo.save_settings(CaptureSettings(company.id, Product.NFE, ciencia_wait_minutes=5))
     # The CHECK constraint holds even for a writer that skips the repository.
-    with pytest.raises(StorageBug, match="(?i)check constraint"), db.session() as s:
+    with pytest.raises(StorageBug, match=r"(?i)check constraint"), db.session() as s:
         s.execute(text("UPDATE capture_settings SET ciencia_wait_minutes = 4"))
     assert repo.get_settings(company.id, Product.NFE) == CaptureSettings(company.id, Product.NFE)
 

@@ -56,12 +56,12 @@ def _diff(db: Database) -> list[object]:
         return list(compare_metadata(context, Base.metadata))
 
 
-def test_opening_creates_the_file_and_every_table(db_path: Path, db: Database) -> None:
+def test_opening_creates_the_file_and_every_table(db_path: Path, sqlite_db: Database) -> None:
     assert db_path.is_file()
-    tables = set(inspect(db.engine).get_table_names())
+    tables = set(inspect(sqlite_db.engine).get_table_names())
     assert tables == EXPECTED_TABLES | {"alembic_version"}
     assert set(Base.metadata.tables) == EXPECTED_TABLES
-    assert db.revision() == head_revision()
+    assert sqlite_db.revision() == head_revision()
 
 
 def test_models_and_migrations_do_not_drift(db: Database) -> None:
@@ -108,8 +108,8 @@ def test_a_database_of_the_first_revision_is_migrated_without_losing_rows(tmp_pa
         "AND tp_evento IN ('110111') AND access_key IN ('a', 'b')",
     ],
 )
-def test_look_ups_by_key_use_the_company_key_index(db: Database, sql: str) -> None:
-    with db.engine.connect() as connection:
+def test_look_ups_by_key_use_the_company_key_index(sqlite_db: Database, sql: str) -> None:
+    with sqlite_db.engine.connect() as connection:
         plan = " | ".join(str(row[-1]) for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}"))
     assert "USING INDEX sqlite_autoindex_" in plan or "USING COVERING INDEX sqlite_autoindex_" in plan, plan
     assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), plan
@@ -120,7 +120,7 @@ def _pragmas(execute: Any) -> dict[str, object]:
     return {name: execute(f"PRAGMA {name}").fetchone()[0] for name in names}
 
 
-def test_pragmas_are_on_for_every_connection(db: Database) -> None:
+def test_pragmas_are_on_for_every_connection(sqlite_db: Database) -> None:
     expected = {
         "journal_mode": "wal",
         "foreign_keys": 1,
@@ -129,9 +129,9 @@ def test_pragmas_are_on_for_every_connection(db: Database) -> None:
         # The size-based checkpoint is only a backstop: the Checkpointer thread does the work.
         "wal_autocheckpoint": WAL_BACKSTOP_PAGES,
     }
-    with db.engine.connect() as connection:
+    with sqlite_db.engine.connect() as connection:
         assert _pragmas(connection.exec_driver_sql) == expected
-    with db.driver_connection() as driver:
+    with sqlite_db.driver_connection() as driver:
         assert _pragmas(driver.execute) == expected
         assert driver.isolation_level is None  # transactions are begun explicitly
 
@@ -149,13 +149,13 @@ def test_driver_connections_are_reused_and_come_back_outside_a_transaction(db: D
         pass
 
 
-def test_commits_are_checkpointed_by_the_background_thread(db: Database) -> None:
-    before = db.checkpointer.checkpoints
-    with db.write_driver() as driver:
+def test_commits_are_checkpointed_by_the_background_thread(sqlite_db: Database) -> None:
+    before = sqlite_db.checkpointer.checkpoints
+    with sqlite_db.write_driver() as driver:
         driver.execute("CREATE TABLE scratch (v TEXT)")
         driver.executemany("INSERT INTO scratch VALUES (?)", [("x" * 500,)] * 200)
     # The commit kicked the thread: within its interval it copies the WAL into the database.
-    wait_until(lambda: db.checkpointer.checkpoints > before, timeout=10)
+    wait_until(lambda: sqlite_db.checkpointer.checkpoints > before, timeout=10)
 
 
 def test_a_write_unit_rolls_back_on_error(db: Database) -> None:
@@ -163,7 +163,7 @@ def test_a_write_unit_rolls_back_on_error(db: Database) -> None:
         driver.execute("CREATE TABLE scratch (v TEXT)")
         raise RuntimeError("boom")
     with db.engine.connect() as connection:
-        assert connection.exec_driver_sql("SELECT name FROM sqlite_master WHERE name = 'scratch'").first() is None
+        assert not inspect(connection).has_table("scratch")
 
 
 def test_foreign_keys_are_enforced(db: Database) -> None:
@@ -176,9 +176,9 @@ def test_foreign_keys_are_enforced(db: Database) -> None:
         )
 
 
-def test_reopening_keeps_data_and_does_not_migrate_again(db_path: Path, company: Company, db: Database) -> None:
+def test_reopening_keeps_data_and_does_not_migrate_again(db_target: Path | str, company: Company, db: Database) -> None:
     db.close()
-    again = open_database(db_path, clock=FakeClock())
+    again = open_database(db_target, clock=FakeClock())
     try:
         assert again.revision() == head_revision()
         with again.reader() as s:
@@ -196,17 +196,17 @@ def test_a_file_that_is_not_a_database_is_an_environment_error(tmp_path: Path) -
     assert str(path) in caught.value.message
 
 
-def test_a_database_from_a_newer_version_is_refused_with_a_clear_message(db_path: Path, db: Database) -> None:
+def test_a_database_from_a_newer_version_is_refused_with_a_clear_message(db_target: Path | str, db: Database) -> None:
     with db.engine.begin() as connection:
         connection.exec_driver_sql("UPDATE alembic_version SET version_num = 'ffff_future'")
     db.close()
     with pytest.raises(StorageUnavailable) as caught:
-        open_database(db_path)
+        open_database(db_target)
     assert "versão mais nova" in caught.value.message
 
 
 def test_a_locked_database_is_an_environment_error(
-    db_path: Path, db: Database, monkeypatch: pytest.MonkeyPatch
+    db_path: Path, sqlite_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("app.store.db.BUSY_TIMEOUT_MS", 50)
     impatient = open_database(db_path)
@@ -224,14 +224,14 @@ def test_a_locked_database_is_an_environment_error(
 
 
 def test_write_sessions_take_the_write_lock_at_begin(
-    db_path: Path, db: Database, monkeypatch: pytest.MonkeyPatch
+    db_path: Path, sqlite_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # BEGIN IMMEDIATE: a second writer waits at its first statement, even a SELECT, instead of
     # failing later when a deferred transaction tries to upgrade its lock.
     monkeypatch.setattr("app.store.db.BUSY_TIMEOUT_MS", 50)
     impatient = open_database(db_path)
     try:
-        with db.session() as holder:
+        with sqlite_db.session() as holder:
             holder.execute(text("SELECT 1"))
             with pytest.raises(StorageUnavailable), impatient.session() as second:
                 second.execute(text("SELECT 1"))

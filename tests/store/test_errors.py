@@ -5,6 +5,7 @@ import sqlite3
 import pytest
 
 from app.core.errors import CapturaError
+from app.store.db import open_database
 from app.store.errors import StorageBug, StorageUnavailable, translate_errors
 
 
@@ -45,3 +46,12 @@ def test_errors_of_our_own_tree_pass_through() -> None:
 def test_os_errors_are_environment_errors() -> None:
     with pytest.raises(StorageUnavailable, match="Permission"), translate_errors(None):
         raise PermissionError(13, "Permission denied")
+
+
+def test_an_office_server_out_of_reach_is_an_environment_error_in_portuguese() -> None:
+    from tests.support.postgres import free_port
+
+    url = f"postgresql+psycopg://captura@127.0.0.1:{free_port()}/captura"  # nobody listens there
+    with pytest.raises(StorageUnavailable) as caught:
+        open_database(url)
+    assert caught.value.message.startswith("Sem conexão com o banco do escritório:")

@@ -40,7 +40,7 @@ def test_a_profile_round_trips_and_names_are_unique(db: Database, company: Compa
 
 
 def test_the_stream_the_watermark_and_the_queue(
-    db_path: Path, db: Database, clock: FakeClock, company: Company
+    db_target: Path | str, db: Database, clock: FakeClock, company: Company
 ) -> None:
     items = DistributionItemRepository(db)
     for nsu in (1, 2, 3):
@@ -70,7 +70,7 @@ def test_the_stream_the_watermark_and_the_queue(
     assert repo.get(profile.id).last_error == "disco cheio" and repo.get(profile.id).exported_count == 1
 
     db.close()
-    reopened = open_database(db_path, clock=clock)  # a restart: the queue and its attempts are still there
+    reopened = open_database(db_target, clock=clock)  # a restart: the queue and its attempts are still there
     try:
         again = ExportRepository(reopened)
         [left] = again.queued(profile.id)

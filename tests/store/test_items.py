@@ -17,7 +17,7 @@ def test_each_nsu_is_stored_once_per_company_and_product(db: Database, company: 
     assert items.record(company.id, Product.NFE, 5, "resNFe_v1.01.xsd") is True
     assert items.record(company.id, Product.NFE, 5, "resNFe_v1.01.xsd") is False
     assert items.record(company.id, Product.CTE, 5) is True  # another product, another sequence
-    with pytest.raises(StorageBug, match="(?i)unique"), db.session() as s:
+    with pytest.raises(StorageBug, match=r"(?i)unique"), db.session() as s:
         s.execute(
             text(
                 "INSERT INTO distribution_items (company_id, product, nsu, received_at) "

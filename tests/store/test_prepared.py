@@ -68,13 +68,13 @@ def test_enabled_snapshot_follows_every_change_even_at_the_same_instant(db: Data
 
 
 def test_enabled_snapshot_sees_a_change_made_by_another_connection(
-    db: Database, db_path: Path, company: Company, clock: FakeClock
+    db: Database, db_target: Path | str, company: Company, clock: FakeClock
 ) -> None:
     mine = CompanyRepository(db)
     mine.save_settings(CaptureSettings(company.id, Product.NFE))
     assert mine.enabled_snapshot(Product.NFE)
     clock.advance(timedelta(seconds=1))
-    elsewhere = open_database(db_path, clock=clock)  # another process's view: no shared counter
+    elsewhere = open_database(db_target, clock=clock)  # another process's view: no shared counter
     try:
         CompanyRepository(elsewhere).save_settings(CaptureSettings(company.id, Product.NFE, enabled=False))
     finally:

@@ -54,6 +54,7 @@ class DocumentRow(Base):
             "issued_at",
             "id",
             sqlite_where=text("issued_at IS NOT NULL"),
+            postgresql_where=text("issued_at IS NOT NULL"),
         ),
         # No index on access_key alone: every look-up by key names the company and product and
         # uses the unique index above; a second random-order index doubled the pages a lot
@@ -110,6 +111,7 @@ class DocumentVersionRow(Base):
             "document_id",
             unique=True,
             sqlite_where=text("is_current = 1"),
+            postgresql_where=text("is_current"),
         ),
     )
 

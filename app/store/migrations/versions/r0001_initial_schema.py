@@ -291,7 +291,7 @@ def upgrade() -> None:
     sa.UniqueConstraint('document_id', 'xml_sha256', name=op.f('uq_document_versions_document_id_xml_sha256'))
     )
     with op.batch_alter_table('document_versions', schema=None) as batch_op:
-        batch_op.create_index('uq_document_versions_current', ['document_id'], unique=True, sqlite_where=sa.text('is_current = 1'))
+        batch_op.create_index('uq_document_versions_current', ['document_id'], unique=True, sqlite_where=sa.text('is_current = 1'), postgresql_where=sa.text('is_current'))
 
     op.create_table('government_calls',
     sa.Column('id', sa.Integer(), nullable=False),

@@ -42,6 +42,7 @@ def upgrade() -> None:
             ['product', 'issued_at', 'id'],
             unique=False,
             sqlite_where=sa.text('issued_at IS NOT NULL'),
+            postgresql_where=sa.text('issued_at IS NOT NULL'),
         )
 
 
