@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from sqlalchemy import URL, Boolean, Connection, Engine, create_engine, event, make_url
 from sqlalchemy.ext.compiler import compiles
@@ -68,7 +68,7 @@ def _pg_dialect() -> Any:
     if _PG_DIALECT is None:
         from sqlalchemy.dialects.postgresql import psycopg as pg_psycopg
 
-        _PG_DIALECT = pg_psycopg.dialect(paramstyle="qmark")
+        _PG_DIALECT = pg_psycopg.dialect(paramstyle="qmark")  # type: ignore[no-untyped-call]
     return _PG_DIALECT
 
 
@@ -240,7 +240,7 @@ class _JsonValue(ColumnElement[Any]):
     """The ``value`` column of ``_JsonArray``: JSON's own type on SQLite, text cast on PostgreSQL."""
 
     inherit_cache = True
-    _traverse_internals: ClassVar[list[tuple[str, Any]]] = [("type", InternalTraversal.dp_type)]
+    _traverse_internals = [("type", InternalTraversal.dp_type)]  # noqa: RUF012 (SQLAlchemy's own)
 
     def __init__(self, type_: Any) -> None:
         self.type = type_

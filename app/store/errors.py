@@ -94,7 +94,7 @@ def unavailable(path: Path | str | None, code: int | None, detail: str = "") -> 
     return StorageUnavailable(f"Banco de dados indisponível{where}: {reason}.", code)
 
 
-def _psycopg_errors() -> tuple[type[BaseException], ...]:
+def _psycopg_errors() -> tuple[type[Exception], ...]:
     """psycopg's base error, once something imported it (an office database): SQLite-only
     desktops never load the driver for the sake of an ``except`` clause."""
     psycopg = sys.modules.get("psycopg")
@@ -129,7 +129,7 @@ def translate_errors(path: Path | str | None = None) -> Iterator[None]:
         yield
     except (CapturaError, StorageBug):
         raise
-    except (sa_exc.DBAPIError, sqlite3.Error, *_psycopg_errors()) as error:
+    except (sa_exc.DBAPIError, sqlite3.Error, *_psycopg_errors()) as error:  # type: ignore[misc]
         if server_unreachable(error):
             raise office_unavailable(error) from error
         code = sqlite_code_of(error)

@@ -158,7 +158,7 @@ def utc_from_text(value: str | None) -> datetime | None:
     try:
         return datetime.fromisoformat(value).replace(tzinfo=UTC)
     except TypeError:  # PostgreSQL's driver reads a timestamp column as a datetime already
-        return value.replace(tzinfo=UTC)  # type: ignore[attr-defined]
+        return value.replace(tzinfo=UTC)  # type: ignore[call-arg,return-value]
 
 
 class BulkInsert:
