@@ -56,6 +56,15 @@ def db_target(request: pytest.FixtureRequest, engine_name: str, db_path: Path) -
 
 
 @pytest.fixture
+def second_target(request: pytest.FixtureRequest, engine_name: str, tmp_path: Path) -> Path | str:
+    """Another database on the same engine as ``db`` (a reference to compare with)."""
+    if engine_name == "postgresql":
+        cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+        return cluster.new_database(template=request.getfixturevalue("migrated_postgres"))
+    return tmp_path / "referencia" / "captura.db"
+
+
+@pytest.fixture
 def db(db_target: Path | str, clock: FakeClock) -> Iterator[Database]:
     database = open_database(db_target, clock=clock)
     try:

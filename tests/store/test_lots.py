@@ -41,9 +41,9 @@ RECIPIENT = Party(PartyRole.RECIPIENT, "11222333000181", "DESTINATARIO")
 
 
 @pytest.fixture
-def reference(tmp_path: Path, clock: FakeClock) -> Iterator[Database]:
-    """A second database fed one item at a time through the ORM path."""
-    database = open_database(tmp_path / "referencia" / "captura.db", clock=clock)
+def reference(second_target: Path | str, clock: FakeClock) -> Iterator[Database]:
+    """A second database on the same engine, fed one item at a time through the ORM path."""
+    database = open_database(second_target, clock=clock)
     try:
         CompanyRepository(database).add(CNPJ_A, "Alfa Comércio Ltda", certificate_ref="cert-alfa")
         yield database
