@@ -286,3 +286,39 @@ def test_concurrent_writers_from_two_threads_lose_no_row(db: Database, company: 
     with db.reader() as s:
         assert s.execute(text("SELECT count(*) FROM documents")).scalar() == 2 * per_thread
         assert s.execute(text("SELECT count(*) FROM distribution_items")).scalar() == 4 * per_thread
+
+
+def test_writers_on_postgresql_wait_for_each_other_as_sqlite_writers_do(postgres_url: str) -> None:
+    # BEGIN IMMEDIATE's guarantee on the office server: the writer lock (an advisory lock held
+    # to COMMIT) makes a second write transaction wait at its begin, while readers go on.
+    db = open_database(postgres_url, clock=FakeClock())
+    other = open_database(postgres_url, clock=FakeClock())
+    done = threading.Event()
+
+    def second_writer() -> None:
+        with other.write_driver() as driver:
+            driver.execute("UPDATE companies SET name = name")
+        done.set()
+
+    def waiting_for_the_lock() -> int:
+        with db.driver_connection() as driver:
+            return int(
+                driver.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchone()[
+                    0
+                ]
+            )
+
+    try:
+        with db.write_driver() as holder:
+            holder.execute("UPDATE companies SET name = name")
+            thread = threading.Thread(target=second_writer)
+            thread.start()
+            wait_until(lambda: waiting_for_the_lock() == 1)
+            assert not done.is_set()
+            with db.reader() as reader:  # readers are not blocked by the writers' lock
+                assert reader.execute(text("SELECT 1")).scalar() == 1
+        thread.join(timeout=10)
+        assert done.is_set()
+    finally:
+        db.close()
+        other.close()
