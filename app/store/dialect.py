@@ -47,8 +47,21 @@ _QMARK = re.compile(r"\?")
 _RETURNING = re.compile(r"\s+RETURNING\s+[\w.\"]+\s*$", re.IGNORECASE)
 # An INSERT naming its ids, and the statement that moves the table's id sequence past them.
 _GIVEN_ID = re.compile(r'^\s*INSERT INTO\s+"?(\w+)"?\s*\(\s*"?id"?\s*,', re.IGNORECASE)
-_FOLLOW_IDS = "SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"
+_LAST_ID = "COALESCE(pg_sequence_last_value(pg_get_serial_sequence('{table}', 'id')::regclass), 0)"
+_FOLLOW_IDS = (
+    "SELECT setval(pg_get_serial_sequence('{table}', 'id'), GREATEST((SELECT max(id) FROM {table}), " + _LAST_ID + "))"  # noqa: S608 (table names from the models)
+)
 
+
+def last_ids(*tables: str) -> str:
+    """PostgreSQL's ``SELECT max(id)`` of each table as the lot writer means it: the last id handed
+    out, by its sequence (which never hands an id back, where SQLite reuses a deleted last one)."""
+    maxima = (f"GREATEST((SELECT max(id) FROM {t}), {_LAST_ID.format(table=t)})" for t in tables)  # noqa: S608
+    return "SELECT " + ", ".join(maxima)
+
+
+# SQL texts spelled differently on PostgreSQL (register_text).
+_SPELLED: dict[str, str] = {}
 # SQLite text of a Prepared statement -> the statement and the order of its parameters there,
 # compiled for PostgreSQL on first use.
 _REGISTERED: dict[str, tuple[ClauseElement, tuple[str, ...]]] = {}
@@ -60,6 +73,11 @@ def register(sqlite_sql: str, statement: ClauseElement, names: tuple[str, ...]) 
     """Let ``PgDriver`` compile ``statement`` for PostgreSQL when it meets its SQLite text;
     ``names``: its parameters in the order the SQLite text takes them."""
     _REGISTERED.setdefault(sqlite_sql, (statement, names))
+
+
+def register_text(sqlite_sql: str, postgresql_sql: str) -> None:
+    """``postgresql_sql`` (``?`` placeholders too) runs wherever ``sqlite_sql`` is given."""
+    _SPELLED[sqlite_sql] = postgresql_sql
 
 
 def _pg_dialect() -> Any:
@@ -76,6 +94,9 @@ _PG_DIALECT: Any = None
 
 
 def _pg_text(sql: str) -> str:
+    spelled = _SPELLED.get(sql)
+    if spelled is not None:
+        return spelled
     registered = _REGISTERED.get(sql)
     # SQLite's own INSERT ... ON CONFLICT construct has no PostgreSQL compilation, but its text
     # is PostgreSQL's too: translated below like any SQL text.

@@ -9,8 +9,9 @@ earlier in the same lot) is stored in its place in the lot's order by a few stat
 earlier row: the outcome, ids included, is what ``store_document_in`` / ``store_event_in`` (the
 ORM's one-by-one path, kept as the reference the tests compare with) give item after item.
 
-Ids of new rows are ``max(id) + 1`` (what SQLite itself would choose): the write lock
-(``BEGIN IMMEDIATE``) keeps other writers out, and the counters are read again after a delete.
+Ids of new rows are ``max(id) + 1`` (what SQLite itself would choose; on PostgreSQL the id
+after the table's sequence, app.store.dialect): the write lock (``BEGIN IMMEDIATE``, the advisory
+writer lock on PostgreSQL) keeps other writers out, and the counters are read again after a delete.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
+from app.store.dialect import last_ids, register_text
 from app.store.errors import InvalidRecord
 from app.store.events import EventIdentity, identity, validate_event
 from app.store.items import IN_CHUNK, check_nsu
@@ -125,6 +127,8 @@ _MAX_IDS = (
     "SELECT (SELECT max(id) FROM documents), (SELECT max(id) FROM document_versions), (SELECT max(id) FROM events)"
 )
 _DOCUMENT, _VERSION, _EVENT = 0, 1, 2  # positions in _MAX_IDS
+# PostgreSQL: after the sequences' last ids, so the ids are the ones the ORM would take there.
+register_text(_MAX_IDS, last_ids("documents", "document_versions", "events"))
 
 # A known document, its current version and the version with these bytes, if any, in one read.
 _WITH_VERSIONS = (
