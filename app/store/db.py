@@ -277,12 +277,12 @@ class Database:
             self.checkpointer = Checkpointer(path)
             self.drivers = DriverPool(partial(_sqlite_driver, path), (sqlite3.Error,))
         else:
-            from app.store.dialect import pg_driver_pool
+            from app.store.dialect import pg_connector
 
             # A reader sees one snapshot for its whole transaction, as a deferred SQLite one does.
             self._read_engine = engine.execution_options(isolation_level="REPEATABLE READ")
             self.checkpointer = NoCheckpointer()
-            self.drivers = pg_driver_pool(engine.url)
+            self.drivers = DriverPool(*pg_connector(engine.url))
         self._reader = sessionmaker(self._read_engine, expire_on_commit=False)
 
         @event.listens_for(engine, "commit")
@@ -367,7 +367,7 @@ def _upgrade(engine: Engine, location: Path | str) -> None:
     known = ScriptDirectory.from_config(alembic_config())
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
-            from app.store.dialect import WRITE_LOCK_SQL
+            from app.store.driver import WRITE_LOCK_SQL
 
             connection.exec_driver_sql(WRITE_LOCK_SQL)  # two workstations opening at once: one migrates
         current = MigrationContext.configure(connection).get_current_revision()

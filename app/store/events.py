@@ -10,10 +10,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.store.db import Database
+from app.store.driver import as_driver
 from app.store.errors import InvalidRecord
 from app.store.items import IN_CHUNK, check_nsu, record_item_in
 from app.store.models import KEY_LEN, EventRow
-from app.store.prepared import as_driver, placeholders
+from app.store.prepared import placeholders
 from app.store.records import KIND_RANK, DocumentKind, EventInput, EventRecord, Product, StoredEvent
 from app.store.types import pack_xml, unpack_xml
 

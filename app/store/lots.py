@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from app.store.dialect import last_ids, register_text
+from app.store.driver import as_driver, last_ids, register_text
 from app.store.errors import InvalidRecord
 from app.store.events import EventIdentity, identity, validate_event
 from app.store.items import IN_CHUNK, check_nsu
@@ -35,7 +35,7 @@ from app.store.models import (
     DocumentVersionRow,
     EventRow,
 )
-from app.store.prepared import RowInsert, as_driver, placeholders
+from app.store.prepared import RowInsert, placeholders
 from app.store.records import (
     KIND_RANK,
     DocumentInput,

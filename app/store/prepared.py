@@ -9,7 +9,6 @@ processor, so values read back exactly as the ORM reads them.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -17,7 +16,7 @@ from sqlalchemy import Connection
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.expression import ClauseElement
 
-from app.store.dialect import PgDriver, register
+from app.store.driver import as_driver, driver_of, register
 from app.store.types import UtcDateTime, utc_from_text
 
 _SQLITE = sqlite.dialect()
@@ -85,23 +84,6 @@ class Prepared:
     def changed(self, connection: Connection | Any, params: Mapping[str, Any] | None = None) -> int:
         """Execute a write like ``run``; returns how many rows it changed."""
         return int(as_driver(connection).execute(self.sql, self._params(params or {})).rowcount)
-
-
-# ---------------------------------------------------------------- the driver, inside a transaction
-
-
-def driver_of(connection: Connection) -> Any:
-    """The sqlite3 connection under ``connection``, inside its open transaction: statements run
-    on it belong to that transaction (the engine hands transaction control to SQLAlchemy). On
-    PostgreSQL, the psycopg connection in a ``PgDriver`` (SQLite's spelling, translated)."""
-    raw = connection.connection.driver_connection
-    return raw if raw.__class__ is sqlite3.Connection else PgDriver(raw)
-
-
-def as_driver(connection: Connection | Any) -> Any:
-    """The sqlite3 connection to run a statement on: under a SQLAlchemy ``Connection`` (inside its
-    open transaction), or the one a ``Database.write_driver`` unit holds."""
-    return driver_of(connection) if isinstance(connection, Connection) else connection
 
 
 def placeholders(count: int) -> str:

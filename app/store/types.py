@@ -24,6 +24,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from app.store.driver import as_driver, driver_of
 from app.store.errors import StorageCorrupt
 
 
@@ -188,12 +189,8 @@ class BulkInsert:
 
     def run(self, connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
         if rows:
-            from app.store.prepared import driver_of
-
             driver_of(connection).executemany(self.sql, [self._values(row) for row in rows])
 
     def run_one(self, connection: Connection | Any, row: Mapping[str, Any]) -> None:
         """One row, on a SQLAlchemy connection's open transaction or a sqlite3 connection's."""
-        from app.store.prepared import as_driver
-
         as_driver(connection).execute(self.sql, self._values(row))

@@ -69,6 +69,7 @@ class DocumentRow(Base):
             "issued_at",
             "id",
             sqlite_where=text("created_at IS NOT NULL"),
+            postgresql_where=text("created_at IS NOT NULL"),
         ),
     )
 

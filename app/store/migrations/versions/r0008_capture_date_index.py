@@ -36,6 +36,7 @@ def upgrade() -> None:
             ['product', 'created_at', 'issued_at', 'id'],
             unique=False,
             sqlite_where=sa.text('created_at IS NOT NULL'),
+            postgresql_where=sa.text('created_at IS NOT NULL'),
         )
 
 
