@@ -19,13 +19,13 @@ from app.core.errors import InvalidIdentifier
 from app.core.keys import AccessKey, NfseKey
 from app.core.products import Product
 from app.desk.errors import DeskError
-from app.desk.sending import Sender
 from app.desk.views import GridRow
 from app.store.records import Company
 
 if TYPE_CHECKING:
     from app.capture.context import CaptureContext
     from app.capture.engine.locks import CompanyLocks
+    from app.desk.sending import Sender  # the window imports this module at start: no capture stack
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ by whoever may send for the data folder (``app.desk.sending``). Slow: call from 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext
@@ -30,13 +30,12 @@ from app.core.manifestation import (
 )
 from app.core.products import Product
 from app.core.taker import CONFIRMACAO_TOMADOR, REJEICAO_TOMADOR, TAKER_TYPES
-from app.desk.labels import brasilia_text
+from app.desk.conclusive import Registered, registered_conclusive
 from app.desk.sending import Sender
 from app.desk.views import GridRow, ManifestationActions, ManifestationLine, ManifestationOutcome
 from app.store.records import (
     Direction,
     DocumentStatus,
-    EventRecord,
     KeyEventFacts,
     Manifestation,
     ManifestationStatus,
@@ -55,38 +54,6 @@ class AlreadyRegistered(CapturaError):
     def __init__(self, message: str, rectifiable: bool) -> None:
         super().__init__(message)
         self.rectifiable = rectifiable
-
-
-@dataclass(frozen=True, slots=True)
-class Registered:
-    """A conclusive event registered for a key (by this office or by another system)."""
-
-    tp_evento: str
-    n_seq_evento: int
-    at: datetime | None
-    protocol: str | None
-
-    def text(self) -> str:
-        """ "A Confirmação da Operação já foi registrada em 02/12/2026 10:15 (protocolo 891...)"."""
-        protocol = f" (protocolo {self.protocol})" if self.protocol else ""
-        return f"A {manifestation_type(self.tp_evento).label} já foi registrada em {brasilia_text(self.at)}{protocol}"
-
-
-def registered_conclusive(events: Iterable[EventRecord], requests: Iterable[Manifestation]) -> list[Registered]:
-    """The key's registered conclusive events, oldest first: the stored events (ours and those
-    another system registered) and this office's accepted requests (before their event arrives)."""
-    found: dict[tuple[str, int], Registered] = {}
-    for m in requests:
-        if m.tp_evento in CONCLUSIVE_TYPES and m.status is ManifestationStatus.ACCEPTED:
-            found[(m.tp_evento, m.n_seq_evento)] = Registered(m.tp_evento, m.n_seq_evento, m.updated_at, m.protocol)
-    for e in events:
-        if e.tp_evento in CONCLUSIVE_TYPES:
-            known = found.get((e.tp_evento, e.n_seq_evento))
-            protocol = e.protocol or (known.protocol if known else None)
-            found[(e.tp_evento, e.n_seq_evento)] = Registered(
-                e.tp_evento, e.n_seq_evento, e.event_at or e.created_at, protocol
-            )
-    return sorted(found.values(), key=lambda r: (r.at is None, r.at or datetime.min, r.n_seq_evento))
 
 
 def nfe_refusal(

@@ -24,7 +24,7 @@ from app.core.manifestation import (
     manifestation_type,
     validate_justification,
 )
-from app.desk.manifesting import registered_conclusive
+from app.desk.conclusive import registered_conclusive
 from app.desk.views import DocumentDetail
 from app.ui.grid_model import number_text
 from app.ui.manifest_dialog import MEANING
