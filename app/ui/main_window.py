@@ -491,5 +491,5 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         if self._unsubscribe is not None:
             self._unsubscribe()
-        self.tasks.wait()
+        self.tasks.close()  # answers still queued would reach a desk closed right after the window
         super().closeEvent(event)
