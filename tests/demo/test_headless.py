@@ -43,7 +43,10 @@ def test_demo_headless_captures_with_no_violation_and_leaves_the_real_folder_alo
     assert "EMPRESA CLIENTE 001 LTDA: Outro sistema está consultando as NF-e desta empresa" in out
     other = re.search(r"Outro sistema com o mesmo certificado levou (\d+) NSU de NF-e; (\d+) voltaram", out)
     assert other is not None, out
-    assert int(other.group(1)) > 0 and other.group(2) == other.group(1), other.group(0)
+    taken, back = int(other.group(1)), int(other.group(2))
+    # At least an hour's quota of point queries (20) came back, or all of them when fewer were taken;
+    # how many the other system took depends on how far the demo's clock ran before its read.
+    assert taken > 0 and min(taken, 20) <= back <= taken, other.group(0)
     stored = re.search(r"Documentos guardados: (\d+) \((\d+) NF-e completas", out)
     assert stored is not None, out
     assert int(stored.group(1)) > 0

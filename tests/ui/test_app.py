@@ -108,7 +108,6 @@ def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respe
         desk.close()
 
 
-
 def test_the_tray_option_still_shows_the_window_where_there_is_no_tray(qtbot: QtBot, tmp_path: Path) -> None:
     """Start with Windows opens only the tray icon (Windows always has a tray); where there is
     none (offscreen here) the window shows, or nothing at all would."""
