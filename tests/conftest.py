@@ -52,6 +52,12 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch:
     monkeypatch.setenv("CAPTURA_DATA_DIR", str(data_dir))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
+    # Windows: platformdirs asks the shell (SHGetKnownFolderPath), not the environment, so the
+    # per-user folders are redirected through its override variables too; APPDATA and
+    # LOCALAPPDATA for anything (a child process) that reads them.
+    for name, folder in (("APPDATA", "appdata-roaming"), ("LOCAL_APPDATA", "appdata-local")):
+        monkeypatch.setenv(f"WIN_PD_OVERRIDE_{name}", str(home / folder))
+        monkeypatch.setenv(name.replace("_", ""), str(home / folder))
     ring = TestKeyring()
     ring.file_path = str(home / "keyring.cfg")  # type: ignore[misc]
     previous = keyring.get_keyring()

@@ -20,7 +20,7 @@ from app.core.clock import BRASILIA
 from app.core.errors import CapturaError
 from app.export.items import ExportItem, ItemSource
 from app.export.patterns import DEFAULT_PATTERN, validate_pattern
-from app.export.writer import Exporter, Writer, WriteReport
+from app.export.writer import Exporter, Writer, WriteReport, make_folders
 from app.store.db import Database
 from app.store.grid import GridRepository
 from app.store.records import ExportProfile, GridQuery, GridSort, Product
@@ -166,7 +166,7 @@ def write_zip(zip_path: Path, root: Path, files: Sequence[Path]) -> None:
                 archive.write(path, path.relative_to(root).as_posix())
 
     try:
-        zip_path.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(zip_path.parent)
     except OSError as error:
         raise CapturaError(f"Não foi possível gravar o ZIP {zip_path}: {error.strerror or error}.") from error
     write_atomic_with(zip_path, fill)

@@ -101,6 +101,17 @@ class WriteReport:
         return self.written + self.unchanged
 
 
+def make_folders(folder: Path) -> None:
+    """``folder`` and its parents. A file standing where a folder of the path should be is ENOTDIR,
+    as POSIX reports it: Windows reports "already exists" there (creating the parent collides with
+    the file, and pathlib's ``exist_ok`` lets that through only for folders), which would otherwise
+    read as a fault of the item rather than an unusable destination."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as error:
+        raise NotADirectoryError(errno.ENOTDIR, "Um arquivo ocupa o lugar de uma pasta", error.filename) from error
+
+
 def reason_of(error: OSError, path: Path) -> str:
     code = error.errno
     if getattr(error, "winerror", None) in _WIN_TOO_LONG and beyond_max_path(str(path)):
@@ -287,7 +298,7 @@ class Exporter:
         def put() -> bool:
             if target.is_file() and target.stat().st_size == len(content) and target.read_bytes() == content:
                 return False
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(target.parent)
             self._write(target, content)
             return True
 

@@ -6,9 +6,8 @@ Everything here is TEST MATERIAL: keys are handed out unencrypted (``IssuedCert.
 e-CNPJ certificates follow DOC-ICP-04: CN ``RAZAO SOCIAL:CNPJ``, subjectAltName otherNames
 2.16.76.1.3.4 (responsible's data), 2.16.76.1.3.2 (responsible's name), 2.16.76.1.3.3 (CNPJ),
 2.16.76.1.3.7 (INSS); EKU clientAuth + emailProtection. e-CPF certificates carry 2.16.76.1.3.1.
-``legacy_rc2=True`` rebuilds the PFX with the ``openssl`` command line (``-legacy``: certificates
-under pbeWithSHA1And40BitRC2-CBC, key under 3DES, SHA-1 MAC), exactly what old Windows exports
-hold; cryptography cannot write RC2.
+The legacy RC2 file old Windows exports hold (cryptography cannot write RC2) is a committed test
+fixture, ``tests/support/legacy_pfx.py``: no ``openssl`` command line is needed, Windows has none.
 """
 
 from __future__ import annotations
@@ -16,8 +15,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -177,7 +174,6 @@ class TestPki:
             password=TEST_PASSWORD,
             cnpj=None,
             validity=(None, None),
-            legacy_rc2=False,
         )
 
     def company_cert(
@@ -188,7 +184,6 @@ class TestPki:
         password: str = TEST_PASSWORD,
         not_before: datetime | None = None,
         not_after: datetime | None = None,
-        legacy_rc2: bool = False,
         include_cnpj_oid: bool = True,
         cn_style: bool = True,
     ) -> IssuedCert:
@@ -209,7 +204,6 @@ class TestPki:
             password=password,
             cnpj=cnpj,
             validity=(not_before, not_after),
-            legacy_rc2=legacy_rc2,
         )
 
     def person_cert(
@@ -220,7 +214,6 @@ class TestPki:
         password: str = TEST_PASSWORD,
         not_before: datetime | None = None,
         not_after: datetime | None = None,
-        legacy_rc2: bool = False,
         include_cnpj_oid: bool = True,
         cn_style: bool = True,
     ) -> IssuedCert:
@@ -238,7 +231,6 @@ class TestPki:
             password=password,
             cnpj=None,
             validity=(not_before, not_after),
-            legacy_rc2=legacy_rc2,
         )
 
     def _icp_subject(self, common_name: str, kind: str) -> x509.Name:
@@ -274,7 +266,6 @@ class TestPki:
         password: str,
         cnpj: str | None,
         validity: tuple[datetime | None, datetime | None],
-        legacy_rc2: bool,
     ) -> IssuedCert:
         key = _new_key()
         start, end = self._validity(*validity)
@@ -313,41 +304,10 @@ class TestPki:
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
         cert_pem = cert.public_bytes(serialization.Encoding.PEM)
-        if legacy_rc2:
-            pfx = _legacy_pfx(key_pem + cert_pem + self.ca_cert_pem, password, common_name)
-        else:
-            encryption: serialization.KeySerializationEncryption = (
-                serialization.BestAvailableEncryption(password.encode("utf-8"))
-                if password
-                else serialization.NoEncryption()
-            )
-            pfx = pkcs12.serialize_key_and_certificates(
-                common_name.encode("utf-8"), key, cert, [self._ca_cert], encryption
-            )
+        encryption: serialization.KeySerializationEncryption = (
+            serialization.BestAvailableEncryption(password.encode("utf-8"))
+            if password
+            else serialization.NoEncryption()
+        )
+        pfx = pkcs12.serialize_key_and_certificates(common_name.encode("utf-8"), key, cert, [self._ca_cert], encryption)
         return IssuedCert(cert_pem, key_pem, pfx, password, cnpj, common_name)
-
-
-def _legacy_pfx(pem_bundle: bytes, password: str, friendly_name: str) -> bytes:
-    """PKCS#12 with RC2-40 certificates and 3DES key, via ``openssl pkcs12 -export -legacy``.
-
-    Key and certificates go through a pipe, never a file; the password through the child's
-    environment. Needs OpenSSL 3 with its legacy provider (Debian ships it in libssl3).
-    """
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        raise RuntimeError("legacy_rc2=True needs the openssl command line (OpenSSL 3 with legacy provider)")
-    env = {**os.environ, "CAPTURA_TEST_PFX_PASSWORD": password}
-    command = [openssl, "pkcs12", "-export", "-legacy", "-name", friendly_name]
-    command += ["-certpbe", "PBE-SHA1-RC2-40", "-keypbe", "PBE-SHA1-3DES", "-macalg", "sha1"]
-    command += ["-passout", "env:CAPTURA_TEST_PFX_PASSWORD"]
-    done = subprocess.run(
-        command,
-        input=pem_bundle,
-        capture_output=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
-    if done.returncode != 0 or not done.stdout:
-        raise RuntimeError(f"openssl pkcs12 -legacy failed: {done.stderr.decode(errors='replace')}")
-    return done.stdout

@@ -28,6 +28,7 @@ from app.certs.a1 import (
 from app.core.errors import CapturaError
 from app.core.ids import Cnpj, Cpf
 from app.sandbox.pki import IssuedCert, TestPki
+from tests.support.legacy_pfx import PASSWORD, legacy_pfx
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 NOV_2026 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
@@ -172,14 +173,9 @@ def test_e_cpf_certificate(pki: TestPki) -> None:
     assert "CPF: 529.982.247-25" in a1.describe()
 
 
-@pytest.fixture(scope="module")
-def legacy(pki: TestPki) -> IssuedCert:
-    return pki.company_cert("12345678000195", "EMPRESA ANTIGA LTDA", legacy_rc2=True, password="velha")
-
-
-def test_legacy_rc2_file_is_accepted_when_openssl_can_read_it(legacy: IssuedCert) -> None:
-    assert pkcs12_der.outline(legacy.pfx).legacy_algorithms == ("pbeWithSHAAnd40BitRC2-CBC",)
-    a1 = load_a1(legacy.pfx, "velha", now=now())
+def test_legacy_rc2_file_is_accepted_when_openssl_can_read_it() -> None:
+    assert pkcs12_der.outline(legacy_pfx()).legacy_algorithms == ("pbeWithSHAAnd40BitRC2-CBC",)
+    a1 = load_a1(legacy_pfx(), PASSWORD, now=now())
     assert a1.cnpj == Cnpj("12345678000195")
     assert len(a1.chain) == 1
 
@@ -210,11 +206,11 @@ def _load_in_child(pfx_path: Path, password: str) -> dict[str, str]:
     return dict(json.loads(done.stdout))
 
 
-def test_legacy_rc2_file_explains_how_to_re_export_when_unreadable(legacy: IssuedCert, tmp_path: Path) -> None:
+def test_legacy_rc2_file_explains_how_to_re_export_when_unreadable(tmp_path: Path) -> None:
     path = tmp_path / "antigo.pfx"
-    path.write_bytes(legacy.pfx)
+    path.write_bytes(legacy_pfx())
 
-    result = _load_in_child(path, "velha")
+    result = _load_in_child(path, PASSWORD)
 
     assert result["error"] == LegacyEncryption.__name__
     message = result["message"]
@@ -223,9 +219,9 @@ def test_legacy_rc2_file_explains_how_to_re_export_when_unreadable(legacy: Issue
     assert "openssl pkcs12 -legacy" in message
 
 
-def test_legacy_file_with_wrong_password_still_says_wrong_password(legacy: IssuedCert, tmp_path: Path) -> None:
+def test_legacy_file_with_wrong_password_still_says_wrong_password(tmp_path: Path) -> None:
     path = tmp_path / "antigo.pfx"
-    path.write_bytes(legacy.pfx)
+    path.write_bytes(legacy_pfx())
     assert _load_in_child(path, "errada") == {
         "error": WrongPassword.__name__,
         "message": "Senha do certificado incorreta.",

@@ -6,7 +6,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import pkcs12
 
 from app.certs import pkcs12_der
-from app.sandbox.pki import IssuedCert, TestPki
+from app.sandbox.pki import IssuedCert
+from tests.support.legacy_pfx import PASSWORD, legacy_pfx
 
 
 def test_kdf_matches_the_published_vector() -> None:
@@ -23,9 +24,9 @@ def test_mac_check_on_a_modern_file(company: IssuedCert) -> None:
     assert pkcs12_der.mac_matches(outline, company.password + "x") is False
 
 
-def test_mac_check_and_rc2_detection_on_a_legacy_file(pki: TestPki) -> None:
-    legacy = pki.company_cert("12345678000195", "EMPRESA", legacy_rc2=True, password="ção")
-    outline = pkcs12_der.outline(legacy.pfx)
+def test_mac_check_and_rc2_detection_on_a_legacy_file() -> None:
+    assert PASSWORD == "ção"
+    outline = pkcs12_der.outline(legacy_pfx())
     assert outline.mac_digest == "sha1"
     assert outline.legacy_algorithms == ("pbeWithSHAAnd40BitRC2-CBC",)
     assert pkcs12_der.mac_matches(outline, "ção") is True  # UTF-8 password, as OpenSSL reads it

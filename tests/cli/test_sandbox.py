@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _main(line: str) -> tuple[list[str], Path | None]:
     """``python main.py ... [< file]`` as an argv for this interpreter and the stdin file."""
     command, _, stdin = line.partition(" < ")
-    words = shlex.split(command)
+    words = shlex.split(command, posix=os.name != "nt")  # Windows: backslashes are separators, not escapes
     assert words[:2] == ["python", "main.py"], line
     return [sys.executable, str(ROOT / "main.py"), *words[2:]], Path(stdin.strip()) if stdin else None
 
@@ -62,8 +62,10 @@ def test_the_walkthrough_gets_documents_on_the_first_once(tmp_path: Path) -> Non
         wait_until(ready, timeout=60)
         out = "\n".join(printed)
         assert serve.poll() is None, out
-        assert "pki/companies.json" in out and "pki/senha-de-teste.txt" in out
-        assert "dados-sandbox/settings.json" in out
+        # Paths as the platform writes them: what the user types back (pki\companies.json on Windows).
+        pki = Path("pki")
+        assert str(pki / "companies.json") in out and str(pki / "senha-de-teste.txt") in out
+        assert str(Path("dados-sandbox") / "settings.json") in out
         commands = printed[printed.index("Em outro terminal:") + 1 :][:2]
         add, stdin = _main(commands[0].strip())
         assert stdin is not None and (tmp_path / stdin).is_file()
@@ -80,7 +82,7 @@ def test_the_walkthrough_gets_documents_on_the_first_once(tmp_path: Path) -> Non
         # The README names the first company's file: the same the simulator writes.
         readme = (ROOT / "README.md").read_text(encoding="utf-8")
         [named] = set(re.findall(r"--pfx \./pki/(\d{14})\.pfx", readme))
-        assert f"pki/{named}.pfx" in commands[0]
+        assert str(pki / f"{named}.pfx") in commands[0]
     finally:
         serve.terminate()
         serve.wait(30)

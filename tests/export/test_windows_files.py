@@ -11,9 +11,11 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from app.config.files import write_atomic
 from app.export.automatic import AutomaticExport
-from app.export.writer import IN_USE_PAUSES, in_use, reason_of
+from app.export.writer import IN_USE_PAUSES, in_use, make_folders, reason_of
 from app.store.exports import ExportRepository
 from tests.export.conftest import add_profile, files_under
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness
@@ -189,3 +191,14 @@ def test_a_path_past_max_path_is_called_too_long_never_an_unavailable_drive() ->
     assert "caminho longo demais" in reason and "259" in reason and "indisponível" not in reason
     short = Path("Z:\\xml\\a.xml")  # the same error on a short path: the drive is really gone
     assert "indisponível" in reason_of(FileNotFoundError(errno.ENOENT, "x", str(short)), short)
+
+
+def test_a_file_where_a_folder_should_be_makes_the_destination_unusable_not_the_item(tmp_path: Path) -> None:
+    # Windows says "already exists" (EEXIST) wherever a file stands in the path (Wine does too);
+    # POSIX says so only when it is the last folder, as here, and ENOTDIR otherwise.
+    blocker = tmp_path / "unidade"
+    blocker.write_bytes(b"")
+    for folder in (blocker, blocker / "xml"):
+        with pytest.raises(NotADirectoryError) as raised:
+            make_folders(folder)
+        assert "indisponível" in reason_of(raised.value, folder / "nota.xml")

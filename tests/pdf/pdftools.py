@@ -1,14 +1,16 @@
-"""Reading a rendered PDF back: its text (pypdf), PNG pages (pdftoppm) and barcodes (zxing-cpp)."""
+"""Reading a rendered PDF back: its text (pypdf), page images (PDFium, through pypdfium2) and
+barcodes (zxing-cpp).
+
+Pages are rasterised by PDFium on every platform: it ships as a wheel for Windows too, where
+poppler's pdftoppm does not exist; one renderer everywhere, so a barcode that scans here scans there.
+"""
 
 from __future__ import annotations
 
 import io
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-import pytest
 from PIL import Image
 from pypdf import PdfReader
 
@@ -24,24 +26,22 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def pdftoppm() -> str:
-    found = shutil.which("pdftoppm")
-    if found is None:
-        pytest.fail("pdftoppm ausente: apt-get install poppler-utils (packaging/dev.py instala)")
-    return found
-
-
 def page_images(pdf: bytes, dpi: int = 200, first: int = 1, last: int | None = None) -> list[Image.Image]:
-    """Pages rasterised by poppler, in grey."""
-    with tempfile.TemporaryDirectory() as folder:
-        source = Path(folder) / "doc.pdf"
-        source.write_bytes(pdf)
-        args = [pdftoppm(), "-r", str(dpi), "-gray", "-png", "-f", str(first)]
-        if last is not None:
-            args += ["-l", str(last)]
-        subprocess.run([*args, str(source), str(Path(folder) / "page")], check=True, timeout=120)
-        pages = sorted(Path(folder).glob("page*.png"))
-        return [Image.open(p).copy() for p in pages]
+    """Pages ``first``..``last`` (1-based, inclusive; None: to the end) rasterised by PDFium, in grey."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(pdf)
+    try:
+        images = []
+        for index in range(first - 1, len(document) if last is None else last):
+            page = document[index]
+            bitmap = page.render(scale=dpi / 72, grayscale=True)
+            images.append(bitmap.to_pil().convert("L"))  # a copy: the bitmap's buffer is freed below
+            bitmap.close()
+            page.close()
+        return images
+    finally:
+        document.close()
 
 
 def write_pngs(pdf: bytes, name: str, dpi: int = 110) -> list[Path]:

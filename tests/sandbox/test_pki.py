@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from app.sandbox.pki import CA_NAME, IssuedCert, TestPki
+from tests.support.legacy_pfx import PASSWORD, legacy_cert_pem, legacy_pfx
 
 NOV_2026 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 RC2_40_OID_DER = bytes.fromhex("060A2A864886F70D010C0106")  # pbeWithSHAAnd40BitRC2-CBC
@@ -129,10 +130,12 @@ def test_server_certificate(pki: TestPki) -> None:
 
 
 def test_legacy_rc2_pfx(pki: TestPki) -> None:
-    legacy = pki.company_cert("12345678000195", "EMPRESA ANTIGA", legacy_rc2=True, password="velha")
-    assert RC2_40_OID_DER in legacy.pfx
-    key, cert, chain = pkcs12.load_key_and_certificates(legacy.pfx, b"velha")
-    assert cert is not None and cert.public_bytes(serialization.Encoding.PEM) == legacy.cert_pem
+    # The committed legacy file (tests/support/legacy_pfx.py) is what old Windows exports hold;
+    # what this PKI issues never is.
+    legacy = legacy_pfx()
+    assert RC2_40_OID_DER in legacy
+    key, cert, chain = pkcs12.load_key_and_certificates(legacy, PASSWORD.encode("utf-8"))
+    assert cert is not None and cert.public_bytes(serialization.Encoding.PEM) == legacy_cert_pem()
     assert key is not None and len(chain) == 1
     modern = pki.company_cert("12345678000195", "EMPRESA NOVA")
     assert RC2_40_OID_DER not in modern.pfx
