@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from windows import standins
-from windows.toolchain import CACHE, ROOT, Wine, wine_path
+from windows.toolchain import CACHE, PREFIXES, ROOT, Wine, wine_path
 
 SPEC = Path(__file__).resolve().parent / "CapturaDFe.spec"
 DIST = CACHE / "dist"
@@ -62,7 +62,7 @@ def version_resource() -> str:
 
 
 def build(python_exe: Path) -> Path:
-    wine = Wine(CACHE / "prefix-build")
+    wine = Wine(PREFIXES / "prefix-build")
     wine.create()
     standins.install(wine.drive_c)  # PyInstaller's hooks import Qt and cryptography while they look
     version_file = CACHE / "version_info.txt"

@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from windows import bundle, installer, standins
-from windows.toolchain import CACHE, ROOT, Wine, ensure_debian_tools, ensure_windows_python, native, wine_path
+from windows.toolchain import (
+    CACHE,
+    PREFIXES,
+    ROOT,
+    Wine,
+    ensure_debian_tools,
+    ensure_windows_python,
+    native,
+    wine_path,
+)
 
 DEMO_SECONDS = 30
 SHORTCUT = "Captura DF-e.lnk"
@@ -33,7 +42,7 @@ RUN_KEY = r"Software\Microsoft\Windows\CurrentVersion\Run"
 
 def run_tests(python_exe: Path, pytest_args: list[str]) -> dict[str, Any]:
     """The suite on the Windows CPython; a prefix kept between runs (its boot costs a minute)."""
-    wine = Wine(CACHE / "prefix-tests")
+    wine = Wine(PREFIXES / "prefix-tests")
     wine.create()
     standins.install(wine.drive_c)
     report = CACHE / "windows-tests.xml"
@@ -134,7 +143,7 @@ def lane(argv: list[str], host_python: Path) -> int:
 
 
 def check_setup(setup: Path, summary: dict[str, Any]) -> bool:
-    prefix = CACHE / os.environ.get("CAPTURA_LANE_PREFIX", "prefix-install")
+    prefix = PREFIXES / os.environ.get("CAPTURA_LANE_PREFIX", "prefix-install")
     wine = Wine(prefix)
     if not native():
         wine.kill()

