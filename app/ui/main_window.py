@@ -215,7 +215,8 @@ class MainWindow(QMainWindow):
         self.folder_label.setObjectName("data-folder")
         status.addWidget(self.folder_label)  # stays: notices show beside it and expire
         self.capture_label = QLabel(self)
-        self.count_label = QLabel(self)
+        self.count_label = QLabel(self)  # wide enough for millions: no relayout squeezing it as counts change
+        self.count_label.setMinimumWidth(self.count_label.fontMetrics().horizontalAdvance("9.999.999 documentos"))
         status.addPermanentWidget(self.count_label)
         status.addPermanentWidget(self.capture_label)
         self.setStatusBar(status)
