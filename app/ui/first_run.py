@@ -52,6 +52,10 @@ CHAIN_TEXT = (
 )
 
 
+def _data_note_text(data_dir: object) -> str:
+    return f"Esta janela usa {data_dir}.\nUma pasta nova vale a partir da próxima abertura do programa."
+
+
 def _note(text: str, parent: QWidget) -> QLabel:
     label = QLabel(text, parent)
     label.setWordWrap(True)
@@ -104,15 +108,16 @@ class FirstRunWizard(QWizard):
         layout = QVBoxLayout(page)
         layout.addWidget(
             _note(
-                "O programa guarda os XML, os PDFs e o banco de dados numa pasta de dados. Uma pasta de rede "
-                "compartilhada permite que outros computadores do escritório vejam os mesmos documentos.",
+                "O programa guarda os XML, os PDFs e o banco de dados numa pasta de dados deste computador. "
+                "Pastas de rede não servem (o banco SQLite se corrompe nelas); para vários computadores do "
+                "escritório verem os mesmos documentos, use o banco do escritório (PostgreSQL).",
                 page,
             )
         )
         self.data_dir = QLineEdit(page)
         self.data_dir.setObjectName("first-run-data-dir")
         layout.addLayout(_path_row(self.data_dir, self._choose_data_dir, page))
-        self.data_note = _note(f"Esta janela usa {self.host.desk.data_dir}.", page)
+        self.data_note = _note(_data_note_text(self.host.desk.data_dir), page)  # full text: laid out wrapped
         layout.addWidget(self.data_note)
         layout.addStretch(1)
         return page
@@ -185,9 +190,7 @@ class FirstRunWizard(QWizard):
     def _loaded(self, current: Preferences) -> None:
         self.current = current
         self.data_dir.setText(str(current.next_data_dir or current.data_dir))
-        self.data_note.setText(
-            f"Esta janela usa {current.data_dir}. Uma pasta nova vale a partir da próxima abertura do programa."
-        )
+        self.data_note.setText(_data_note_text(current.data_dir))
         self.bundle.setText(str(current.icp_brasil_bundle or ""))
         self.bundle_note.setText(
             "Cadeia indicada: o programa confere o arquivo ao concluir."
