@@ -53,10 +53,13 @@ def test_the_demo_shows_another_system_taking_nsus_and_us_getting_them_back(tmp_
             return {int(n) for n, d in delivered.items() if "consNSU" in d["via"]}
 
         wait_until(lambda: set(taken) <= recovered(), timeout=90)
-        assert demo.ctx.items.received(company.id, Product.NFE, taken[0], taken[-1]) == taken
-        wait_until(lambda: f"{len(taken)} documentos recuperados, 0 pendentes" in (nfe_line().other_consumer or ""))
-        verdict = demo.verdict()
-        assert verdict.violations == []
-        assert (verdict.other_taken, verdict.other_recovered) == (len(taken), len(taken))
+        # Stored once each; our own distNSU may hold NSUs between two of the other system's reads.
+        got = demo.ctx.items.received(company.id, Product.NFE, taken[0], taken[-1])
+        assert set(taken) <= set(got) and len(got) == len(set(got))
+        # The other system goes on reading each hour the service allows, so the tally is read as it
+        # stands when the state says nothing is pending, not against the first read's count.
+        wait_until(lambda: "documentos recuperados, 0 pendentes" in (nfe_line().other_consumer or ""))
+        wait_until(lambda: demo.verdict().other_recovered == demo.verdict().other_taken >= len(taken))
+        assert demo.verdict().violations == []
     finally:
         desk.close()
