@@ -42,6 +42,22 @@ class RunSoFar:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredLot:
+    """A lot as the shared store just wrote it, inside its transaction: what the product's own
+    writes (Ciências, cancellations, links, details) read. ``prepared`` is what the product's
+    ``prepare_lot`` read before the transaction (None for a point query's documents);
+    ``settings`` is None only for a company without settings for the product."""
+
+    unit: Unit
+    company: Company
+    settings: CaptureSettings | None
+    items: Sequence[StoreInput]
+    stored: Sequence[Stored]
+    now: datetime
+    prepared: object = None
+
+
+@dataclass(frozen=True, slots=True)
 class LotAnswer:
     """One query's outcome, ready for the engine's single transaction.
 
@@ -93,21 +109,10 @@ class DistributionAdapter(Protocol):
         """Reads the lot needs before its transaction (kept out of the write lock)."""
         ...
 
-    def within_lot(
-        self,
-        unit: Unit,
-        company: Company,
-        settings: CaptureSettings,
-        items: Sequence[StoreInput],
-        stored: Sequence[Stored],
-        prepared: object,
-        now: datetime,
-    ) -> None:
+    def within_lot(self, lot: StoredLot) -> None:
         """The product's own writes of a lot, in the lot's transaction (Ciências, cancellations)."""
         ...
 
-    def within_recovery(
-        self, unit: Unit, company: Company, items: Sequence[StoreInput], stored: Sequence[Stored]
-    ) -> None:
+    def within_recovery(self, lot: StoredLot) -> None:
         """The product's own writes for documents a point query fetched, in their transaction."""
         ...

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record
-from app.capture.engine.adapter import DistributionAdapter, LotAnswer, RunSoFar
+from app.capture.engine.adapter import DistributionAdapter, LotAnswer, RunSoFar, StoredLot
 from app.capture.engine.lease import CallLease
 from app.capture.engine.locks import CompanyLocks
 from app.capture.engine.soap import may_have_reached_service
@@ -376,7 +376,7 @@ class DistributionEngine:
             if exchange is not None and call_id is not None:
                 unit.archive(self.adapter.service.value, company.id, call_id, *exchange)
             if items:
-                self.adapter.within_lot(unit, company, settings, items, stored, prepared, now)
+                self.adapter.within_lot(StoredLot(unit, company, settings, items, stored, now, prepared))
             if recover:
                 unit.add_recoveries(company.id, self.product, next_attempt_at=now, nsus=recover)
             if transition.other_consumer is not None:  # issue 22: with the gaps it left

@@ -11,9 +11,11 @@ hour; without a slot internal work is deferred (not an attempt). A 137 for one N
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
+from app.capture.engine.adapter import StoredLot
 from app.capture.engine.locks import CompanyLocks
 from app.capture.engine.soap import SoapAdapter
 from app.core.archive import archive_exchange
@@ -37,13 +39,14 @@ from app.core.recovery import DISPATCH_INTERVAL, after_attempt, lookback_start
 from app.fiscal.distribution import (
     ConsChNFe,
     ConsNsu,
+    DistributedDocument,
     DistributionClient,
     DistributionReply,
     Query,
     read_archived_reply,
 )
 from app.fiscal.errors import CommunicationError
-from app.store.records import CallOutcome, Company, GapRecovery, GapStatus
+from app.store.records import CallOutcome, CaptureSettings, Company, GapRecovery, GapStatus
 
 
 class PointQueries:
@@ -109,11 +112,7 @@ class PointQueries:
         if not reply.documents:
             return 0
         settings = self.ctx.companies.get_settings(company.id, self.product)
-        items = [self.adapter.process(company.cnpj, doc, settings) for doc in reply.documents]
-        with self.ctx.unit() as unit:
-            stored = unit.store_lot(company.id, items)
-            self.adapter.within_recovery(unit, company, items, stored)
-        return len(items)
+        return self._store(company, settings, reply.documents)
 
     # ------------------------------------------------------------------ recovery dispatch
 
@@ -275,8 +274,17 @@ class PointQueries:
             state = self.ctx.cursors.get(company.id, self.product)
             self.ctx.cursors.save(apply_point_query_block(state, self.rules, now, reply.dh_resp))
         if reply.documents:
-            items = [self.adapter.process(company.cnpj, doc, settings) for doc in reply.documents]
-            with self.ctx.unit() as unit:  # the documents and the product's links, together
-                stored = unit.store_lot(company.id, items)
-                self.adapter.within_recovery(unit, company, items, stored)
+            self._store(company, settings, reply.documents)
         return reply, None
+
+    def _store(
+        self, company: Company, settings: CaptureSettings | None, documents: Sequence[DistributedDocument]
+    ) -> int:
+        """Documents a point query (or an archived answer) brought, with the product's own writes,
+        in one transaction. Returns how many."""
+        items = [self.adapter.process(company.cnpj, doc, settings) for doc in documents]
+        with self.ctx.unit() as unit:
+            stored = unit.store_lot(company.id, items)
+            now = self.ctx.clock.now()
+            self.adapter.within_recovery(StoredLot(unit, company, settings, items, stored, now))
+        return len(items)

@@ -9,23 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
-from app.capture.context import CaptureContext
-from app.capture.engine.adapter import LotAnswer, RunSoFar, Stored, StoreInput
-from app.capture.engine.soap import OPERATION, soap_lot
+from app.capture.engine.adapter import StoredLot, StoreInput
+from app.capture.engine.soap import Reader, SoapProduct
 from app.capture.nfe.processing import is_registered_cancellation, process_document
 from app.config.endpoints import Service
-from app.core.cadence import CaptureState, rules_for
-from app.core.cadence_an import AnswerPolicy
-from app.core.cadence_nfe import apply_nfe_distribution
 from app.core.event_types import CANCELLATIONS
-from app.core.ids import Cnpj
 from app.core.manifestation import CIENCIA, ciencia_due_at
 from app.core.products import Product
-from app.fiscal.distribution import DistributedDocument
-from app.store.records import CaptureSettings, Company, DocumentKind, StoredDocument
-from app.store.unit import Unit
+from app.store.records import Company, DocumentKind, StoredDocument
 
 PRODUCT = Product.NFE
 SERVICE = Service.NFE_DISTRIBUICAO
@@ -33,24 +25,13 @@ _NOTE_KINDS = (DocumentKind.RES_NFE, DocumentKind.NFE_PROC)
 
 
 @dataclass(frozen=True, slots=True)
-class NfeAdapter:
-    """Satisfies ``app.capture.engine.soap.SoapAdapter`` for NF-e."""
+class NfeAdapter(SoapProduct):
+    """Satisfies ``app.capture.engine.soap.SoapAdapter`` for NF-e. Documents a point query
+    recovers get no writes of their own: a recovered summary is not a new arrival, so no
+    automatic Ciência comes from there."""
 
-    ctx: CaptureContext
-    product: Product = PRODUCT
     service: Service = SERVICE
-    policy: AnswerPolicy = apply_nfe_distribution
-    job_type: str = "nfe_distribution"
-    operation: str = OPERATION
-
-    def query(self, company: Company, settings: CaptureSettings, state: CaptureState, run: RunSoFar) -> LotAnswer:
-        return soap_lot(self.ctx, self, rules_for(self.product), company, settings, state)
-
-    def process(self, company: Cnpj, doc: DistributedDocument, settings: CaptureSettings | None) -> StoreInput:
-        return process_document(company, doc)
-
-    def notable(self, company: Company, settings: CaptureSettings, item: StoreInput) -> bool:
-        return not getattr(item, "parse_error", None)
+    read: Reader = process_document
 
     def prepare_lot(self, company: Company, items: Sequence[StoreInput]) -> set[str]:
         """Keys of this lot's notes that are, or become, cancelled: by an event in this lot or by
@@ -61,48 +42,27 @@ class NfeAdapter:
             cancelled |= self.ctx.events.keys_with_event(company.id, PRODUCT, notes, CANCELLATIONS)
         return cancelled
 
-    def within_lot(
-        self,
-        unit: Unit,
-        company: Company,
-        settings: CaptureSettings,
-        items: Sequence[StoreInput],
-        stored: Sequence[Stored],
-        prepared: object,
-        now: datetime,
-    ) -> None:
-        if settings.auto_ciencia:
-            _queue_ciencias(unit, company, settings, items, stored, now)
-        if isinstance(prepared, set) and prepared:
-            unit.mark_cancelled(company.id, PRODUCT, prepared)
-
-    def within_recovery(
-        self, unit: Unit, company: Company, items: Sequence[StoreInput], stored: Sequence[Stored]
-    ) -> None:
-        return None  # a recovered summary is not a new arrival: no automatic Ciência from here
+    def within_lot(self, lot: StoredLot) -> None:
+        if lot.settings is not None and lot.settings.auto_ciencia:
+            _queue_ciencias(lot, lot.settings.ciencia_wait_minutes)
+        if isinstance(lot.prepared, set) and lot.prepared:
+            lot.unit.mark_cancelled(lot.company.id, PRODUCT, lot.prepared)
 
 
-def _queue_ciencias(
-    unit: Unit,
-    company: Company,
-    settings: CaptureSettings,
-    items: Sequence[StoreInput],
-    stored: Sequence[Stored],
-    now: datetime,
-) -> None:
+def _queue_ciencias(lot: StoredLot, wait_minutes: int) -> None:
     """Automatic Ciência for every summary seen for the first time."""
-    for item, outcome in zip(items, stored, strict=True):
+    for item, outcome in zip(lot.items, lot.stored, strict=True):
         if (
             item.access_key is not None
             and item.kind is DocumentKind.RES_NFE
             and isinstance(outcome, StoredDocument)
             and outcome.created
         ):
-            unit.request_manifestation(
-                company.id,
+            lot.unit.request_manifestation(
+                lot.company.id,
                 PRODUCT,
                 item.access_key,
                 CIENCIA,
-                not_before=ciencia_due_at(now, settings.ciencia_wait_minutes),
+                not_before=ciencia_due_at(lot.now, wait_minutes),
                 automatic=True,
             )

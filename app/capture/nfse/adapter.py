@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.capture.context import CaptureContext, outcome_of
-from app.capture.engine.adapter import LotAnswer, RunSoFar, Stored, StoreInput
+from app.capture.engine.adapter import LotAnswer, RunSoFar, Stored, StoredLot, StoreInput
 from app.capture.nfse.processing import PRODUCT, is_registered_cancellation, notifies, process_document
 from app.config.endpoints import Service
 from app.core.breakers import Breakers, open_reason
@@ -173,22 +173,12 @@ class NfseAdapter:
             cancelled |= self.ctx.events.keys_with_event(company.id, PRODUCT, notes, CANCELLING_EVENTS)
         return {key for key in cancelled if key}
 
-    def within_lot(
-        self,
-        unit: Unit,
-        company: Company,
-        settings: CaptureSettings,
-        items: Sequence[StoreInput],
-        stored: Sequence[Stored],
-        prepared: object,
-        now: datetime,
-    ) -> None:
-        store_nfse_extras(unit, company.id, items, stored, prepared if isinstance(prepared, set) else None)
+    def within_lot(self, lot: StoredLot) -> None:
+        prepared = lot.prepared if isinstance(lot.prepared, set) else None
+        store_nfse_extras(lot.unit, lot.company.id, lot.items, lot.stored, prepared)
 
-    def within_recovery(
-        self, unit: Unit, company: Company, items: Sequence[StoreInput], stored: Sequence[Stored]
-    ) -> None:
-        store_nfse_extras(unit, company.id, items, stored)
+    def within_recovery(self, lot: StoredLot) -> None:
+        store_nfse_extras(lot.unit, lot.company.id, lot.items, lot.stored)
 
 
 def store_nfse_extras(

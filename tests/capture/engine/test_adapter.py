@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.capture.cte import CteAdapter
-from app.capture.engine.adapter import DistributionAdapter, LotAnswer, RunSoFar
+from app.capture.engine.adapter import DistributionAdapter, LotAnswer, RunSoFar, StoredLot
 from app.capture.nfe import NfeAdapter
 from app.capture.nfse import NfseAdapter
 from app.capture.products import REGISTRY
@@ -67,7 +67,7 @@ def test_one_lot_comes_back_in_the_engines_terms_and_stores_in_one_unit(tmp_path
         prepared = adapter.prepare_lot(h.company, answer.items)
         with h.ctx.unit() as unit:
             stored = unit.store_lot(h.company.id, answer.items)
-            adapter.within_lot(unit, h.company, settings, answer.items, stored, prepared, h.clock.now())
+            adapter.within_lot(StoredLot(unit, h.company, settings, answer.items, stored, h.clock.now(), prepared))
         assert h.ctx.items.received(h.company.id, product, 1, 2) == [1, 2]
         assert h.ctx.cursors.get(h.company.id, product).ult_nsu == 0  # the cursor is the engine's to save
         assert h.sandbox.referee.violations() == []
