@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -49,8 +50,57 @@ class IssuedCert:
         return f"IssuedCert(common_name={self.common_name!r}, cnpj={self.cnpj!r})"
 
 
+class HolderOptions(TypedDict, total=False):
+    """How a company's or a person's test certificate departs from the usual one (defaults: the
+    test password, valid from yesterday for a year, the holder's OID present, CN ``NAME:ID``)."""
+
+    password: str
+    not_before: datetime | None
+    not_after: datetime | None
+    include_cnpj_oid: bool
+    cn_style: bool
+
+
 def _new_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _builder(
+    subject: x509.Name,
+    issuer: x509.Name,
+    key: rsa.RSAPrivateKey,
+    validity: tuple[datetime, datetime],
+    *,
+    ca: bool,
+    non_repudiation: bool = False,
+) -> x509.CertificateBuilder:
+    """What the CA's own certificate and every leaf share: names, key, serial, validity, basic
+    constraints, key usage (a CA signs certificates, a leaf signs and enciphers) and key id."""
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(validity[0])
+        .not_valid_after(validity[1])
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=not ca,
+                content_commitment=non_repudiation,
+                key_encipherment=not ca,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=ca,
+                crl_sign=ca,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+    )
 
 
 def _der_string(tag: int, text: str) -> bytes:
@@ -102,32 +152,7 @@ class TestPki:
                 x509.NameAttribute(NameOID.COMMON_NAME, CA_NAME),
             ]
         )
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(name)
-            .issuer_name(name)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(start)
-            .not_valid_after(start + timedelta(days=3653))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=False,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-            .sign(key, hashes.SHA256())
-        )
+        cert = _builder(name, name, key, (start, start + timedelta(days=3653)), ca=True).sign(key, hashes.SHA256())
         return cls(key, cert, now)
 
     @property
@@ -166,71 +191,49 @@ class TestPki:
             except ValueError:
                 names.append(x509.DNSName(host))
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostnames[0])])
-        return self._issue(
-            subject,
-            names,
-            [ExtendedKeyUsageOID.SERVER_AUTH],
-            non_repudiation=False,
-            password=TEST_PASSWORD,
-            cnpj=None,
-            validity=(None, None),
-        )
+        return self._issue(subject, names, [ExtendedKeyUsageOID.SERVER_AUTH])
 
-    def company_cert(
-        self,
-        cnpj: str,
-        name: str,
-        *,
-        password: str = TEST_PASSWORD,
-        not_before: datetime | None = None,
-        not_after: datetime | None = None,
-        include_cnpj_oid: bool = True,
-        cn_style: bool = True,
-    ) -> IssuedCert:
+    def company_cert(self, cnpj: str, name: str, **options: Unpack[HolderOptions]) -> IssuedCert:
         """An e-CNPJ A1 as ICP-Brasil issues it. ``cnpj`` is not validated (tests need bad ones too)."""
         cnpj = _MASK.sub("", cnpj).upper()
         names: list[x509.GeneralName] = [
             _other_name("2.16.76.1.3.4", _person_data(_RESPONSIBLE_CPF)),
             _other_name("2.16.76.1.3.2", "RESPONSAVEL DE TESTE", tag=0x0C),
         ]
-        if include_cnpj_oid:
+        if options.get("include_cnpj_oid", True):
             names.append(_other_name("2.16.76.1.3.3", cnpj))
         names.append(_other_name("2.16.76.1.3.7", "0" * 12))
-        return self._issue(
-            self._icp_subject(_common_name(name, cnpj, cn_style), "RFB e-CNPJ A1"),
-            names,
-            [ExtendedKeyUsageOID.CLIENT_AUTH, ExtendedKeyUsageOID.EMAIL_PROTECTION],
-            non_repudiation=True,
-            password=password,
-            cnpj=cnpj,
-            validity=(not_before, not_after),
-        )
+        return self._holder_cert(name, cnpj, "RFB e-CNPJ A1", names, options, cnpj=cnpj)
 
-    def person_cert(
-        self,
-        cpf: str,
-        name: str,
-        *,
-        password: str = TEST_PASSWORD,
-        not_before: datetime | None = None,
-        not_after: datetime | None = None,
-        include_cnpj_oid: bool = True,
-        cn_style: bool = True,
-    ) -> IssuedCert:
+    def person_cert(self, cpf: str, name: str, **options: Unpack[HolderOptions]) -> IssuedCert:
         """An e-CPF A1 (OID 2.16.76.1.3.1); ``include_cnpj_oid`` here means "include the CPF OID"."""
         cpf = _MASK.sub("", cpf)
         names: list[x509.GeneralName] = []
-        if include_cnpj_oid:
+        if options.get("include_cnpj_oid", True):
             names.append(_other_name("2.16.76.1.3.1", _person_data(cpf)))
         names += [_other_name("2.16.76.1.3.6", "0" * 12), _other_name("2.16.76.1.3.5", "0" * 19)]
+        return self._holder_cert(name, cpf, "RFB e-CPF A1", names, options, cnpj=None)
+
+    def _holder_cert(
+        self,
+        name: str,
+        holder_id: str,
+        kind: str,
+        names: list[x509.GeneralName],
+        options: HolderOptions,
+        *,
+        cnpj: str | None,
+    ) -> IssuedCert:
+        """An ICP-Brasil A1 for a company or a person: client authentication, e-mail, non-repudiation."""
+        common_name = _common_name(name, holder_id, options.get("cn_style", True))
         return self._issue(
-            self._icp_subject(_common_name(name, cpf, cn_style), "RFB e-CPF A1"),
+            self._icp_subject(common_name, kind),
             names,
             [ExtendedKeyUsageOID.CLIENT_AUTH, ExtendedKeyUsageOID.EMAIL_PROTECTION],
             non_repudiation=True,
-            password=password,
-            cnpj=None,
-            validity=(not_before, not_after),
+            password=options.get("password", TEST_PASSWORD),
+            cnpj=cnpj,
+            validity=(options.get("not_before"), options.get("not_after")),
         )
 
     def _icp_subject(self, common_name: str, kind: str) -> x509.Name:
@@ -262,40 +265,18 @@ class TestPki:
         names: list[x509.GeneralName],
         usages: list[x509.ObjectIdentifier],
         *,
-        non_repudiation: bool,
-        password: str,
-        cnpj: str | None,
-        validity: tuple[datetime | None, datetime | None],
+        non_repudiation: bool = False,
+        password: str = TEST_PASSWORD,
+        cnpj: str | None = None,
+        validity: tuple[datetime | None, datetime | None] = (None, None),
     ) -> IssuedCert:
         key = _new_key()
         start, end = self._validity(*validity)
         ca_ski = self._ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
         cert = (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(self._ca_cert.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(start)
-            .not_valid_after(end)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    content_commitment=non_repudiation,
-                    key_encipherment=True,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=False,
-                    crl_sign=False,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
+            _builder(subject, self._ca_cert.subject, key, (start, end), ca=False, non_repudiation=non_repudiation)
             .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
             .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False)
             .sign(self._ca_key, hashes.SHA256())
         )
