@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from app.core import event_types as ev
 from app.sandbox.context import Context
@@ -25,6 +25,22 @@ MANIFESTATIONS = (ev.CONFIRMACAO, ev.CIENCIA, ev.DESCONHECIMENTO, ev.NAO_REALIZA
 ISSUE_LEAD = timedelta(minutes=2)  # dhEmi a little before the AN receives the authorised document
 
 PartyLike = Party | str
+
+
+class NfeContent(TypedDict, total=False):
+    """What ``DocumentFactory.nfe`` may set in an NF-e beyond its parties (its defaults otherwise)."""
+
+    total_cents: int | None
+    items: int
+    serie: int
+
+
+class NfeOptions(NfeContent, total=False):
+    """An issued NF-e's optional parties and time of issue, with its content."""
+
+    transporter: PartyLike | None
+    aut_xml: Sequence[str]
+    at: datetime | None
 
 
 class Publisher:
@@ -73,35 +89,24 @@ class Publisher:
         return at if at is not None else self.ctx.clock.now()
 
     # --- NF-e --------------------------------------------------------------------------------
-    def nfe(
-        self,
-        emitter: PartyLike,
-        recipient: PartyLike,
-        transporter: PartyLike | None = None,
-        aut_xml: Sequence[str] = (),
-        at: datetime | None = None,
-        **options: Any,
-    ) -> Any:
+    def nfe(self, emitter: PartyLike, recipient: PartyLike, **options: Unpack[NfeOptions]) -> Any:
         """Issue an NF-e now (or ``at``) and queue it; returns the docgen ``GeneratedNFe``."""
-        when = self._when(at)
-        return self.publish_issued_nfe(self.issue_nfe(emitter, recipient, transporter, aut_xml, when, **options), when)
+        when = options["at"] = self._when(options.get("at"))
+        return self.publish_issued_nfe(self.issue_nfe(emitter, recipient, **options), when)
 
-    def issue_nfe(
-        self,
-        emitter: PartyLike,
-        recipient: PartyLike,
-        transporter: PartyLike | None = None,
-        aut_xml: Sequence[str] = (),
-        at: datetime | None = None,
-        **options: Any,
-    ) -> Any:
+    def issue_nfe(self, emitter: PartyLike, recipient: PartyLike, **options: Unpack[NfeOptions]) -> Any:
         """The NF-e its issuer authorises for publication at ``at``, not yet known to anyone (a
         simulation writes its month's notes before the month: :meth:`publish_issued_nfe` then)."""
-        when = self._when(at)
-        em, rc = self.party(emitter), self.party(recipient)
-        tr = self.party(transporter) if transporter is not None else None
+        when = self._when(options.pop("at", None))
+        carrier = options.pop("transporter", None)
+        aut_xml = tuple(options.pop("aut_xml", ()))
         return self.ctx.factory.nfe(
-            emitter=em, recipient=rc, transporter=tr, aut_xml=tuple(aut_xml), issued_at=when - ISSUE_LEAD, **options
+            emitter=self.party(emitter),
+            recipient=self.party(recipient),
+            transporter=self.party(carrier) if carrier is not None else None,
+            aut_xml=aut_xml,
+            issued_at=when - ISSUE_LEAD,
+            **options,
         )
 
     def publish_issued_nfe(self, generated: Any, at: datetime | None = None) -> Any:

@@ -13,10 +13,9 @@ Typical test use::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 from lxml import etree
 
@@ -28,7 +27,7 @@ from app.sandbox.docgen import DocumentFactory, Party
 from app.sandbox.events_service import EventService
 from app.sandbox.faults import Fault
 from app.sandbox.pki import IssuedCert, TestPki
-from app.sandbox.publisher import PartyLike, Publisher
+from app.sandbox.publisher import NfeOptions, PartyLike, Publisher
 from app.sandbox.referee import Referee
 from app.sandbox.router import PATHS, Router
 from app.sandbox.server import SandboxHttpsServer, server_context
@@ -153,16 +152,8 @@ class Sandbox:
         return InProcessTransport(self.router, pem, self.clock, competitor=competitor)
 
     # --- publishing --------------------------------------------------------------------------
-    def publish_nfe(
-        self,
-        emitter: PartyLike,
-        recipient: PartyLike,
-        transporter: PartyLike | None = None,
-        aut_xml: Sequence[str] = (),
-        at: datetime | None = None,
-        **options: Any,
-    ) -> Any:
-        return self.publisher.nfe(emitter, recipient, transporter, aut_xml, at, **options)
+    def publish_nfe(self, emitter: PartyLike, recipient: PartyLike, **options: Unpack[NfeOptions]) -> Any:
+        return self.publisher.nfe(emitter, recipient, **options)
 
     def publish_nfe_event(self, nfe: Any, tp_evento: str, author: PartyLike | None = None, **options: Any) -> Any:
         return self.publisher.nfe_event(nfe, tp_evento, author, **options)
