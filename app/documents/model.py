@@ -58,15 +58,9 @@ class PartyInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class NfeMeta:
-    """An NF-e: a full ``nfeProc`` (or a bare signed ``NFe`` from an import) or its ``resNFe`` summary.
-
-    ``total_cents`` is vNF in centavos, exact from the decimal text; ``total_nf_tot_cents`` is the
-    ``vNFTot`` of the IBS/CBS reform (NT 2025.002) when present. ``issued_at`` keeps the offset
-    written in ``dhEmi``; a 2.00-era ``dEmi`` (date only) becomes 00:00 at -03:00.
-    ``situation`` is resNFe's ``cSitNFe`` (1 autorizada, 2 denegada, 3 cancelada).
-    ``warnings`` lists tolerated faults (a party with an invalid CNPJ, a key/emitter mismatch...).
-    """
+class DocumentHead:
+    """What every NF-e and CT-e reading starts with: its kind and root, the layout version, the
+    key and the key's parts (UF, model, serie, number), and when it was issued."""
 
     kind: DocumentKind
     root: str
@@ -77,6 +71,34 @@ class NfeMeta:
     serie: int | None
     number: int | None
     issued_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventHead:
+    """What every event reading (NF-e, CT-e, NFS-e) starts with: its kind, root and version, the
+    key of the document it belongs to, its type and sequence, description and author."""
+
+    kind: DocumentKind
+    root: str
+    version: str | None
+    access_key: str
+    tp_evento: str
+    n_seq_evento: int
+    description: str | None
+    author_doc: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NfeMeta(DocumentHead):
+    """An NF-e: a full ``nfeProc`` (or a bare signed ``NFe`` from an import) or its ``resNFe`` summary.
+
+    ``total_cents`` is vNF in centavos, exact from the decimal text; ``total_nf_tot_cents`` is the
+    ``vNFTot`` of the IBS/CBS reform (NT 2025.002) when present. ``issued_at`` keeps the offset
+    written in ``dhEmi``; a 2.00-era ``dEmi`` (date only) becomes 00:00 at -03:00.
+    ``situation`` is resNFe's ``cSitNFe`` (1 autorizada, 2 denegada, 3 cancelada).
+    ``warnings`` lists tolerated faults (a party with an invalid CNPJ, a key/emitter mismatch...).
+    """
+
     emitter: PartyInfo | None
     recipient: PartyInfo | None = None
     transporter: PartyInfo | None = None
@@ -111,7 +133,7 @@ class NfeMeta:
 
 
 @dataclass(frozen=True, slots=True)
-class CteMeta:
+class CteMeta(DocumentHead):
     """A CT-e (model 57) or CT-e OS (model 67): a ``cteProc``/``cteOSProc`` or a bare signed one.
 
     Parties: emitter, sender (rem), shipper (exped), receiver (receb), recipient (dest) and the
@@ -120,15 +142,6 @@ class CteMeta:
     ``total_cents`` is vTPrest; ``modal`` the two-digit code (01 rodoviário ... 06 multimodal).
     """
 
-    kind: DocumentKind
-    root: str
-    version: str | None
-    access_key: str
-    uf: str | None
-    model: str
-    serie: int | None
-    number: int | None
-    issued_at: datetime | None
     cte_type: str | None  # tpCTe: 0 normal, 1 complemento, 2 anulação, 3 substituto
     modal: str | None
     emitter: PartyInfo | None
@@ -164,7 +177,7 @@ class CteMeta:
 
 
 @dataclass(frozen=True, slots=True)
-class EventMeta:
+class EventMeta(EventHead):
     """An NF-e event: ``resEvento`` summary, full ``procEventoNFe`` (or a bare ``evento`` import).
 
     ``access_key`` is the ``chNFe`` the event is linked to; events of other documents (CT-e 610600,
@@ -173,14 +186,6 @@ class EventMeta:
     retEvento's (a resEvento has none). ``recipient_doc`` is retEvento's CNPJDest/CPFDest.
     """
 
-    kind: DocumentKind
-    root: str
-    version: str | None
-    access_key: str
-    tp_evento: str
-    n_seq_evento: int
-    description: str | None
-    author_doc: str | None
     c_orgao: str | None
     event_at: datetime | None
     protocol: str | None

@@ -14,7 +14,7 @@ from typing import Any
 from app.core.documents import Direction, DocumentKind, DocumentStatus, PartyRole
 from app.core.event_types import NFSE_CANCELLATION_BY_SUBSTITUTION, NFSE_CANCELLING
 from app.core.ids import Cnpj, Cpf
-from app.documents.model import PartyInfo, UnknownMeta
+from app.documents.model import EventHead, PartyInfo, UnknownMeta
 
 # cStat of infNFSe (protocol.md §4.7): all of them are a generated, valid NFS-e.
 CSTAT_LABELS = {
@@ -159,7 +159,7 @@ class NfseMeta:
 
 
 @dataclass(frozen=True, slots=True)
-class NfseEventMeta:
+class NfseEventMeta(EventHead):
     """A registered ``evento`` or a bare ``pedRegEvento``, linked to its NFS-e by ``access_key``.
 
     ``substitute_key`` is chSubstituta of a substitution (105102); ``reason_code``/``reason`` are
@@ -167,14 +167,6 @@ class NfseEventMeta:
     (None for a bare pedRegEvento, which is only a request).
     """
 
-    kind: DocumentKind
-    root: str
-    version: str | None
-    access_key: str
-    tp_evento: str
-    n_seq_evento: int
-    description: str | None
-    author_doc: str | None
     event_at: datetime | None
     registered_at: datetime | None
     environment: int | None
