@@ -6,6 +6,7 @@ import random
 import threading
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Required, TypedDict, Unpack
 
 from app.sandbox.docgen.common import Party, Signers
 from app.sandbox.docgen.cte import GeneratedCTe, build_cte, build_cte_event
@@ -13,6 +14,64 @@ from app.sandbox.docgen.nfe import GeneratedNFe, build_nfe
 from app.sandbox.docgen.nfe_events import GeneratedEvent, build_nfe_event, nfe_event_from_signed
 from app.sandbox.docgen.nfse import GeneratedNfse, GeneratedNfseEvent, build_nfse, build_nfse_event
 from app.sandbox.pki import IssuedCert, TestPki
+
+# What each document of the factory takes: its builder's keywords (and their defaults there)
+# except what the factory gives itself (numbering, protocol sequence, environment).
+
+
+class NfeSpec(TypedDict, total=False):
+    emitter: Required[Party]
+    recipient: Required[Party]
+    issued_at: Required[datetime]
+    total_cents: int | None
+    transporter: Party | None
+    aut_xml: Sequence[str]
+    items: int
+    serie: int
+
+
+class EventSpec(TypedDict):
+    tp_evento: str
+    author: Party
+    seq: int
+    at: datetime
+
+
+class NfeEventSpec(EventSpec, total=False):
+    justification: str | None
+    correction: str | None
+
+
+class CteSpec(TypedDict, total=False):
+    emitter: Required[Party]
+    sender: Required[Party]
+    recipient: Required[Party]
+    taker_role: Required[int]
+    issued_at: Required[datetime]
+    taker: Party | None
+    expeditor: Party | None
+    receiver: Party | None
+    modal: str
+    total_cents: int | None
+    nfe_keys: Sequence[str]
+    serie: int
+
+
+class NfseSpec(TypedDict, total=False):
+    provider: Required[Party]
+    taker: Required[Party | None]
+    issued_at: Required[datetime]
+    intermediary: Party | None
+    service_cents: int | None
+    with_ibscbs: bool
+    retained_cents: int
+
+
+class NfseEventSpec(TypedDict, total=False):
+    code: Required[str]
+    author: Required[Party]
+    at: Required[datetime]
+    ped_reg_evento: bytes | None
 
 
 class DocumentFactory:
@@ -57,60 +116,13 @@ class DocumentFactory:
             self._protocol_seq += 1
             return self._rng.getrandbits(64), number, self._protocol_seq
 
-    def nfe(
-        self,
-        *,
-        emitter: Party,
-        recipient: Party,
-        issued_at: datetime,
-        total_cents: int | None = None,
-        transporter: Party | None = None,
-        aut_xml: Sequence[str] = (),
-        items: int = 3,
-        serie: int = 1,
-    ) -> GeneratedNFe:
-        seed, number, seq = self._next_seed(emitter.doc, "55")
-        return build_nfe(
-            self._signers,
-            seed,
-            emitter=emitter,
-            recipient=recipient,
-            issued_at=issued_at,
-            number=number,
-            serie=serie,
-            tp_amb=self.tp_amb,
-            total_cents=total_cents,
-            transporter=transporter,
-            aut_xml=aut_xml,
-            items=items,
-            protocol_seq=seq,
-        )
+    def nfe(self, **spec: Unpack[NfeSpec]) -> GeneratedNFe:
+        seed, number, seq = self._next_seed(spec["emitter"].doc, "55")
+        return build_nfe(self._signers, seed, number=number, tp_amb=self.tp_amb, protocol_seq=seq, **spec)
 
-    def nfe_event(
-        self,
-        nfe: GeneratedNFe,
-        *,
-        tp_evento: str,
-        author: Party,
-        seq: int,
-        at: datetime,
-        justification: str | None = None,
-        correction: str | None = None,
-    ) -> GeneratedEvent:
-        rng, _, protocol_seq = self._next(author.doc, "event")
-        return build_nfe_event(
-            self._signers,
-            rng,
-            nfe,
-            tp_evento=tp_evento,
-            author=author,
-            seq=seq,
-            at=at,
-            justification=justification,
-            correction=correction,
-            tp_amb=self.tp_amb,
-            protocol_seq=protocol_seq,
-        )
+    def nfe_event(self, nfe: GeneratedNFe, **spec: Unpack[NfeEventSpec]) -> GeneratedEvent:
+        rng, _, protocol_seq = self._next(spec["author"].doc, "event")
+        return build_nfe_event(self._signers, rng, nfe, tp_amb=self.tp_amb, protocol_seq=protocol_seq, **spec)
 
     def nfe_event_from_signed(
         self, nfe_key: str, signed_evento: bytes, *, at: datetime, c_stat: int = 135
@@ -118,107 +130,24 @@ class DocumentFactory:
         _, _, protocol_seq = self._next("AN", "event")
         return nfe_event_from_signed(nfe_key, signed_evento, at=at, c_stat=c_stat, protocol_seq=protocol_seq)
 
-    def cte(
-        self,
-        *,
-        emitter: Party,
-        sender: Party,
-        recipient: Party,
-        taker_role: int,
-        taker: Party | None = None,
-        expeditor: Party | None = None,
-        receiver: Party | None = None,
-        issued_at: datetime,
-        modal: str = "01",
-        total_cents: int | None = None,
-        nfe_keys: Sequence[str] = (),
-        serie: int = 1,
-    ) -> GeneratedCTe:
-        rng, number, seq = self._next(emitter.doc, "57")
-        return build_cte(
-            self._signers,
-            rng,
-            emitter=emitter,
-            sender=sender,
-            recipient=recipient,
-            taker_role=taker_role,
-            taker=taker,
-            expeditor=expeditor,
-            receiver=receiver,
-            issued_at=issued_at,
-            modal=modal,
-            total_cents=total_cents,
-            nfe_keys=nfe_keys,
-            number=number,
-            serie=serie,
-            tp_amb=self.tp_amb,
-            protocol_seq=seq,
-        )
+    def cte(self, **spec: Unpack[CteSpec]) -> GeneratedCTe:
+        rng, number, seq = self._next(spec["emitter"].doc, "57")
+        return build_cte(self._signers, rng, number=number, tp_amb=self.tp_amb, protocol_seq=seq, **spec)
 
-    def cte_event(self, cte: GeneratedCTe, *, tp_evento: str, author: Party, seq: int, at: datetime) -> GeneratedEvent:
-        rng, _, protocol_seq = self._next(author.doc, "event")
-        return build_cte_event(
-            self._signers,
-            rng,
-            cte,
-            tp_evento=tp_evento,
-            author=author,
-            seq=seq,
-            at=at,
-            tp_amb=self.tp_amb,
-            protocol_seq=protocol_seq,
-        )
+    def cte_event(self, cte: GeneratedCTe, **spec: Unpack[EventSpec]) -> GeneratedEvent:
+        rng, _, protocol_seq = self._next(spec["author"].doc, "event")
+        return build_cte_event(self._signers, rng, cte, tp_amb=self.tp_amb, protocol_seq=protocol_seq, **spec)
 
-    def nfse(
-        self,
-        *,
-        provider: Party,
-        taker: Party | None,
-        intermediary: Party | None = None,
-        issued_at: datetime,
-        service_cents: int | None = None,
-        with_ibscbs: bool = False,
-        retained_cents: int = 0,
-    ) -> GeneratedNfse:
-        rng, number, _ = self._next(provider.doc, "nfse")
-        return build_nfse(
-            self._signers,
-            rng,
-            provider=provider,
-            taker=taker,
-            intermediary=intermediary,
-            issued_at=issued_at,
-            service_cents=service_cents,
-            with_ibscbs=with_ibscbs,
-            number=number,
-            tp_amb=self.tp_amb,
-            retained_cents=retained_cents,
-        )
+    def nfse(self, **spec: Unpack[NfseSpec]) -> GeneratedNfse:
+        rng, number, _ = self._next(spec["provider"].doc, "nfse")
+        return build_nfse(self._signers, rng, number=number, tp_amb=self.tp_amb, **spec)
 
-    def nfse_event(
-        self,
-        nfse: GeneratedNfse,
-        *,
-        code: str,
-        author: Party,
-        at: datetime,
-        ped_reg_evento: bytes | None = None,
-    ) -> GeneratedNfseEvent:
-        rng, _, _ = self._next(author.doc, "nfse-event")
+    def nfse_event(self, nfse: GeneratedNfse, **spec: Unpack[NfseEventSpec]) -> GeneratedNfseEvent:
+        code = spec["code"]
+        rng, _, _ = self._next(spec["author"].doc, "nfse-event")
         with self._lock:
             seq = self._nfse_event_seq.get((nfse.key, code), 0) + 1
             self._nfse_event_seq[(nfse.key, code)] = seq
             self._n_dfse += 1
             n_dfse = self._n_dfse
-        return build_nfse_event(
-            self._signers,
-            rng,
-            nfse,
-            code=code,
-            author=author,
-            at=at,
-            ped_reg_evento=ped_reg_evento,
-            seq=seq,
-            n_dfse=n_dfse,
-            tp_amb=self.tp_amb,
-        )
+        return build_nfse_event(self._signers, rng, nfse, seq=seq, n_dfse=n_dfse, tp_amb=self.tp_amb, **spec)

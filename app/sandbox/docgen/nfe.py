@@ -141,12 +141,12 @@ def build_nfe(
     recipient: Party,
     issued_at: datetime,
     number: int,
-    serie: int,
+    serie: int = 1,
     tp_amb: int,
-    total_cents: int | None,
-    transporter: Party | None,
-    aut_xml: Sequence[str],
-    items: int,
+    total_cents: int | None = None,
+    transporter: Party | None = None,
+    aut_xml: Sequence[str] = (),
+    items: int = 3,
     protocol_seq: int,
 ) -> GeneratedNFe:
     """An NF-e drawn from ``random.Random(seed)``: the same seed always writes the same NF-e."""

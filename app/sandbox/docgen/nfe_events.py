@@ -122,8 +122,8 @@ def build_nfe_event(
     author: Party,
     seq: int,
     at: datetime,
-    justification: str | None,
-    correction: str | None,
+    justification: str | None = None,
+    correction: str | None = None,
     tp_amb: int,
     protocol_seq: int,
 ) -> GeneratedEvent:
