@@ -170,22 +170,12 @@ def sign_event(evento: bytes, a1: A1Certificate) -> bytes:
         raise RequestInvalid(f"Não foi possível assinar o evento: {exc.message}") from exc
 
 
-def prepare_event(
-    a1: A1Certificate,
-    key: AccessKey | str,
-    tp_evento: Manifestation | str,
-    author: Cnpj | Cpf,
-    seq: int,
-    dh_evento: datetime,
-    tp_amb: Environment | int,
-    justification: str | None = None,
-) -> bytes:
-    """:func:`build_event` then :func:`sign_event`: the signed ``evento`` bytes ready for :meth:`send`.
+def prepare_event(a1: A1Certificate, evento: bytes) -> bytes:
+    """:func:`sign_event` of a :func:`build_event`: the signed ``evento`` bytes ready for :meth:`send`.
 
     The same bytes :func:`sign_event` gives, written directly: the event is our own text, so its
     canonical form is known without parsing it, and only the RSA signature is left to compute.
     """
-    evento = build_event(key, tp_evento, author, seq, dh_evento, tp_amb, justification)
     if not isinstance(a1.private_key, rsa.RSAPrivateKey):
         raise RequestInvalid("A chave privada do certificado A1 não é RSA; os eventos exigem assinatura RSA-SHA1.")
     return _sign_built_event(evento, a1.private_key, _cert_base64(a1.certificate))

@@ -80,17 +80,9 @@ def build_ped_reg_evento(
     ).encode()
 
 
-def prepare_ped_reg_evento(
-    a1: A1Certificate,
-    key: NfseKey | str,
-    tp_evento: str,
-    author: Cnpj | Cpf,
-    dh_evento: datetime,
-    tp_amb: Environment | int,
-    reason: RejectionReason | None = None,
-) -> bytes:
-    """Built, signed with ``a1`` and valid by pedRegEvento_v1.01.xsd: the exact bytes to send."""
-    unsigned = build_ped_reg_evento(key, tp_evento, author, dh_evento, tp_amb, reason)
+def prepare_ped_reg_evento(a1: A1Certificate, unsigned: bytes) -> bytes:
+    """A :func:`build_ped_reg_evento` signed with ``a1`` and valid by pedRegEvento_v1.01.xsd: the
+    exact bytes to send."""
     reference = unsigned.split(b'Id="', 1)[1].split(b'"', 1)[0].decode("ascii")
     try:
         signed = sign_with_a1(unsigned, reference, a1)

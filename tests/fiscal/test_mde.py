@@ -124,7 +124,7 @@ def test_an_alphanumeric_cnpj_is_refused_with_the_reason(world: World) -> None:
 
 
 def test_the_signed_lot_validates_and_its_limits_hold(world: World) -> None:
-    signed = prepare_event(world.a1, KEY, "210210", RECIPIENT, 1, world.clock.now(), HOMOLOG)
+    signed = prepare_event(world.a1, build_event(KEY, "210210", RECIPIENT, 1, world.clock.now(), HOMOLOG))
     assert signed.rstrip().endswith(b"</Signature></evento>")
     lot = env_evento([signed], 201704091147536)
     assert errors(lot, Schema.MDE_ENV_EVENTO) == []
@@ -135,7 +135,9 @@ def test_the_signed_lot_validates_and_its_limits_hold(world: World) -> None:
         env_evento([], 1)
     with pytest.raises(RequestInvalid, match="recusado antes do envio"):
         env_evento([signed.replace(b"<cOrgao>91</cOrgao>", b"<cOrgao>99</cOrgao>")], 1)
-    produced = prepare_event(world.a1, KEY, "210210", RECIPIENT, 1, world.clock.now(), Environment.PRODUCAO)
+    produced = prepare_event(
+        world.a1, build_event(KEY, "210210", RECIPIENT, 1, world.clock.now(), Environment.PRODUCAO)
+    )
     with pytest.raises(RequestInvalid, match="252"):
         world.client.send([produced], 1)
     assert world.sandbox.referee.requests == []
@@ -157,7 +159,7 @@ def test_prepare_event_signs_exactly_as_the_generic_signer(
     # prepare_event writes the signature itself (the event's text is already canonical): the
     # bytes must be those of sign_event (signxml through sign_enveloped), and verify.
     at = world.clock.now()
-    fast = prepare_event(world.a1, KEY, tp_evento, author, seq, at, HOMOLOG, justification)
+    fast = prepare_event(world.a1, build_event(KEY, tp_evento, author, seq, at, HOMOLOG, justification))
     generic = sign_event(build_event(KEY, tp_evento, author, seq, at, HOMOLOG, justification), world.a1)
     assert fast == generic
     cert_pem = world.a1.certificate.public_bytes(serialization.Encoding.PEM)
@@ -173,7 +175,9 @@ def test_prepare_event_signs_exactly_as_the_generic_signer(
 def test_ciencia_is_registered_and_the_proc_evento_is_stored_with_a_valid_signature(world: World) -> None:
     nfe = world.sandbox.publish_nfe(emitter=SUPPLIER, recipient=RECIPIENT.value)
     world.clock.advance(timedelta(minutes=6))
-    signed = prepare_event(world.a1, nfe.key, Manifestation.CIENCIA, RECIPIENT, 1, world.clock.now(), HOMOLOG)
+    signed = prepare_event(
+        world.a1, build_event(nfe.key, Manifestation.CIENCIA, RECIPIENT, 1, world.clock.now(), HOMOLOG)
+    )
 
     reply = world.client.send([signed], 42)
 
@@ -200,7 +204,7 @@ def test_a_lot_of_two_events_answers_in_order(world: World) -> None:
     second = world.sandbox.publish_nfe(emitter=SUPPLIER, recipient=RECIPIENT.value)
     world.clock.advance(timedelta(minutes=6))
     at = world.clock.now()
-    events = [prepare_event(world.a1, g.key, "210210", RECIPIENT, 1, at, HOMOLOG) for g in (first, second)]
+    events = [prepare_event(world.a1, build_event(g.key, "210210", RECIPIENT, 1, at, HOMOLOG)) for g in (first, second)]
     reply = world.client.send(events, 7)
     assert [(r.key, r.cstat) for r in reply.results] == [(first.key, 135), (second.key, 135)]
     assert reply.results[0].ret_evento_bytes != reply.results[1].ret_evento_bytes
@@ -212,7 +216,7 @@ def test_210240_is_registered_with_its_justification(world: World) -> None:
     nfe = world.sandbox.publish_nfe(emitter=SUPPLIER, recipient=RECIPIENT.value)
     world.clock.advance(timedelta(minutes=6))
     just = "Mercadoria devolvida na portaria & recusada"
-    signed = prepare_event(world.a1, nfe.key, "210240", RECIPIENT, 1, world.clock.now(), HOMOLOG, just)
+    signed = prepare_event(world.a1, build_event(nfe.key, "210240", RECIPIENT, 1, world.clock.now(), HOMOLOG, just))
     assert b"devolvida na portaria &amp; recusada" in signed
     (result,) = world.client.send([signed], 3).results
     assert result.cstat == 135
@@ -223,7 +227,7 @@ def test_210240_is_registered_with_its_justification(world: World) -> None:
 def test_a_tampered_signature_is_rejected_297(world: World) -> None:
     nfe = world.sandbox.publish_nfe(emitter=SUPPLIER, recipient=RECIPIENT.value)
     world.clock.advance(timedelta(minutes=6))
-    signed = prepare_event(world.a1, nfe.key, "210210", RECIPIENT, 1, world.clock.now(), HOMOLOG)
+    signed = prepare_event(world.a1, build_event(nfe.key, "210210", RECIPIENT, 1, world.clock.now(), HOMOLOG))
     tampered = signed.replace(b":00-03:00</dhEvento>", b":01-03:00</dhEvento>")  # one second later
     assert tampered != signed and errors(env_evento([tampered], 1), Schema.MDE_ENV_EVENTO) == []
     (result,) = world.client.send([tampered], 1).results

@@ -57,7 +57,9 @@ def world(tmp_path: Path) -> Iterator[World]:
 def test_the_pedido_has_the_production_id_and_validates(world: World) -> None:
     key = world.sandbox.publish_nfse(provider=PROVIDER, taker=TAKER.value).key
     reason = RejectionReason("9", "Serviço não foi prestado nesta competência")
-    signed = prepare_ped_reg_evento(world.a1, key, REJEICAO_TOMADOR, TAKER, world.clock.now(), HOMOLOG, reason)
+    signed = prepare_ped_reg_evento(
+        world.a1, build_ped_reg_evento(key, REJEICAO_TOMADOR, TAKER, world.clock.now(), HOMOLOG, reason)
+    )
     root = parse_xml(signed)
     inf = root.find(f"{NS}infPedReg")
     assert inf is not None and inf.get("Id") == f"PRE{key}203206" and len(inf.get("Id") or "") == 59
@@ -108,14 +110,18 @@ def test_a_foreign_nfse_is_403_and_an_outage_is_retryable(world: World) -> None:
 def test_register_the_taker_confirmation_then_the_second_is_e1833(world: World) -> None:
     nfse = world.sandbox.publish_nfse(provider=PROVIDER, taker=TAKER.value)
     key = NfseKey(nfse.key)
-    signed = prepare_ped_reg_evento(world.a1, key, CONFIRMACAO_TOMADOR, TAKER, world.clock.now(), HOMOLOG)
+    signed = prepare_ped_reg_evento(
+        world.a1, build_ped_reg_evento(key, CONFIRMACAO_TOMADOR, TAKER, world.clock.now(), HOMOLOG)
+    )
     registered = world.client.register_event(key, signed)
     assert registered.status == 201 and registered.xml is not None
     evento = parse_xml(registered.xml)
     assert evento.tag == f"{NS}evento" and errors(registered.xml, Schema.NFSE_EVENTO) == []
     assert signed.split(b"?>")[-1] in registered.xml  # the signed pedido travels inside, byte-exact
     reason = RejectionReason("3", "Não ocorrência do fato gerador informado")
-    rejection = prepare_ped_reg_evento(world.a1, key, REJEICAO_TOMADOR, TAKER, world.clock.now(), HOMOLOG, reason)
+    rejection = prepare_ped_reg_evento(
+        world.a1, build_ped_reg_evento(key, REJEICAO_TOMADOR, TAKER, world.clock.now(), HOMOLOG, reason)
+    )
     refused = world.client.register_event(key, rejection)
     assert refused.status == 400 and refused.code == "E1833" and not refused.ok
     sent = [r for r in world.sandbox.referee.requests if r.service == "sefin"]
@@ -125,7 +131,7 @@ def test_register_the_taker_confirmation_then_the_second_is_e1833(world: World) 
 def test_a_pedido_for_the_other_environment_is_not_sent(world: World) -> None:
     key = NfseKey(world.sandbox.publish_nfse(provider=PROVIDER, taker=TAKER.value).key)
     production = prepare_ped_reg_evento(
-        world.a1, key, CONFIRMACAO_TOMADOR, TAKER, world.clock.now(), Environment.PRODUCAO
+        world.a1, build_ped_reg_evento(key, CONFIRMACAO_TOMADOR, TAKER, world.clock.now(), Environment.PRODUCAO)
     )
     with pytest.raises(RequestInvalid, match="outro ambiente"):
         world.client.register_event(key, production)
@@ -135,4 +141,6 @@ def test_a_pedido_for_the_other_environment_is_not_sent(world: World) -> None:
 def test_an_alphanumeric_key_is_refused_by_the_current_schema_before_sending(world: World) -> None:
     key = NfseKey.build(c_mun="3550308", amb_ger=2, insc_fed="12ABC34501DE35", number=1, year_month="2611", code=1)
     with pytest.raises(RequestInvalid, match="recusado antes do envio"):
-        prepare_ped_reg_evento(world.a1, key, CONFIRMACAO_TOMADOR, TAKER, world.clock.now(), HOMOLOG)
+        prepare_ped_reg_evento(
+            world.a1, build_ped_reg_evento(key, CONFIRMACAO_TOMADOR, TAKER, world.clock.now(), HOMOLOG)
+        )

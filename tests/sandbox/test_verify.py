@@ -83,7 +83,7 @@ def _events(signers: list[Signer], count: int, seed: int) -> list[tuple[bytes, S
         )
         way = index % 3
         if way == 0:
-            raw = prepare_event(signer.a1, *args)
+            raw = prepare_event(signer.a1, build_event(*args))
         elif way == 1:
             raw = sign_event(build_event(*args), signer.a1)
         else:
@@ -198,7 +198,7 @@ def test_certificates_untrusted_or_out_of_validity_get_signxml_s_certificate_err
     # same CNPJ, another CA: refused even after the good signer was remembered
     stranger = TestPki.create(now=START - timedelta(days=30)).company_cert(COMPANIES[0], "OUTRA AC")
     foreign = load_a1(stranger.pfx, stranger.password, now=START)
-    bad = prepare_event(foreign, _key(random.Random(6)), "210210", Cnpj.parse(COMPANIES[0]), 1, START, 2)
+    bad = prepare_event(foreign, build_event(_key(random.Random(6)), "210210", Cnpj.parse(COMPANIES[0]), 1, START, 2))
     with pytest.raises(SignatureCertificateInvalid) as ours:
         verifier.verify(bad, ca=pki.ca_certificate, at=START)
     assert "validade" not in ours.value.message

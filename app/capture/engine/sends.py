@@ -37,7 +37,9 @@ def settle_unsent(
     cstat: str | None,
     x_motivo: str,
     retry_at: datetime | None = None,
-) -> None:
-    """A request settled without being sent (refused at the moment of sending, a guard's wait)."""
+) -> ManifestationStatus:
+    """A request settled without being sent (refused at the moment of sending, a guard's wait,
+    an automatic Ciência no longer due); returns ``status``."""
     with ctx.unit() as unit:
         unit.settle_manifestation(request.id, status, cstat=cstat, x_motivo=x_motivo, retry_at=retry_at)
+    return status

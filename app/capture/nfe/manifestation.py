@@ -36,7 +36,7 @@ from app.core.manifestation import (
 from app.core.products import Product
 from app.core.retries import EVENT_SEND
 from app.fiscal.errors import CommunicationError, RequestInvalid
-from app.fiscal.mde import ManifestationClient, prepare_event, proc_evento_nfe
+from app.fiscal.mde import ManifestationClient, build_event, prepare_event, proc_evento_nfe
 from app.store.records import (
     CallOutcome,
     CaptureSettings,
@@ -157,30 +157,32 @@ class NfeManifestationService:
                 bool(settings and settings.auto_ciencia and settings.enabled), accepted, pending_other
             )
             if not verdict:
-                self._settle_alone(
-                    batch, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=f"Não enviada: {verdict.reason}"
+                refused = f"Não enviada: {verdict.reason}"
+                batch.settled(
+                    request,
+                    settle_unsent(self.ctx, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=refused),
                 )
                 return False
         operation = event_id(request.tp_evento, request.access_key, request.n_seq_evento)
         guard = resend_status(batch.history(operation, now), now)
         if not guard.allowed:
             assert guard.retry_at is not None
-            self._settle_alone(
-                batch,
+            waiting = settle_unsent(
+                self.ctx,
                 request,
                 ManifestationStatus.PENDING,
                 cstat=request.cstat,
                 x_motivo=guard.text,
                 retry_at=guard.retry_at,
             )
+            batch.settled(request, waiting)
             return False
         environment = settings.environment if settings else None
         if environment is None:
             return False
         try:
             a1 = self.ctx.certificates.get(company, now)
-            signed = prepare_event(
-                a1,
+            evento = build_event(
                 request.access_key,
                 request.tp_evento,
                 company.cnpj,
@@ -189,9 +191,13 @@ class NfeManifestationService:
                 environment,
                 request.justification,
             )
+            signed = prepare_event(a1, evento)
         except CapturaError as error:
             # Certificate unusable or an event the layout refuses (alphanumeric CNPJ): not sendable.
-            self._settle_alone(batch, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=error.message)
+            batch.settled(
+                request,
+                settle_unsent(self.ctx, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=error.message),
+            )
             self.ctx.notify(CaptureNotice("manifestation", company.id, PRODUCT, error.message))
             return False
         # Committed before the call: a crash leaves it 'sent', and reclaim_sent sends it again.
@@ -278,20 +284,6 @@ class NfeManifestationService:
         batch.settled(request, status)
         if isinstance(error, CommunicationError):
             batch.called(operation, now, None)
-
-    def _settle_alone(
-        self,
-        batch: _Pass,
-        request: Manifestation,
-        status: ManifestationStatus,
-        *,
-        cstat: str | None,
-        x_motivo: str,
-        retry_at: datetime | None = None,
-    ) -> None:
-        """A request settled without being sent (automatic Ciência no longer due, NT 2018.002 wait)."""
-        settle_unsent(self.ctx, request, status, cstat=cstat, x_motivo=x_motivo, retry_at=retry_at)
-        batch.settled(request, status)
 
     @staticmethod
     def _proc_event(

@@ -45,7 +45,7 @@ from app.core.taker import (
     validate_reason,
 )
 from app.fiscal.errors import CommunicationError, RequestInvalid
-from app.fiscal.sefin import SefinAnswer, SefinClient, prepare_ped_reg_evento
+from app.fiscal.sefin import SefinAnswer, SefinClient, build_ped_reg_evento, prepare_ped_reg_evento
 from app.store.records import CallOutcome, Company, EventInput, Manifestation, ManifestationStatus, PartyRole
 
 PRODUCT = Product.NFSE
@@ -176,15 +176,11 @@ class NfseManifestationService:
             problem = self._refusal(company, request.access_key, now, a1)  # checked again at the moment of sending
             if problem is not None:
                 raise CapturaError(problem)
-            signed = prepare_ped_reg_evento(
-                a1,
-                request.access_key,
-                request.tp_evento,
-                company.cnpj,
-                now,
-                settings.environment,
-                read_reason(request.justification),
+            reason = read_reason(request.justification)
+            unsigned = build_ped_reg_evento(
+                request.access_key, request.tp_evento, company.cnpj, now, settings.environment, reason
             )
+            signed = prepare_ped_reg_evento(a1, unsigned)
         except CapturaError as error:  # refused before sending: no government call, nothing to guard
             settle_unsent(self.ctx, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=error.message)
             self.ctx.notify(
@@ -201,30 +197,22 @@ class NfseManifestationService:
             settle_unsent(self.ctx, request, ManifestationStatus.REJECTED, cstat=None, x_motivo=error.message)
             return True
         except CommunicationError as error:
-            self._unanswered(request, company, operation, now, started, error)
+            self._unanswered(_Send(request, company, operation, now, started), error)
             return True
-        self._answered(request, company, operation, now, started, answer, label)
+        self._answered(_Send(request, company, operation, now, started), answer, label)
         return True
 
-    def _answered(
-        self,
-        request: Manifestation,
-        company: Company,
-        operation: str,
-        now: datetime,
-        started: float,
-        answer: SefinAnswer,
-        label: str,
-    ) -> None:
+    def _answered(self, send: _Send, answer: SefinAnswer, label: str) -> None:
+        request, company = send.request, send.company
         verdict = judge_event_answer(answer.status, answer.code, answer.message)
         accepted = verdict.outcome is SefinOutcome.ACCEPTED
         record = call_record(
             SERVICE,
             PRODUCT,
             company.id,
-            operation,
-            now,
-            started,
+            send.operation,
+            send.at,
+            send.started,
             CallOutcome.OK if accepted else CallOutcome.REJECTED,
             cstat=verdict.code,
             http_status=answer.status,
@@ -250,23 +238,26 @@ class NfseManifestationService:
         item = process_nfse_xml(company.cnpj, answer.xml, None, self.ctx.companies.get_settings(company.id, PRODUCT))
         return item if isinstance(item, EventInput) else None
 
-    def _unanswered(
-        self,
-        request: Manifestation,
-        company: Company,
-        operation: str,
-        now: datetime,
-        started: float,
-        error: CommunicationError,
-    ) -> None:
+    def _unanswered(self, send: _Send, error: CommunicationError) -> None:
         """No answer: sent again later with a backoff, until the sends are exhausted."""
+        outcome = outcome_of(error)
+        record = call_record(
+            SERVICE, PRODUCT, send.company.id, send.operation, send.at, send.started, outcome, error=error.message
+        )
         with self.ctx.unit() as unit:
-            unit.log_call(
-                call_record(
-                    SERVICE, PRODUCT, company.id, operation, now, started, outcome_of(error), error=error.message
-                )
-            )
-            settle_unanswered(unit, request, error.message, self.ctx.clock.now(), retryable=error.retryable)
+            unit.log_call(record)
+            settle_unanswered(unit, send.request, error.message, self.ctx.clock.now(), retryable=error.retryable)
+
+
+@dataclass(frozen=True, slots=True)
+class _Send:
+    """One pedido sent to Sefin: what the call's record and the request's settling need."""
+
+    request: Manifestation
+    company: Company
+    operation: str
+    at: datetime
+    started: float
 
 
 __all__ = [
