@@ -36,6 +36,7 @@ from app.capture.status import (
     CompanyStatus,
     OnceReport,
     due_wait,
+    named,
     pending_recoveries,
     snapshots,
     start_of_day,
@@ -276,10 +277,7 @@ class CaptureService:
                 run = result if isinstance(result, RunResult) else None
                 outcomes.append(
                     CompanyOutcome(
-                        company_id=snap.company.id,
-                        cnpj=snap.company.cnpj.value,
-                        name=snap.company.name,
-                        product=capture.product,
+                        **named(snap.company, capture.product),
                         queries=run.queries if run else 0,
                         documents=run.documents if run else 0,
                         quarantined=run.quarantined if run else 0,
@@ -426,10 +424,7 @@ class CaptureService:
                         reason = stalled_reason(self.flights.silent_for(flight))
                 result.append(
                     CompanyStatus(
-                        company_id=snap.company.id,
-                        cnpj=snap.company.cnpj.value,
-                        name=snap.company.name,
-                        product=capture.product,
+                        **named(snap.company, capture.product),
                         label=label,
                         until=until,
                         reason=with_other_consumer(reason, others.get(snap.company.id)),

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from app.capture.context import CaptureContext
 from app.capture.instance import AlreadyRunning, DataFolderLock
@@ -37,6 +37,20 @@ def _iso(instant: datetime | None) -> str | None:
     return brasilia_iso(instant) if instant is not None else None
 
 
+class Named(TypedDict):
+    """The fields naming a company and product, first in every per-company record."""
+
+    company_id: int
+    cnpj: str
+    name: str
+    product: Product
+
+
+def named(company: Company, product: Product) -> Named:
+    """:class:`Named` for ``company`` and ``product`` (a record's constructor takes it as ``**``)."""
+    return {"company_id": company.id, "cnpj": company.cnpj.value, "name": company.name, "product": product}
+
+
 def _company_product(company_id: int, cnpj: str, name: str, product: Product) -> dict[str, Any]:
     """The JSON keys naming a company and product, first in every per-company record."""
     return {"company_id": company_id, "cnpj": cnpj, "name": name, "product": product.value}
@@ -53,11 +67,11 @@ class CompanyStatus:
     label: str  # Consultando, Em espera, Bloqueada, Pausa global, Desativada
     until: datetime | None
     reason: str
-    last_cstat: str | None
-    last_message: str | None
-    documents_today: int  # documents received since 00:00 Brasília (each once, events apart)
-    pending_recoveries: int
-    next_query_at: datetime | None
+    last_cstat: str | None = None
+    last_message: str | None = None
+    documents_today: int = 0  # documents received since 00:00 Brasília (each once, events apart)
+    pending_recoveries: int = 0
+    next_query_at: datetime | None = None
     stalled: bool = False
     action: Action = Action.WAIT  # the raw decision (a grid sorts and colours on it)
     capturing: bool = False  # a query is in flight
@@ -263,23 +277,10 @@ def without_engine(ctx: CaptureContext, company_id: int | None = None) -> list[C
         for company, _settings in ctx.companies.enabled_for(product):
             if company_id is not None and company.id != company_id:
                 continue
-            result.append(
-                CompanyStatus(
-                    company_id=company.id,
-                    cnpj=company.cnpj.value,
-                    name=company.name,
-                    product=product,
-                    label=DESATIVADA,
-                    until=None,
-                    reason=reason,
-                    last_cstat=None,
-                    last_message=None,
-                    documents_today=0,
-                    pending_recoveries=0,
-                    next_query_at=None,
-                    action=Action.DISABLED,
-                )
+            status = CompanyStatus(
+                **named(company, product), label=DESATIVADA, until=None, reason=reason, action=Action.DISABLED
             )
+            result.append(status)
     return result
 
 
