@@ -31,7 +31,6 @@ from app.core.cadence import (
     rules_for,
 )
 from app.store.records import (
-    CallOutcome,
     CallRecord,
     CaptureSettings,
     Company,
@@ -319,9 +318,10 @@ class DistributionEngine:
         answer = self.adapter.query(company, settings, state, RunSoFar(run.queries, run.documents))
         call = None
         if answer.outcome is not None:
-            call = self._call(
-                company, run, at, started, answer.outcome, cstat=answer.code, http_status=answer.http_status,
-                error_text=answer.error,
+            service, operation = self.adapter.service, self.adapter.operation
+            call = call_record(
+                service, self.product, company.id, operation, at, started, answer.outcome, cstat=answer.code,
+                http_status=answer.http_status, error=answer.error, run_id=run.id,
             )  # fmt: skip
         return self._commit(company, settings, answer, pause_until, run, call)
 
@@ -396,32 +396,6 @@ class DistributionEngine:
         if decision.until is None or decision.until - now > spacing:
             return 0.0
         return max(0.0, (decision.until - now).total_seconds())
-
-    def _call(
-        self,
-        company: Company,
-        run: _Run,
-        at: datetime,
-        started: float,
-        outcome: CallOutcome,
-        *,
-        cstat: str | None = None,
-        http_status: int | None = None,
-        error_text: str | None = None,
-    ) -> CallRecord:
-        return call_record(
-            self.adapter.service,
-            self.product,
-            company.id,
-            self.adapter.operation,
-            at,
-            started,
-            outcome,
-            cstat=cstat,
-            http_status=http_status,
-            error=error_text,
-            run_id=run.id,
-        )
 
     # ------------------------------------------------------------------ crash safety
 
