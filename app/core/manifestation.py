@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Protocol, TypeVar
 
 from app.core.cstat import EVENT_DUPLICATE, EVENT_REGISTERED, LOT_PROCESSED, OUTAGES
 from app.core.errors import CapturaError
@@ -51,26 +52,34 @@ class ManifestationType:
     deadline_days: int
 
 
-MANIFESTATION_TYPES: dict[str, ManifestationType] = {
-    t.tp_evento: t
-    for t in (
-        ManifestationType(
-            CONFIRMACAO, "Confirmacao da Operacao", "Confirmação da Operação", Justification.NONE, True, 90
-        ),
-        ManifestationType(CIENCIA, "Ciencia da Operacao", "Ciência da Operação", Justification.NONE, False, 10),
-        ManifestationType(
-            DESCONHECIMENTO,
-            "Desconhecimento da Operacao",
-            "Desconhecimento da Operação",
-            Justification.OPTIONAL,
-            True,
-            90,
-        ),
-        ManifestationType(
-            NAO_REALIZADA, "Operacao nao Realizada", "Operação não Realizada", Justification.REQUIRED, True, 90
-        ),
-    )
-}
+class _EventType(Protocol):
+    @property
+    def tp_evento(self) -> str: ...
+
+
+_T = TypeVar("_T", bound=_EventType)
+
+
+def by_event_type(*types: _T) -> dict[str, _T]:
+    """An event table (the recipient's, the taker's) keyed by each type's ``tp_evento``."""
+    return {t.tp_evento: t for t in types}
+
+
+MANIFESTATION_TYPES: dict[str, ManifestationType] = by_event_type(
+    ManifestationType(CONFIRMACAO, "Confirmacao da Operacao", "Confirmação da Operação", Justification.NONE, True, 90),
+    ManifestationType(CIENCIA, "Ciencia da Operacao", "Ciência da Operação", Justification.NONE, False, 10),
+    ManifestationType(
+        DESCONHECIMENTO,
+        "Desconhecimento da Operacao",
+        "Desconhecimento da Operação",
+        Justification.OPTIONAL,
+        True,
+        90,
+    ),
+    ManifestationType(
+        NAO_REALIZADA, "Operacao nao Realizada", "Operação não Realizada", Justification.REQUIRED, True, 90
+    ),
+)
 CONCLUSIVE_TYPES = frozenset(t.tp_evento for t in MANIFESTATION_TYPES.values() if t.conclusive)
 
 

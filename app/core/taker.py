@@ -17,7 +17,7 @@ from enum import StrEnum
 
 from app.core.event_types import CONFIRMACAO_TOMADOR as CONFIRMACAO_TOMADOR
 from app.core.event_types import REJEICAO_TOMADOR as REJEICAO_TOMADOR
-from app.core.manifestation import InvalidManifestation, free_text, one_line
+from app.core.manifestation import InvalidManifestation, by_event_type, free_text, one_line
 
 E_ONE_TAKER_MANIFESTATION = "E1833"  # one Confirmação OR one Rejeição per non-emitter
 _KEY = re.compile(r"[0-9]{9}[0-9A-Z]{14}[0-9]{27}")  # lenient: protocol.md §4.8 (alphanumeric CNPJ)
@@ -33,15 +33,12 @@ class TakerEventType:
     with_reason: bool
 
 
-TAKER_TYPES: dict[str, TakerEventType] = {
-    t.tp_evento: t
-    for t in (
-        TakerEventType(
-            CONFIRMACAO_TOMADOR, "Manifestação de NFS-e - Confirmação do Tomador", "Confirmação do Tomador", False
-        ),
-        TakerEventType(REJEICAO_TOMADOR, "Manifestação de NFS-e - Rejeição do Tomador", "Rejeição do Tomador", True),
-    )
-}
+TAKER_TYPES: dict[str, TakerEventType] = by_event_type(
+    TakerEventType(
+        CONFIRMACAO_TOMADOR, "Manifestação de NFS-e - Confirmação do Tomador", "Confirmação do Tomador", False
+    ),
+    TakerEventType(REJEICAO_TOMADOR, "Manifestação de NFS-e - Rejeição do Tomador", "Rejeição do Tomador", True),
+)
 
 # TSCodMotivoRejeicao (tiposEventos 1.01, e203206/infRej).
 REJECTION_REASONS: dict[str, str] = {
