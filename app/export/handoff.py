@@ -34,7 +34,7 @@ from app.export.rules import deliverable
 from app.store.db import Database
 from app.store.exports import DOCUMENT, EVENT, ExportRepository
 from app.store.handoff import Delivery, HandoffRepository, NewDelivery
-from app.store.records import Direction, Product
+from app.store.records import Direction, DocumentSummary, EventRecord, Product
 
 log = logging.getLogger(__name__)
 
@@ -135,28 +135,8 @@ def body_of(item: ExportItem, delivery: Delivery, xml: bytes) -> bytes:
         "accessKey": item.access_key,
         "nsu": delivery.nsu,
         "layout": item.kind.value,
-        "document": None
-        if doc is None
-        else {
-            "model": doc.model,
-            "serie": doc.serie,
-            "number": doc.number,
-            "issuedAt": doc.issued_at.isoformat() if doc.issued_at else None,
-            "issuer": {"id": doc.emitter_id, "name": doc.emitter_name},
-            "recipient": {"id": doc.recipient_id, "name": doc.recipient_name},
-            "totalCents": doc.total_cents,
-            "direction": doc.direction.value,
-            "status": doc.status.value,
-        },
-        "event": None
-        if event is None
-        else {
-            "type": event.tp_evento,
-            "sequence": event.n_seq_evento,
-            "description": event.description,
-            "protocol": event.protocol,
-            "at": event.event_at.isoformat() if event.event_at else None,
-        },
+        "document": _document_json(doc) if doc is not None else None,
+        "event": _event_json(event) if event is not None else None,
         "xmlSha256": hashlib.sha256(xml).hexdigest(),
     }
     try:
@@ -166,6 +146,30 @@ def body_of(item: ExportItem, delivery: Delivery, xml: bytes) -> bytes:
     if item.product is Product.NFSE:
         payload["eventName"] = NFSE_EVENT_NAMES.get(delivery.action, NFSE_EVENT_NAMES[EVENT_RAISED])
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _document_json(doc: DocumentSummary) -> dict[str, object]:
+    return {
+        "model": doc.model,
+        "serie": doc.serie,
+        "number": doc.number,
+        "issuedAt": doc.issued_at.isoformat() if doc.issued_at else None,
+        "issuer": {"id": doc.emitter_id, "name": doc.emitter_name},
+        "recipient": {"id": doc.recipient_id, "name": doc.recipient_name},
+        "totalCents": doc.total_cents,
+        "direction": doc.direction.value,
+        "status": doc.status.value,
+    }
+
+
+def _event_json(event: EventRecord) -> dict[str, object]:
+    return {
+        "type": event.tp_evento,
+        "sequence": event.n_seq_evento,
+        "description": event.description,
+        "protocol": event.protocol,
+        "at": event.event_at.isoformat() if event.event_at else None,
+    }
 
 
 @dataclass
