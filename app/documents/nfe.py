@@ -217,6 +217,19 @@ def _cents(text: str, what: str, warnings: list[str]) -> int | None:
     return cents
 
 
+def _party(kids: _Kids | _Below, role: PartyRole, uf_path: tuple[str, ...], warnings: list[str]) -> PartyInfo:
+    """emit, dest or transporta: CNPJ or CPF, name, IE, UF (at ``uf_path``) and a foreigner's id."""
+    foreign = kids.first("idEstrangeiro")
+    return PartyInfo(
+        role,
+        _doc(kids.text("CNPJ"), kids.text("CPF"), role, warnings),
+        _opt(kids.text("xNome")),
+        ie=_opt(kids.text("IE")),
+        uf=_opt(kids.text(*uf_path)),
+        foreign_id=(foreign.text or "").strip() if foreign is not None else None,
+    )
+
+
 def _check_issuer(key: str, emitter: PartyInfo | None, warnings: list[str]) -> None:
     if emitter is None or emitter.doc is None:
         return
@@ -279,39 +292,20 @@ def _nfe_proc(root: etree._Element, warnings: list[str]) -> NfeMeta:
         raise DocumentDataError(f"O protocolo de autorização é da chave {prot_key}, não da NF-e {key}.")
 
     nfe = _Kids(inf)
-    emit = nfe.sub("emit")
-    emitter = PartyInfo(
-        PartyRole.EMITTER,
-        _doc(emit.text("CNPJ"), emit.text("CPF"), PartyRole.EMITTER, warnings),
-        _opt(emit.text("xNome")),
-        ie=_opt(emit.text("IE")),
-        uf=_opt(emit.text("enderEmit", "UF")),
-    )
+    emitter = _party(nfe.sub("emit"), PartyRole.EMITTER, ("enderEmit", "UF"), warnings)
     _check_issuer(key, emitter, warnings)
-    recipient = None
     dest_element = nfe.first("dest")
-    if dest_element is not None:
-        dest = _Kids(dest_element)
-        foreign = dest.first("idEstrangeiro")
-        recipient = PartyInfo(
-            PartyRole.RECIPIENT,
-            _doc(dest.text("CNPJ"), dest.text("CPF"), PartyRole.RECIPIENT, warnings),
-            _opt(dest.text("xNome")),
-            ie=_opt(dest.text("IE")),
-            uf=_opt(dest.text("enderDest", "UF")),
-            foreign_id=(foreign.text or "").strip() if foreign is not None else None,
-        )
-    transporter = None
+    recipient = (
+        _party(_Kids(dest_element), PartyRole.RECIPIENT, ("enderDest", "UF"), warnings)
+        if dest_element is not None
+        else None
+    )
     carrier_element = nfe.first("transp", "transporta")
-    if carrier_element is not None:
-        carrier = _Kids(carrier_element)
-        transporter = PartyInfo(
-            PartyRole.TRANSPORTER,
-            _doc(carrier.text("CNPJ"), carrier.text("CPF"), PartyRole.TRANSPORTER, warnings),
-            _opt(carrier.text("xNome")),
-            ie=_opt(carrier.text("IE")),
-            uf=_opt(carrier.text("UF")),
-        )
+    transporter = (
+        _party(_Kids(carrier_element), PartyRole.TRANSPORTER, ("UF",), warnings)
+        if carrier_element is not None
+        else None
+    )
     authorised = tuple(
         doc
         for doc in (_doc(text, "", PartyRole.AUTHORISED, warnings) for text in cast(list[str], _AUT_XML(inf)))
