@@ -242,11 +242,17 @@ class DistributionService:
         if operation == "distNSU":
             ult = int(dist.findtext(f"{{{fl.ns}}}distNSU/{{{fl.ns}}}ultNSU") or "0")
             return operation, queried, {"asked": ult}, self._dist_nsu(req, guard, queried, ult, max_nsu, now)
-        if operation == "consNSU":
-            nsu = int(dist.findtext(f"{{{fl.ns}}}consNSU/{{{fl.ns}}}NSU") or "0")
-            return operation, queried, {"asked": nsu}, self._cons_nsu(req, guard, queried, nsu, max_nsu, now)
+        nsu = int(dist.findtext(f"{{{fl.ns}}}consNSU/{{{fl.ns}}}NSU") or "0")
         key = (dist.findtext(f"{{{fl.ns}}}consChNFe/{{{fl.ns}}}chNFe") or "").strip()
-        return operation, queried, {"chave": key}, self._cons_key(req, guard, queried, key, max_nsu, now)
+        by_nsu = operation == "consNSU"
+        asked: dict[str, object] = {"asked": nsu} if by_nsu else {"chave": key}
+        rule = rules.point_query_violation(guard, now)  # one slot rule for both point queries
+        if rule is not None:
+            detail = f"consNSU NSU={nsu}" if by_nsu else f"consChNFe {key}"
+            return operation, queried, asked, self._violate(guard, req, now, rule, queried, detail)
+        if by_nsu:
+            return operation, queried, asked, self._cons_nsu(req, guard, queried, nsu, max_nsu, now)
+        return operation, queried, asked, self._cons_key(req, guard, queried, key, max_nsu, now)
 
     def _check_identity(self, dist: etree._Element, req: SandboxRequest) -> int | None:
         ns = self.flavor.ns
@@ -315,9 +321,6 @@ class DistributionService:
     def _cons_nsu(
         self, req: SandboxRequest, guard: DistGuard, queried: str, nsu: int, max_nsu: int, now: datetime
     ) -> Answer:
-        rule = rules.point_query_violation(guard, now)
-        if rule is not None:
-            return self._violate(guard, req, now, rule, queried, f"consNSU NSU={nsu}")
         if nsu > max_nsu:
             return Answer(NSU_ABOVE_MAX, ult_nsu=nsu, max_nsu=max_nsu)
         entry = self.ctx.state.ledger(self.flavor.product, queried).at(nsu, now)
@@ -330,9 +333,6 @@ class DistributionService:
     def _cons_key(
         self, req: SandboxRequest, guard: DistGuard, queried: str, key: str, max_nsu: int, now: datetime
     ) -> Answer:
-        rule = rules.point_query_violation(guard, now)
-        if rule is not None:
-            return self._violate(guard, req, now, rule, queried, f"consChNFe {key}")
         last = guard.last_ult_nsu or 0
         try:
             AccessKey.parse(key)
