@@ -19,15 +19,20 @@ from app.sandbox.pki import IssuedCert, TestPki
 # except what the factory gives itself (numbering, protocol sequence, environment).
 
 
-class NfeSpec(TypedDict, total=False):
+class IssuedSpec(TypedDict, total=False):
+    """What an NF-e and a CT-e both take: the issuer, the recipient, when, the total, the serie."""
+
     emitter: Required[Party]
     recipient: Required[Party]
     issued_at: Required[datetime]
     total_cents: int | None
+    serie: int
+
+
+class NfeSpec(IssuedSpec, total=False):
     transporter: Party | None
     aut_xml: Sequence[str]
     items: int
-    serie: int
 
 
 class EventSpec(TypedDict):
@@ -42,19 +47,14 @@ class NfeEventSpec(EventSpec, total=False):
     correction: str | None
 
 
-class CteSpec(TypedDict, total=False):
-    emitter: Required[Party]
+class CteSpec(IssuedSpec, total=False):
     sender: Required[Party]
-    recipient: Required[Party]
     taker_role: Required[int]
-    issued_at: Required[datetime]
     taker: Party | None
     expeditor: Party | None
     receiver: Party | None
     modal: str
-    total_cents: int | None
     nfe_keys: Sequence[str]
-    serie: int
 
 
 class NfseSpec(TypedDict, total=False):
@@ -120,15 +120,15 @@ class DocumentFactory:
         seed, number, seq = self._next_seed(spec["emitter"].doc, "55")
         return build_nfe(self._signers, seed, number=number, tp_amb=self.tp_amb, protocol_seq=seq, **spec)
 
-    def nfe_event(self, nfe: GeneratedNFe, **spec: Unpack[NfeEventSpec]) -> GeneratedEvent:
-        rng, _, protocol_seq = self._next(spec["author"].doc, "event")
-        return build_nfe_event(self._signers, rng, nfe, tp_amb=self.tp_amb, protocol_seq=protocol_seq, **spec)
-
     def nfe_event_from_signed(
         self, nfe_key: str, signed_evento: bytes, *, at: datetime, c_stat: int = 135
     ) -> GeneratedEvent:
         _, _, protocol_seq = self._next("AN", "event")
         return nfe_event_from_signed(nfe_key, signed_evento, at=at, c_stat=c_stat, protocol_seq=protocol_seq)
+
+    def nfe_event(self, nfe: GeneratedNFe, **spec: Unpack[NfeEventSpec]) -> GeneratedEvent:
+        rng, _, protocol_seq = self._next(spec["author"].doc, "event")
+        return build_nfe_event(self._signers, rng, nfe, tp_amb=self.tp_amb, protocol_seq=protocol_seq, **spec)
 
     def cte(self, **spec: Unpack[CteSpec]) -> GeneratedCTe:
         rng, number, seq = self._next(spec["emitter"].doc, "57")
