@@ -175,20 +175,12 @@ def _header(sheet: Sheet, y: float, dacte: Dacte, folio: str) -> float:
     xm, xr = X0 + left_w, X0 + left_w + mid_w
     right_w = WIDTH - left_w - mid_w
     _emitter(sheet, X0, y, left_w, 30.0, dacte)
-    sheet.fields(
-        X0,
-        y + 30.0,
-        8.0,
-        [(left_w / 2, "TIPO DO CT-E", dacte.cte_type), (left_w / 2, "TIPO DO SERVIÇO", dacte.service_type)],
-        size=7.0,
+    pairs = (
+        (("TIPO DO CT-E", dacte.cte_type), ("TIPO DO SERVIÇO", dacte.service_type)),
+        (("TOMADOR DO SERVIÇO", dacte.taker_role), ("TIPO DE EMISSÃO", dacte.emission_type)),
     )
-    sheet.fields(
-        X0,
-        y + 38.0,
-        8.0,
-        [(left_w / 2, "TOMADOR DO SERVIÇO", dacte.taker_role), (left_w / 2, "TIPO DE EMISSÃO", dacte.emission_type)],
-        size=7.0,
-    )
+    for row, pair in enumerate(pairs):
+        sheet.fields(X0, y + 30.0 + 8.0 * row, 8.0, [(left_w / 2, title, value) for title, value in pair], size=7.0)
     sheet.field(X0, y + 46.0, left_w, 8.0, "CFOP - NATUREZA DA PRESTAÇÃO", f"{dacte.cfop} - {dacte.nature}", size=7.0)
     # identification
     title_w = 56.0
