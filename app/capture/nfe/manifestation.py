@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
+from app.capture.engine import inputs
 from app.capture.engine.sends import settle_unanswered, settle_unsent
 from app.config.endpoints import Service
 from app.core.errors import CapturaError, InvalidIdentifier
@@ -35,13 +36,14 @@ from app.core.manifestation import (
 )
 from app.core.products import Product
 from app.core.retries import EVENT_SEND
+from app.documents.model import EventMeta
+from app.documents.nfe import read_nfe_document
 from app.fiscal.errors import CommunicationError, RequestInvalid
 from app.fiscal.mde import ManifestationClient, build_event, prepare_event, proc_evento_nfe
 from app.store.records import (
     CallOutcome,
     CaptureSettings,
     Company,
-    DocumentKind,
     EventInput,
     Manifestation,
     ManifestationStatus,
@@ -237,12 +239,12 @@ class NfeManifestationService:
             protocol = result.protocol if result else None
             if result is not None and result.protocol and result.ret_evento_bytes:
                 proc = proc_evento_nfe(signed, result.ret_evento_bytes)
+        event = self._proc_event(proc, now) if proc is not None else None  # read outside the write lock
         # The rest of the answer in one transaction: archive, procEventoNFe and the request.
         with self.ctx.unit() as unit:
             unit.archive(SERVICE.value, company.id, call_id, reply.request_bytes, reply.response_bytes)
-            if proc is not None:
-                assert result is not None and result.protocol
-                unit.store_lot(company.id, [self._proc_event(request, company, proc, result.protocol, now, cstat)])
+            if event is not None:
+                unit.store_lot(company.id, [event])
             unit.settle_manifestation(
                 request.id,
                 status,
@@ -286,22 +288,13 @@ class NfeManifestationService:
             batch.called(operation, now, None)
 
     @staticmethod
-    def _proc_event(
-        request: Manifestation, company: Company, proc: bytes, protocol: str, now: datetime, cstat: str | None
-    ) -> EventInput:
-        return EventInput(
-            product=PRODUCT,
-            kind=DocumentKind.PROC_EVENTO_NFE,
-            xml=proc,
-            access_key=request.access_key,
-            tp_evento=request.tp_evento,
-            n_seq_evento=request.n_seq_evento,
-            description=manifestation_type(request.tp_evento).desc_evento,
-            protocol=protocol,
-            event_at=now,
-            cstat=cstat,
-            author_id=company.cnpj.value,
-        )
+    def _proc_event(proc: bytes, now: datetime) -> EventInput:
+        """The registered manifestation as a distributed procEventoNFe is stored: read by the
+        NF-e reader; its instant is the ``dhEvento`` it was sent with."""
+        meta = read_nfe_document(proc)
+        if not isinstance(meta, EventMeta):
+            raise CapturaError("O procEventoNFe montado não foi lido como evento.")
+        return inputs.event(PRODUCT, meta, proc, None, None, None, event_at=now)
 
 
 class _Pass:
