@@ -31,7 +31,7 @@ _AUTHORISED_CSTAT = frozenset({"100", "150"})
 _DENIED_CSTAT = frozenset({"110", "301", "302"})
 _CANCELLED_CSTAT = frozenset({"101", "151", "135"})
 # toma3/toma (and toma03 of old layouts): who among the four pays the service.
-_TAKER_OF = {"0": "rem", "1": "exped", "2": "receb", "3": "dest"}
+TAKER_TAGS = {"0": "rem", "1": "exped", "2": "receb", "3": "dest"}  # toma3/toma: the party named
 MODAL_LABELS = {
     "01": "Rodoviário",
     "02": "Aéreo",
@@ -170,8 +170,8 @@ def _document(root: etree._Element, local: str, version: str | None) -> CteMeta:
     shipper = _party(inf.get("exped"), PartyRole.SHIPPER, warnings)
     receiver = _party(inf.get("receb"), PartyRole.RECEIVER, warnings)
     recipient = _party(inf.get("dest"), PartyRole.RECIPIENT, warnings)
-    if taker is None and taker_code in _TAKER_OF:
-        named = {"rem": sender, "exped": shipper, "receb": receiver, "dest": recipient}[_TAKER_OF[taker_code]]
+    if taker is None and taker_code in TAKER_TAGS:
+        named = {"rem": sender, "exped": shipper, "receb": receiver, "dest": recipient}[TAKER_TAGS[taker_code]]
         if named is not None:
             taker = PartyInfo(PartyRole.TAKER, named.doc, named.name, named.ie, named.uf)
     model = ide.text("mod") or key[20:22]

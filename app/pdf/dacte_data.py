@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from lxml import etree
 
-from app.documents.cte import MODAL_LABELS, read_cte_root
+from app.documents.cte import MODAL_LABELS, TAKER_TAGS, read_cte_root
 from app.documents.model import DocumentDataError
 from app.pdf.dacte_modal import delivery_text, read_modal
 from app.pdf.dacte_model import Address, CarriedDoc, Component, Dacte, IbsCbs, Icms, Party, Quantity
@@ -41,7 +41,6 @@ SERVICE_TYPES = {
 }
 MODALS = {code: label.upper() for code, label in MODAL_LABELS.items()}
 TAKER_ROLES = {"0": "REMETENTE", "1": "EXPEDIDOR", "2": "RECEBEDOR", "3": "DESTINATÁRIO", "4": "OUTROS"}
-_TAKER_TAGS = {"0": "rem", "1": "exped", "2": "receb", "3": "dest"}
 EMISSION_TYPES = {
     "1": "NORMAL",
     "4": "EPEC PELA SVC",
@@ -220,8 +219,8 @@ def _taker(inf: Node, ide: Node, parties: dict[str, Party]) -> tuple[str, Party]
     """Who pays: toma3 (toma03 in old layouts) names one of the four; toma4 / CT-e OS's toma is its own party."""
     for tag in ("toma3", "toma03"):
         code = ide.text(f"{tag}/toma")
-        if code in _TAKER_TAGS:
-            return TAKER_ROLES[code], parties[_TAKER_TAGS[code]]
+        if code in TAKER_TAGS:
+            return TAKER_ROLES[code], parties[TAKER_TAGS[code]]
     toma4 = ide.find("toma4")
     if toma4:
         return TAKER_ROLES["4"], _party(toma4)
