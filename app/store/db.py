@@ -45,6 +45,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.clock import Clock, SystemClock
+from app.store.driver import driver_of
 from app.store.errors import StorageBug, StorageUnavailable, translate_errors
 
 log = logging.getLogger(__name__)
@@ -271,6 +272,9 @@ class Database:
         # the list of companies to look at between scheduler passes while it stays the same.
         self.companies_generation = 0
         self.state_marks = StateMarks()
+        # The capture node's fence (app.store.lease.fence_in with its token): while set, every
+        # write transaction first checks, inside it, that this workstation still holds the lease.
+        self.fence: Callable[[Any], None] | None = None
         self.checkpointer: Checkpointer | NoCheckpointer
         if path is not None:
             self._read_engine = engine
@@ -293,6 +297,9 @@ class Database:
     def session(self) -> Iterator[Session]:
         """A write transaction: ``BEGIN IMMEDIATE``, commit on success, rollback on error."""
         with translate_errors(self.location), self._writer() as session, session.begin():
+            fence = self.fence
+            if fence is not None:
+                fence(driver_of(session.connection()))
             yield session
 
     @contextmanager
@@ -308,6 +315,9 @@ class Database:
         """A write transaction on a bare connection (prepared statements on the hot path: no ORM
         session to build and tear down); ``BEGIN IMMEDIATE``, commit on success."""
         with translate_errors(self.location), self._writer_engine.begin() as connection:
+            fence = self.fence
+            if fence is not None:
+                fence(driver_of(connection))
             yield connection
 
     @contextmanager
@@ -328,15 +338,19 @@ class Database:
                 self.drivers.give(connection)
 
     @contextmanager
-    def write_driver(self) -> Iterator[Any]:
+    def write_driver(self, *, fenced: bool = True) -> Iterator[Any]:
         """A write transaction on the pooled sqlite3 connection itself: ``BEGIN IMMEDIATE``, commit
         on success, rollback on error. The capture's unit of work per answer (app.store.unit),
-        without SQLAlchemy's per-statement machinery; statements are the prepared ones."""
+        without SQLAlchemy's per-statement machinery; statements are the prepared ones.
+        ``fenced`` False: the node lease's own transactions (the fence checks the lease)."""
         with translate_errors(self.location):
             driver = self.drivers.take()
             try:
                 driver.execute("BEGIN IMMEDIATE")
                 try:
+                    fence = self.fence if fenced else None
+                    if fence is not None:
+                        fence(driver)
                     yield driver
                 except BaseException:
                     if driver.in_transaction:  # some errors end the transaction themselves

@@ -26,6 +26,7 @@ EXPECTED_TABLES = {
     "capture_state",
     "service_pauses",
     "call_leases",
+    "node_lease",
     "documents",
     "document_versions",
     "document_parties",

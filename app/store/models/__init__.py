@@ -87,6 +87,9 @@ from app.store.models.exports import (
 from app.store.models.exports import (
     HandoffTargetRow as HandoffTargetRow,
 )
+from app.store.models.node import (
+    NodeLeaseRow as NodeLeaseRow,
+)
 from app.store.models.operations import (
     ArchivedExchangeRow as ArchivedExchangeRow,
 )

@@ -1,0 +1,156 @@
+"""The capture node's lease: which workstation talks to the government for the office.
+
+One row (``node_lease``, ``name`` 'capture'). A workstation takes it when it is free, expired, or
+its own (the same data folder, whose OS lock the caller holds: the previous holder there is dead);
+each acquisition increments the **fencing token**. The holder renews it before it expires and
+releases it on a clean stop. Every write transaction of the holder checks, inside that
+transaction, that the row still carries its token (:func:`fence_in`): a node that stopped renewing
+(a pause, a lost network) and woke up after another took over cannot commit anything, not a
+cursor, not a document, not a call record.
+
+Why a SELECT suffices for the fence: every write transaction of the store holds the writer lock
+(SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's transaction advisory lock, app.store.driver) and an
+acquisition is itself such a transaction, so no takeover can commit between the check and the
+writes that follow it.
+
+All statements are plain SQL in SQLite's spelling (``?``), run on the driver connection of
+``Database.write_driver`` (translated for PostgreSQL by ``PgDriver``); instants are the store's
+UTC text, which sorts as time does on both engines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from app.core.errors import CapturaError
+from app.store.db import Database
+from app.store.types import utc_text
+
+LEASE_NAME = "capture"
+
+_ACQUIRE = (
+    "UPDATE node_lease SET token = token + 1, node_id = ?, workstation = ?, pid = ?, "
+    "acquired_at = ?, renewed_at = ?, expires_at = ? "
+    "WHERE name = ? AND (node_id IS NULL OR expires_at IS NULL OR expires_at <= ? OR (node_id = ? AND workstation = ?))"
+)
+_RENEW = "UPDATE node_lease SET renewed_at = ?, expires_at = ? WHERE name = ? AND token = ?"
+_RELEASE = "UPDATE node_lease SET node_id = NULL, expires_at = ? WHERE name = ? AND token = ?"
+_READ = "SELECT token, node_id, workstation, pid, acquired_at, renewed_at, expires_at FROM node_lease WHERE name = ?"
+_CURRENT_FENCE = "SELECT token FROM node_lease WHERE name = ?"
+
+
+class LeaseLost(CapturaError):
+    """This workstation no longer holds the capture node's lease: nothing it writes as the node
+    may commit (another workstation took over, or its lease expired and was taken)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeIdentity:
+    """Who a workstation is: its data folder's id, the machine's name, the process."""
+
+    node_id: str
+    workstation: str
+    pid: int
+
+    def text(self) -> str:
+        return f"{self.workstation} (PID {self.pid})"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseHolder:
+    """The lease as stored: who holds (or last held) it, since and until when."""
+
+    token: int
+    node_id: str | None
+    workstation: str | None
+    pid: int | None
+    acquired_at: datetime | None
+    renewed_at: datetime | None
+    expires_at: datetime | None
+
+    def live(self, now: datetime) -> bool:
+        """Held and not expired at ``now``."""
+        return self.node_id is not None and self.expires_at is not None and self.expires_at > now
+
+    def is_(self, identity: NodeIdentity) -> bool:
+        return self.node_id == identity.node_id and self.workstation == identity.workstation
+
+    def text(self) -> str:
+        return f"{self.workstation or 'estação desconhecida'} (PID {self.pid})"
+
+
+def _instant(value: Any) -> datetime | None:
+    """A stored instant back as an aware UTC datetime (SQLite gives text, psycopg a datetime)."""
+    if value is None:
+        return None
+    instant = datetime.fromisoformat(value) if isinstance(value, str) else value
+    assert isinstance(instant, datetime)
+    return instant.replace(tzinfo=UTC)
+
+
+class NodeLeases:
+    """The lease's repository; every change is one write transaction (under the writer lock)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def acquire(self, identity: NodeIdentity, now: datetime, ttl: timedelta) -> int | None:
+        """Take the lease if free, expired or this node's own; the new fencing token, or None
+        when another node holds it. The caller holds its data folder's OS lock (see the module)."""
+        stamp = utc_text(now)
+        with self.db.write_driver(fenced=False) as driver:
+            changed = driver.execute(
+                _ACQUIRE,
+                (
+                    identity.node_id,
+                    identity.workstation,
+                    identity.pid,
+                    stamp,
+                    stamp,
+                    utc_text(now + ttl),
+                    LEASE_NAME,
+                    stamp,
+                    identity.node_id,
+                    identity.workstation,
+                ),
+            ).rowcount
+            if changed != 1:
+                return None
+            row = driver.execute(_CURRENT_FENCE, (LEASE_NAME,)).fetchone()
+        return int(row[0])
+
+    def renew(self, token: int, now: datetime, ttl: timedelta) -> bool:
+        """Extend the lease held with ``token``; False when it was taken (the token moved on)."""
+        with self.db.write_driver(fenced=False) as driver:
+            changed = driver.execute(_RENEW, (utc_text(now), utc_text(now + ttl), LEASE_NAME, token)).rowcount
+        return bool(changed == 1)
+
+    def release(self, token: int, now: datetime) -> bool:
+        """Give the lease up (a clean stop): the next node takes it at once. False when it was
+        no longer ours."""
+        with self.db.write_driver(fenced=False) as driver:
+            changed = driver.execute(_RELEASE, (utc_text(now), LEASE_NAME, token)).rowcount
+        return bool(changed == 1)
+
+    def holder(self) -> LeaseHolder | None:
+        """The lease as stored (None on a database without the row: never the case once migrated)."""
+        with self.db.driver_connection() as connection:
+            row = connection.execute(_READ, (LEASE_NAME,)).fetchone()
+        if row is None:
+            return None
+        token, node_id, workstation, pid, acquired, renewed, expires = row
+        return LeaseHolder(
+            int(token), node_id, workstation, pid, _instant(acquired), _instant(renewed), _instant(expires)
+        )
+
+
+def fence_in(driver: Any, token: int) -> None:
+    """Inside a write transaction: raise :class:`LeaseLost` unless the lease still carries ``token``."""
+    row = driver.execute(_CURRENT_FENCE, (LEASE_NAME,)).fetchone()
+    if row is None or int(row[0]) != token:
+        raise LeaseLost(
+            "Esta estação deixou de ser o nó de captura do escritório (outra estação assumiu a captura): "
+            "nada foi gravado; a captura continua pela outra estação."
+        )
