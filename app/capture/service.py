@@ -49,6 +49,7 @@ from app.core.errors import CapturaError
 from app.core.products import Product
 from app.core.quota import QUOTA_WINDOW
 from app.core.recovery import DISPATCH_INTERVAL
+from app.store.lease import LeaseLost
 from app.store.records import RunStatus
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,10 @@ class CaptureService:
         # lock: a demo, a daemon, a window): status then shows the state that one writes in the
         # database and leaves the certificates, in its memory or its vault, to it.
         self.captured_elsewhere: str | None = None
+        # The capture node's gate (app.capture.node): asked before a background run or chained lot
+        # may query; and told when a write was fenced (this workstation lost the office's lease).
+        self.may_query: Callable[[], bool] = _always
+        self.on_lease_lost: Callable[[], None] | None = None
         self.extra_jobs: list[Job] = list(extra_jobs)  # routines of packages above (app.export)
         self.captures: dict[Product, ProductCapture] = (
             dict(captures)
@@ -165,9 +170,13 @@ class CaptureService:
         return {cid: self._run_safely(capture, cid, trigger) for cid in due}
 
     def dispatch_manifestations(self, product: Product | None = None, *, company_id: int | None = None) -> int:
+        if not self.may_query():
+            return 0
         return sum(c.manifestation.dispatch(company_id=company_id) for c in self._selected(product))
 
     def dispatch_recoveries(self, product: Product | None = None, *, company_id: int | None = None) -> int:
+        if not self.may_query():
+            return 0
         return sum(c.points.dispatch(company_id=company_id) for c in self._selected(product))
 
     def daily_gap_check(self, product: Product | None = None) -> int:
@@ -212,6 +221,11 @@ class CaptureService:
     def _run_safely(self, capture: ProductCapture, company_id: int, trigger: str) -> RunResult | Exception:
         try:
             return capture.distribution.run_company(company_id, trigger=trigger)
+        except LeaseLost as error:  # another workstation captures now: nothing of ours committed
+            log.warning("Empresa %s (%s): %s", company_id, capture.product.label, error)
+            if self.on_lease_lost is not None:
+                self.on_lease_lost()
+            return error
         except Exception as error:  # one company's failure never stops the others
             log.exception("Falha na captura de %s da empresa %s", capture.product.label, company_id)
             self.ctx.notify(
@@ -232,7 +246,7 @@ class CaptureService:
 
     def _lot_done(self, product: Product, company_id: int) -> bool:
         self.flights.beat(product, company_id)
-        return not self._stopping.is_set()
+        return not self._stopping.is_set() and self.may_query()
 
     # ------------------------------------------------------------------ now, once
 
@@ -349,7 +363,7 @@ class CaptureService:
     def submit(self, product: Product, company_id: int, trigger: str = "scheduler") -> bool:
         """Queue one company's run on the workers (background only); False if it has one in flight."""
         background = self._background
-        if background is None or self._stopping.is_set():
+        if background is None or self._stopping.is_set() or not self.may_query():
             return False
         capture = self.captures[product]
         stall = self.stall_after(product).total_seconds()
@@ -446,6 +460,10 @@ class CaptureService:
     def _next_pass(self, product: Product, now: datetime) -> datetime:
         background = self._background
         return background.next_pass(product, now) if background is not None else now
+
+
+def _always() -> bool:
+    return True
 
 
 def stalled_reason(silent: float) -> str:

@@ -9,6 +9,7 @@ data folder itself, as in production.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +25,10 @@ from app.core.products import Product
 
 if TYPE_CHECKING:  # imported on use: `--help` and the window's start load none of them
     from app.desk.desk import Desk
+    from app.desk.nodes import LeaseTiming
+
+# The office server's URL when no --database is given (pgwire's option reads the same name).
+DATABASE_ENV = "CAPTURA_DATABASE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +36,17 @@ class Runtime:
     """What a test may replace; ``None`` means the real thing (the system clock)."""
 
     clock: Clock | None = None
+    lease: LeaseTiming | None = None  # the capture node's lease times (two-process tests shorten them)
 
 
 def runtime_of(args: argparse.Namespace) -> Runtime:
     runtime = getattr(args, "runtime", None)
     return runtime if isinstance(runtime, Runtime) else Runtime()
+
+
+def database_of(args: argparse.Namespace) -> str | None:
+    """The office server's URL (``--database`` or ``CAPTURA_DATABASE``); None: the data folder's file."""
+    return getattr(args, "database", None) or os.environ.get(DATABASE_ENV) or None
 
 
 def data_dir_of(args: argparse.Namespace) -> Path:
@@ -49,7 +60,15 @@ def open_desk(args: argparse.Namespace, *, capture: bool = False, owner: str = "
     --daemon``), refused when another instance captures here."""
     from app.desk.desk import Desk
 
-    desk = Desk(data_dir_of(args), clock=runtime_of(args).clock, capture=capture, owner=owner)
+    runtime = runtime_of(args)
+    desk = Desk(
+        data_dir_of(args),
+        clock=runtime.clock,
+        capture=capture,
+        owner=owner,
+        database=database_of(args),
+        lease=runtime.lease,
+    )
     opened = desk.open()
     try:
         if capture and opened.read_only:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.capture.context import CaptureContext, CaptureNotice
-from app.capture.instance import AlreadyRunning, DataFolderLock
+from app.capture.node import CaptureNode, LeaseTiming
 from app.capture.office import Office
 from app.capture.service import CaptureService
 from app.config.settings import Settings
@@ -36,10 +36,11 @@ from app.desk.files import write_atomic
 from app.desk.grid import GridCursor, KeyEventIndex, document_rows, to_query
 from app.desk.handoff import Handoffs
 from app.desk.manifesting import Manifestations, nfe_actions, taker_actions
+from app.desk.nodes import NodeView, node_view, sender_for, start_node
 from app.desk.pdfs import PdfCache
 from app.desk.reform import reform_of, related_of
 from app.desk.search import parse_search
-from app.desk.sending import Sender, company_locks
+from app.desk.sending import company_locks
 from app.desk.views import (
     Alerts,
     CompanyLine,
@@ -84,8 +85,15 @@ class Desk:
         capture: bool = True,
         demo: DemoOptions | None = None,
         owner: str = "janela do Captura DF-e",
+        database: str | None = None,
+        lease: LeaseTiming | None = None,
     ) -> None:
+        """``database``: the office server's URL (None: the data folder's SQLite file);
+        ``lease``: the capture node's lease times (tests shorten them)."""
         self.data_dir = data_dir
+        self._database = database
+        self._lease = lease
+        self._node: CaptureNode | None = None
         self._clock = clock
         self._capture = capture
         self._demo_options = demo
@@ -128,24 +136,21 @@ class Desk:
             self._running = True
             self.opened = Opened(False, None, None)
         else:
-            office = self._office = Office(self.data_dir, clock=self._clock)
+            office = self._office = Office(self.data_dir, clock=self._clock, database=self._database)
             ctx = self._ctx = office.capture_context()
             ctx.listeners.append(self._notify)
-            lock = DataFolderLock(office.data_dir, owner=self._owner) if self._capture else None
-            self._service = CaptureService(ctx, data_lock=lock)
+            self._service = CaptureService(ctx)
             for job in service_jobs(ctx.db, ctx.clock):  # automatic exports and the ERP hand-off
                 self._service.add_job(job)
             self.opened = Opened(False, None, None)  # not capturing by choice: requests send themselves
-            if lock is not None:
-                try:
-                    self._service.start()
-                except AlreadyRunning as error:
-                    self.opened = Opened(True, error.holder, error.message)
-                else:
-                    self._running = True
+            if self._capture:  # the office's node: capturing with the lease, standing by without
+                started = start_node(self._service, office.data_dir, self._owner, self._lease)
+                self._node = started.node
+                if started.refusal is not None:
+                    self.opened = Opened(True, started.refusal.holder, started.refusal.message)
         assert self._service is not None and self._office is not None and self._ctx is not None
         capturing = self._capturing_now
-        self._sender = Sender(self.data_dir, self._owner, capturing)
+        self._sender = sender_for(self._ctx.db, self.data_dir, self._owner, capturing, self._node)
         self._manifestations = Manifestations(self._ctx, self._service, self._sender)
         self._admin = CompanyAdmin(self._office, self._ctx, self._service, capturing)
         self._dashboard = Dashboard(self._ctx, self._service, capturing)
@@ -165,8 +170,9 @@ class Desk:
             self._demo.stop(timeout)
             self._demo = None
         else:
-            if self._service is not None and self._running:
-                finished = self._service.stop(timeout)
+            node, self._node = self._node, None
+            if node is not None:
+                finished = node.stop(timeout)
             if self._office is not None:
                 self._office.close()
         self._running = False
@@ -186,11 +192,15 @@ class Desk:
 
     @property
     def capturing(self) -> bool:
-        """This desk runs the capture service (false when read-only)."""
-        return self._running
+        """This desk runs the capture service: the office's node (false when read-only or standing by)."""
+        return self._capturing_now()
 
     def _capturing_now(self) -> bool:
-        return self._running
+        return self._running or (self._node is not None and self._node.holding)
+
+    def capture_node(self) -> NodeView:
+        """Which workstation captures for the office, since when (``app.desk.nodes``); a read."""
+        return node_view(self._context().db, self.data_dir, self._node)
 
     def _context(self) -> CaptureContext:
         if self._ctx is None:
@@ -453,7 +463,7 @@ class Desk:
         quota, NFS-e from the Sefin Nacional), as the company given or the one the key names
         (``app.desk.fetching``; several candidates: ``CompanyChoiceNeeded``). Sent now when this
         desk may; otherwise the capture service running here makes the NF-e query."""
-        locks = company_locks(self._service, product_of(key)) if self._running and self._service else None
+        locks = company_locks(self._service, product_of(key)) if self._capturing_now() and self._service else None
         return fetching.fetch(self._context(), self._sender, locks, self.find_key, key, company_id)
 
     def company(self, cnpj: str) -> Company:

@@ -188,7 +188,8 @@ class Manifestations:
         label = manifestation_type(tp_evento).label
         company = self._ctx.companies.get(company_id)
         problem = self._ctx.certificates.problem(company, self._ctx.clock.now())
-        if problem is not None:
+        # A client of the office's node holds no certificate: the node checks it when it sends.
+        if problem is not None and self._sender.node_elsewhere() is None:
             raise CapturaError(f"{label} não enviada: {problem}")
         plain = "".join(key.split())
         requests = self._ctx.manifestations.for_key(company_id, Product.NFE, plain)

@@ -1,0 +1,264 @@
+"""The office's capture node: the one workstation that talks to the government for the office.
+
+Every workstation that runs the capture (``capture --daemon``, the window) runs a ``CaptureNode``.
+The node that holds the lease (app.store.lease) runs the capture service; every other one stands
+by: it never queries a government service, tries to take the lease every ``renew_every`` and
+takes over when the holder stops renewing (within ``ttl + renew_every``: 80 s by default, inside
+the two minutes the office is promised). A single desktop on SQLite runs the same path: its
+daemon or window takes the lease of its own file at once.
+
+While it holds the lease the node fences the database (``Database.fence``): each write transaction
+checks the token first, so a node paused past its lease commits nothing once another took over,
+and the fenced failure (or a renewal refused) sends it back to standby without another query.
+Between renewals the service asks ``may_query`` before each run and chained lot: a node whose last
+renewal is older than ``ttl - renew_every`` stops querying before its lease can be taken.
+
+Clients' requests (manifestations, fetch by key) reach the node through the database: queued
+there by any workstation, sent by the node's dispatch jobs (``wake`` is the hook for a faster
+path, LISTEN/NOTIFY, later).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+from pathlib import Path
+
+from app.capture.instance import DataFolderLock
+from app.capture.service import CaptureService
+from app.core.errors import CapturaError
+from app.store.lease import LeaseHolder, LeaseLost, NodeIdentity, NodeLeases, fence_in
+
+log = logging.getLogger(__name__)
+
+NODE_ID_NAME = "captura.node-id"  # the data folder's identity among the office's workstations
+STOP_ON_LOSS_SECONDS = 30.0  # real seconds a lost node waits for its runs in flight (their writes fail)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTiming:
+    """The lease's times, in the clock's time (the tests' sped-up clock shortens them)."""
+
+    ttl: timedelta = timedelta(seconds=60)
+    renew_every: timedelta = timedelta(seconds=20)
+
+    def __post_init__(self) -> None:
+        if not timedelta(0) < self.renew_every < self.ttl:
+            raise ValueError("renew_every must be positive and shorter than ttl")
+
+
+def node_identity(data_dir: Path) -> NodeIdentity:
+    """This data folder's node: its id (created once, kept in the folder), the machine, the process."""
+    path = Path(data_dir) / NODE_ID_NAME
+    try:
+        node_id = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        node_id = ""
+    if len(node_id) != 32:
+        node_id = uuid.uuid4().hex
+        with contextlib.suppress(OSError):  # unwritable: a new id per start, still unique
+            path.write_text(node_id, encoding="ascii")
+    return NodeIdentity(node_id, socket.gethostname(), os.getpid())
+
+
+class CaptureNode:
+    """The service of one workstation, run only while it holds the office's lease.
+
+    ``start`` takes the data folder's lock (raising ``AlreadyRunning`` as the service did), tries
+    the lease once (so a single desktop captures as soon as ``start`` returns) and starts the
+    thread that renews or keeps trying; ``stop`` stops the service and releases both.
+    """
+
+    def __init__(
+        self,
+        service: CaptureService,
+        identity: NodeIdentity,
+        *,
+        data_lock: DataFolderLock | None = None,
+        timing: LeaseTiming | None = None,
+        on_change: Callable[[bool], None] | None = None,
+    ) -> None:
+        self.service = service
+        self.identity = identity
+        self.data_lock = data_lock
+        self.timing = timing or LeaseTiming()
+        self.leases = NodeLeases(service.ctx.db)
+        self.on_change = on_change
+        self._clock = service.ctx.clock
+        self._token: int | None = None
+        self._expires: datetime | None = None
+        self._since: datetime | None = None
+        self._lock = threading.RLock()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        service.may_query = self.may_query
+        service.on_lease_lost = self.wake
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def holding(self) -> bool:
+        """This workstation is the office's capture node now."""
+        return self._token is not None
+
+    @property
+    def token(self) -> int | None:
+        return self._token
+
+    def may_query(self) -> bool:
+        """Whether the service may start a call now: the lease is ours with at least one renewal
+        interval left (a late renewal stops the queries before anyone may take over)."""
+        expires = self._expires
+        if self._token is None or expires is None:
+            return False
+        return self._clock.now() < expires - self.timing.renew_every
+
+    def holder(self) -> LeaseHolder | None:
+        """The lease as stored (who captures for the office, since when)."""
+        return self.leases.holder()
+
+    def elsewhere(self) -> LeaseHolder | None:
+        """The lease when another workstation holds it now (None: this one, or nobody)."""
+        holder = self.leases.holder()
+        if holder is None or not holder.live(self._clock.now()) or holder.is_(self.identity):
+            return None
+        return holder
+
+    # ------------------------------------------------------------------ life
+
+    def start(self) -> None:
+        if self.data_lock is not None:
+            self.data_lock.acquire()  # AlreadyRunning: another process captures this folder
+        try:
+            self.tick()
+        except BaseException:
+            if self.data_lock is not None:
+                self.data_lock.release()
+            raise
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._loop, name="captura-no", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Stop the service (runs in flight finish), release the lease and the folder."""
+        self._stopping.set()
+        self._wake.set()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout)
+        finished = True
+        with self._lock:
+            token = self._token
+            if token is not None:
+                finished = self._stop_service(timeout)
+                self.service.ctx.db.fence = None
+                self._token = self._expires = self._since = None
+                with contextlib.suppress(CapturaError):  # unreachable server: the lease expires
+                    self.leases.release(token, self._clock.now())
+        if self.data_lock is not None:
+            self.data_lock.release()
+        return finished
+
+    def wake(self) -> None:
+        """Look at the lease now (a fenced write failed; later: a notification arrived)."""
+        self._wake.set()
+
+    def _loop(self) -> None:
+        interval = self.timing.renew_every.total_seconds() / self._clock.factor
+        while not self._stopping.is_set():
+            self._wake.wait(interval)
+            self._wake.clear()
+            if self._stopping.is_set():
+                return
+            try:
+                self.tick()
+            except Exception:  # the loop outlives any one look (the next one tries again)
+                log.exception("Falha ao verificar a concessão do nó de captura")
+
+    def tick(self) -> None:
+        """One look: renew the lease held, or try to take it (standby)."""
+        with self._lock:
+            if self._stopping.is_set() and self._thread is not None:
+                return
+            now = self._clock.now()
+            if self._token is not None:
+                self._renew(self._token, now)
+            else:
+                self._try_acquire(now)
+
+    def _renew(self, token: int, now: datetime) -> None:
+        try:
+            renewed = self.leases.renew(token, now, self.timing.ttl)
+        except CapturaError as error:  # the server unreachable: the lease may still be ours
+            log.warning("Concessão do nó de captura não renovada: %s", error)
+            if self._expires is not None and now >= self._expires:
+                self._demote("a concessão expirou sem conexão com o banco")
+            return
+        if renewed:
+            self._expires = now + self.timing.ttl
+        else:
+            self._demote("outra estação assumiu a captura")
+
+    def _try_acquire(self, now: datetime) -> None:
+        token = self.leases.acquire(self.identity, now, self.timing.ttl)
+        if token is None:
+            return
+        self._token, self._expires, self._since = token, now + self.timing.ttl, now
+        self.service.ctx.db.fence = partial(fence_in, token=token)
+        try:
+            self.service.start()
+        except BaseException:
+            self.service.ctx.db.fence = None
+            self._token = self._expires = self._since = None
+            with contextlib.suppress(CapturaError):
+                self.leases.release(token, now)
+            raise
+        log.info("Esta estação é o nó de captura do escritório (concessão %s)", token)
+        self._changed(True)
+
+    def _demote(self, reason: str) -> None:
+        log.warning("Esta estação deixou de ser o nó de captura: %s; em espera", reason)
+        self._expires = None  # may_query is False from here on
+        self._stop_service(STOP_ON_LOSS_SECONDS)
+        self.service.ctx.db.fence = None
+        self._token = self._since = None
+        self._changed(False)
+
+    def _stop_service(self, timeout: float) -> bool:
+        try:
+            return self.service.stop(timeout)
+        except LeaseLost:  # its closing writes are fenced: the new node closes them
+            return False
+
+    def _changed(self, holding: bool) -> None:
+        if self.on_change is not None:
+            self.on_change(holding)
+
+
+@contextmanager
+def lease_once(leases: NodeLeases, identity: NodeIdentity, now: datetime, ttl: timedelta) -> Iterator[int | None]:
+    """The lease for one send by a workstation that does not capture (a command line's request
+    when no node runs): its token, fenced on the database meanwhile, or None when a node holds it.
+    The caller holds its data folder's lock."""
+    token = leases.acquire(identity, now, ttl)
+    if token is None:
+        yield None
+        return
+    db = leases.db
+    db.fence = partial(fence_in, token=token)
+    try:
+        yield token
+    finally:
+        db.fence = None
+        with contextlib.suppress(CapturaError):
+            leases.release(token, db.clock.now())

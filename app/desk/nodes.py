@@ -1,0 +1,89 @@
+"""The desk's part of the office's capture node: starting it, and saying who captures.
+
+A desk opened to capture runs a ``CaptureNode`` (app.capture.node): it captures while it holds the
+office's lease and stands by otherwise, as a client whose requests the node sends. ``NodeView``
+is what the window's status line and ``status`` print: which workstation captures, since when.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from app.capture.instance import AlreadyRunning, DataFolderLock
+from app.capture.node import CaptureNode, LeaseTiming, node_identity
+
+__all__ = ["LeaseTiming", "NodeStart", "NodeView", "node_view", "sender_for", "start_node", "view_of"]
+from app.capture.service import CaptureService
+from app.core.cadence import display_time
+from app.desk.sending import Sender
+from app.store.db import Database
+from app.store.lease import LeaseHolder, NodeIdentity, NodeLeases
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """Who captures for the office: ``workstation`` None when nobody does now; ``here`` when it
+    is this desk's own node; ``since`` when it took the capture."""
+
+    workstation: str | None
+    pid: int | None
+    since: datetime | None
+    here: bool
+    standing_by: bool  # this desk runs a node that waits for the lease
+
+    def text(self, now: datetime) -> str:
+        """The status line: "Captura: nesta estação desde 14:05", "Captura: estação X (PID 12) desde …"."""
+        if self.workstation is None:
+            waiting = " (esta estação aguarda para assumir)" if self.standing_by else ""
+            return f"Captura: nenhuma estação está capturando agora{waiting}."
+        since = f" desde {display_time(self.since, now)}" if self.since is not None else ""
+        if self.here:
+            return f"Captura: nesta estação ({self.workstation}){since}."
+        waiting = "; esta estação assume se ela parar" if self.standing_by else ""
+        return f"Captura: estação {self.workstation} (PID {self.pid}){since}{waiting}."
+
+
+def node_view(db: Database, data_dir: Path, node: CaptureNode | None) -> NodeView:
+    """Who captures for the office as the database says, seen from this desk (``node``: its own)."""
+    identity = node.identity if node is not None else node_identity(data_dir)
+    return view_of(NodeLeases(db).holder(), identity, db.clock.now(), standing_by=node is not None and not node.holding)
+
+
+def view_of(holder: LeaseHolder | None, identity: NodeIdentity, now: datetime, *, standing_by: bool) -> NodeView:
+    if holder is None or not holder.live(now):
+        return NodeView(None, None, None, False, standing_by)
+    return NodeView(holder.workstation, holder.pid, holder.acquired_at, holder.is_(identity), standing_by)
+
+
+def sender_for(
+    db: Database, data_dir: Path, owner: str, capturing: Callable[[], bool], node: CaptureNode | None
+) -> Sender:
+    """The desk's sender: its node's, or (no node: a command's desk) one that takes the lease per send."""
+    identity = node.identity if node is not None else node_identity(data_dir)
+    return Sender(
+        data_dir, owner, capturing, NodeLeases(db), identity, standing_by=lambda: node is not None and not node.holding
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NodeStart:
+    """A node started (``node``), or the data folder held by another process (``refusal``)."""
+
+    node: CaptureNode | None
+    refusal: AlreadyRunning | None
+
+
+def start_node(service: CaptureService, data_dir: Path, owner: str, timing: LeaseTiming | None) -> NodeStart:
+    """The desk's node on ``service``: capturing at once when the lease is free (a single
+    desktop), standing by otherwise; refused when another process captures this data folder."""
+    lock = DataFolderLock(data_dir, owner=owner)
+    node = CaptureNode(service, node_identity(data_dir), data_lock=lock, timing=timing)
+    try:
+        node.start()
+    except AlreadyRunning as error:
+        service.captured_elsewhere = error.holder or "outra instância do Captura DF-e"
+        return NodeStart(None, error)
+    return NodeStart(node, None)
