@@ -86,8 +86,12 @@ class CaptureNode:
         data_lock: DataFolderLock | None = None,
         timing: LeaseTiming | None = None,
         on_change: Callable[[bool], None] | None = None,
+        eligible: Callable[[], bool] | None = None,
     ) -> None:
+        """``eligible``: whether this workstation may take the capture over (it holds the
+        certificates); asked before each attempt, default yes."""
         self.service = service
+        self.eligible = eligible
         self.identity = identity
         self.data_lock = data_lock
         self.timing = timing or LeaseTiming()
@@ -210,6 +214,8 @@ class CaptureNode:
             self._demote("outra estação assumiu a captura")
 
     def _try_acquire(self, now: datetime) -> None:
+        if self.eligible is not None and not self.eligible():
+            return
         token = self.leases.acquire(self.identity, now, self.timing.ttl)
         if token is None:
             return

@@ -132,6 +132,7 @@ def _serve(args: argparse.Namespace, stop: threading.Event) -> None:
             with _stop_on_signals(stop):
                 log.info("Serviço de captura iniciado (pasta %s)", desk.data_dir)
                 print(f"Serviço de captura em execução na pasta {desk.data_dir} (log em {log_path}).")
+                print(desk.capture_node().text(desk.now()))  # this workstation, or the office's node
                 print(STOP_HINT, flush=True)
                 while not stop.wait(CHECK_STOP_EVERY):
                     pass

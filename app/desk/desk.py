@@ -144,7 +144,7 @@ class Desk:
                 self._service.add_job(job)
             self.opened = Opened(False, None, None)  # not capturing by choice: requests send themselves
             if self._capture:  # the office's node: capturing with the lease, standing by without
-                started = start_node(self._service, office.data_dir, self._owner, self._lease)
+                started = start_node(self._service, office, self._owner, self._lease)
                 self._node = started.node
                 if started.refusal is not None:
                     self.opened = Opened(True, started.refusal.holder, started.refusal.message)

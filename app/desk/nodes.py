@@ -14,6 +14,7 @@ from pathlib import Path
 
 from app.capture.instance import AlreadyRunning, DataFolderLock
 from app.capture.node import CaptureNode, LeaseTiming, node_identity
+from app.capture.office import Office
 
 __all__ = ["LeaseTiming", "NodeStart", "NodeView", "node_view", "sender_for", "start_node", "view_of"]
 from app.capture.service import CaptureService
@@ -76,11 +77,20 @@ class NodeStart:
     refusal: AlreadyRunning | None
 
 
-def start_node(service: CaptureService, data_dir: Path, owner: str, timing: LeaseTiming | None) -> NodeStart:
+def holds_certificates(office: Office) -> bool:
+    """This data folder's vault holds the certificate of every active company: only such a
+    workstation takes the capture over (a client installed without them never talks to the
+    government); an office without companies yet: yes (a single desktop's first start)."""
+    wanted = {c.certificate_ref for c in office.companies.list_companies(active_only=True) if c.certificate_ref}
+    return wanted <= {holder.value for holder in office.vault.list()}
+
+
+def start_node(service: CaptureService, office: Office, owner: str, timing: LeaseTiming | None) -> NodeStart:
     """The desk's node on ``service``: capturing at once when the lease is free (a single
     desktop), standing by otherwise; refused when another process captures this data folder."""
-    lock = DataFolderLock(data_dir, owner=owner)
-    node = CaptureNode(service, node_identity(data_dir), data_lock=lock, timing=timing)
+    lock = DataFolderLock(office.data_dir, owner=owner)
+    identity = node_identity(office.data_dir)
+    node = CaptureNode(service, identity, data_lock=lock, timing=timing, eligible=lambda: holds_certificates(office))
     try:
         node.start()
     except AlreadyRunning as error:
