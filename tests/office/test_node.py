@@ -1,0 +1,123 @@
+"""The capture node on the virtual clock (app.capture.node): takeover times, the fence on a real
+lot, standby without certificates, the hand-over of a clean stop.
+
+Two workstations in one process: each its own ``Office`` (its own ``Database`` object, so its own
+fence) on the one database file of the harness; the NF-e engine talks to the sandbox over real
+mutual TLS. The node's own thread is not started: each test ticks it on the clock's steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from app.capture.node import CaptureNode, LeaseTiming
+from app.capture.office import Office
+from app.capture.service import CaptureService
+from app.core.products import Product
+from app.desk.nodes import holds_certificates
+from app.store.lease import LeaseLost, NodeIdentity
+from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
+
+ALFA = NodeIdentity("a" * 32, "ESTACAO-ALFA", 101)
+BETA = NodeIdentity("b" * 32, "ESTACAO-BETA", 202)
+TIMING = LeaseTiming()  # the defaults: 60 s, renewed every 20 s
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[Harness]:
+    with nfe_harness(tmp_path) as h:
+        yield h
+
+
+@pytest.fixture
+def second(harness: Harness, tmp_path: Path) -> Iterator[Office]:
+    """Workstation B: its own data folder, the same database (as the office's server)."""
+    assert harness.office.db.path is not None
+    with Office(tmp_path / "estacao-b", clock=harness.clock, database=str(harness.office.db.path)) as office:
+        yield office
+
+
+def _node(service: CaptureService, identity: NodeIdentity, **options: object) -> CaptureNode:
+    return CaptureNode(service, identity, timing=TIMING, **options)  # type: ignore[arg-type]
+
+
+def _idle_service(office: Office) -> CaptureService:
+    """A service with no product engine: its start and stop are real, it queries nobody."""
+    return CaptureService(office.capture_context(), captures={})
+
+
+def test_the_standby_takes_over_within_two_minutes_of_the_node_stopping_renewals(
+    harness: Harness, second: Office
+) -> None:
+    a = _node(_idle_service(harness.office), ALFA)
+    b = _node(_idle_service(second), BETA)
+    a.tick()
+    b.tick()
+    assert a.holding and not b.holding and a.may_query() and not b.may_query()
+    stopped_renewing = harness.clock.now()
+    while not b.holding:  # A is gone (no more ticks); B looks every renewal interval
+        harness.clock.advance(TIMING.renew_every)
+        b.tick()
+        assert harness.clock.now() - stopped_renewing <= timedelta(minutes=2)
+    assert harness.clock.now() - stopped_renewing <= TIMING.ttl + TIMING.renew_every
+    assert b.service.running and b.may_query()
+    b.stop(5)
+    a.stop(5)
+
+
+def test_a_node_paused_past_its_lease_commits_no_lot_and_stands_by(harness: Harness, second: Office) -> None:
+    service = CaptureService(harness.ctx, captures={Product.NFE: harness.capture})
+    a = _node(service, ALFA)
+    a.tick()
+    assert a.holding and harness.ctx.db.fence is not None
+    for _ in range(3):
+        harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    before = harness.ctx.cursors.get(harness.company.id, Product.NFE)
+
+    harness.clock.advance(TIMING.ttl)  # A paused: no renewal; B takes the office over
+    b = _node(_idle_service(second), BETA)
+    b.tick()
+    assert b.holding
+
+    # A wakes up in the middle of its run: the answer comes, its lot's transaction is fenced.
+    with pytest.raises(LeaseLost):
+        harness.capture.distribution.run_company(harness.company.id)
+    after = harness.ctx.cursors.get(harness.company.id, Product.NFE)
+    assert after.ult_nsu == before.ult_nsu  # the cursor did not move
+    assert harness.ctx.items.received(harness.company.id, Product.NFE, 1, 10) == []
+    assert not a.may_query()  # its last renewal is older than the lease
+
+    a.tick()  # the renewal is refused: back to standby, the service stopped
+    assert not a.holding and not service.running and harness.ctx.db.fence is None
+    assert service.dispatch_manifestations() == 0  # the gate stays shut
+    b.stop(5)
+    a.stop(5)
+
+
+def test_a_workstation_without_the_certificates_never_takes_over(harness: Harness, second: Office) -> None:
+    assert not holds_certificates(second)  # the companies are registered, B's vault is empty
+    assert holds_certificates(harness.office)
+    b = _node(_idle_service(second), BETA, eligible=lambda: holds_certificates(second))
+    b.tick()
+    harness.clock.advance(timedelta(hours=1))  # nobody captures, for an hour
+    b.tick()
+    assert not b.holding and not b.service.running
+    b.stop(5)
+
+
+def test_a_clean_stop_hands_the_capture_over_at_once(harness: Harness, second: Office) -> None:
+    a = _node(_idle_service(harness.office), ALFA)
+    b = _node(_idle_service(second), BETA)
+    a.tick()
+    b.tick()
+    assert a.holding and not b.holding
+    assert a.stop(5)
+    b.tick()  # same instant: the lease was released, not left to expire
+    assert b.holding
+    holder = b.holder()
+    assert holder is not None and holder.is_(BETA) and holder.acquired_at == harness.clock.now()
+    b.stop(5)
