@@ -44,9 +44,11 @@ def _status(args: argparse.Namespace) -> int:
     with open_desk(args) as desk:
         holder, statuses = desk.rounds.status()  # another capturer's state is in the database
         now = desk.now()
+        node = desk.capture_node()  # which workstation captures for the office
     if args.json:
         print_json([s.to_json() for s in statuses])
         return 0
+    print(node.text(now))
     if holder is not None:
         print(
             f"A captura desta pasta está com: {holder}. A situação abaixo é a que ela grava no banco "

@@ -17,8 +17,9 @@ import pytest
 from app.capture.node import CaptureNode, LeaseTiming
 from app.capture.office import Office
 from app.capture.service import CaptureService
+from app.core.cadence import display_time
 from app.core.products import Product
-from app.desk.nodes import holds_certificates
+from app.desk.nodes import holds_certificates, node_view
 from app.store.lease import LeaseLost, NodeIdentity
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
 
@@ -121,3 +122,26 @@ def test_a_clean_stop_hands_the_capture_over_at_once(harness: Harness, second: O
     holder = b.holder()
     assert holder is not None and holder.is_(BETA) and holder.acquired_at == harness.clock.now()
     b.stop(5)
+
+
+def test_the_status_line_says_which_workstation_captures_and_since_when(harness: Harness, second: Office) -> None:
+    a = _node(_idle_service(harness.office), ALFA)
+    b = _node(_idle_service(second), BETA)
+    assert node_view(second.db, second.data_dir, b).text(harness.clock.now()) == (
+        "Captura: nenhuma estação está capturando agora (esta estação aguarda para assumir)."
+    )
+    a.tick()
+    took_at = harness.clock.now()
+    harness.clock.advance(timedelta(minutes=5))
+    a.tick()
+    b.tick()
+    now = harness.clock.now()
+    since = display_time(took_at, now)
+    assert node_view(harness.office.db, harness.office.data_dir, a).text(now) == (
+        f"Captura: nesta estação (ESTACAO-ALFA) desde {since}."
+    )
+    assert node_view(second.db, second.data_dir, b).text(now) == (
+        f"Captura: estação ESTACAO-ALFA (PID 101) desde {since}; esta estação assume se ela parar."
+    )
+    b.stop(5)
+    a.stop(5)
