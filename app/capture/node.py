@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 NODE_ID_NAME = "captura.node-id"  # the data folder's identity among the office's workstations
 STOP_ON_LOSS_SECONDS = 30.0  # real seconds a lost node waits for its runs in flight (their writes fail)
+STANDING_BY = "o nó de captura do escritório"  # who captures, when no workstation holds the lease now
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,11 +215,15 @@ class CaptureNode:
             self._demote("outra estação assumiu a captura")
 
     def _try_acquire(self, now: datetime) -> None:
-        if self.eligible is not None and not self.eligible():
+        token = None
+        if self.eligible is None or self.eligible():
+            token = self.leases.acquire(self.identity, now, self.timing.ttl)
+        if token is None:  # standing by: the status shows the node's state, not this vault's
+            holder = self.leases.holder()
+            live = holder is not None and holder.live(now)
+            self.service.captured_elsewhere = holder.text() if holder is not None and live else STANDING_BY
             return
-        token = self.leases.acquire(self.identity, now, self.timing.ttl)
-        if token is None:
-            return
+        self.service.captured_elsewhere = None
         self._token, self._expires, self._since = token, now + self.timing.ttl, now
         self.service.ctx.db.fence = partial(fence_in, token=token)
         try:

@@ -42,8 +42,9 @@ class CaptureRounds:
         return sent.value
 
     def status(self) -> tuple[str | None, list[CompanyStatus]]:
-        """Who captures here when another process does (None: nobody), and every company and
-        product's state as stored (that process's certificates are its own: not judged here)."""
-        holder = captured_elsewhere(self._data_dir)
+        """Who captures here when another process (or the office's node elsewhere) does (None:
+        nobody), and every company and product's state as stored (that process's certificates
+        are its own: not judged here)."""
+        holder = captured_elsewhere(self._data_dir) or self._sender.node_elsewhere()
         self._service.captured_elsewhere = holder
         return holder, self._service.status()

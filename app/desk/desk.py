@@ -294,7 +294,8 @@ class Desk:
     def companies(self) -> list[CompanyLine]:
         """Every company with its certificate and a badge per configured product."""
         assert self._service is not None
-        return company_lines(self._context(), self._service, self.now(), read_only=self.read_only)
+        elsewhere = self.read_only or bool(self._service.captured_elsewhere)  # the node's certificates
+        return company_lines(self._context(), self._service, self.now(), read_only=elsewhere)
 
     def pause_all(self) -> int:
         """Pause every company's capture (kept in the database); ``app.desk.background``."""

@@ -214,8 +214,12 @@ class Dashboard(QWidget):
         self.resume_button.clicked.connect(self.resume_selected)
         self.summary = QLabel(self)
         self.summary.setObjectName("dashboard-summary")
+        self.node = QLabel(self)  # which workstation captures for the office (issue 24)
+        self.node.setObjectName("capture-node")
         actions.addWidget(self.query_button)
         actions.addWidget(self.resume_button)
+        actions.addSpacing(12)
+        actions.addWidget(self.node)
         actions.addStretch(1)
         actions.addWidget(self.summary)
         layout.addLayout(actions)
@@ -297,6 +301,7 @@ class Dashboard(QWidget):
                 desk.dashboard.gap_ledger(company),
                 desk.dashboard.documents_per_month(ids),
                 {c.company_id: c.name for c in desk.companies()},
+                desk.capture_node(),
             )
 
         self.tasks.run(read, self._show, self._failed)
@@ -309,8 +314,10 @@ class Dashboard(QWidget):
 
     def _show(self, result: tuple[Any, ...]) -> None:
         self._loading = False
-        lines, pauses, calls, gaps, months, names = result
+        lines, pauses, calls, gaps, months, names, node = result
         self.lines = lines
+        if self.desk is not None:
+            self.node.setText(node.text(self.desk.now()))
         self._show_lines()
         self._show_pauses(pauses)
         self._show_calls(calls)
