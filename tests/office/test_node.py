@@ -19,6 +19,7 @@ from app.capture.office import Office
 from app.capture.service import CaptureService
 from app.core.cadence import display_time
 from app.core.products import Product
+from app.desk.desk import Desk
 from app.desk.nodes import holds_certificates, node_view
 from app.store.lease import LeaseLost, NodeIdentity
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
@@ -144,4 +145,21 @@ def test_the_status_line_says_which_workstation_captures_and_since_when(harness:
         f"Captura: estação ESTACAO-ALFA (PID 101) desde {since}; esta estação assume se ela parar."
     )
     b.stop(5)
+    a.stop(5)
+
+
+def test_a_clients_fetch_by_key_is_queued_and_the_node_makes_the_query(harness: Harness, second: Office) -> None:
+    a = _node(CaptureService(harness.ctx, captures={}), ALFA)  # the node, its scheduler idle
+    a.tick()
+    jobs = CaptureService(harness.ctx, captures={Product.NFE: harness.capture})  # its jobs, run here
+    nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    calls_before = len(harness.sandbox.referee.requests)
+    client = Desk(second.data_dir, clock=harness.clock, capture=False, database=str(harness.office.db.path))
+    with client:
+        outcome = client.fetch_by_key(nfe.key, harness.company.id)
+        assert outcome.queued_elsewhere and outcome.status == "deferred" and not outcome.found, outcome
+        assert len(harness.sandbox.referee.requests) == calls_before  # the client asked nobody
+        assert jobs.dispatch_recoveries() == 1, harness.ctx.recoveries.due(harness.clock.now(), limit=5)
+        rows = [r for r in client.find_key(nfe.key, (harness.company.id,)) if not r.is_event_row]
+        assert len(rows) == 1 and rows[0].access_key == nfe.key
     a.stop(5)
