@@ -2,10 +2,11 @@
 
 Every workstation that runs the capture (``capture --daemon``, the window) runs a ``CaptureNode``.
 The node that holds the lease (app.store.lease) runs the capture service; every other one stands
-by: it never queries a government service, tries to take the lease every ``renew_every`` and
-takes over when the holder stops renewing (within ``ttl + renew_every``: 80 s by default, inside
-the two minutes the office is promised). A single desktop on SQLite runs the same path: its
-daemon or window takes the lease of its own file at once.
+by: it never queries a government service, looks at the lease every ``renew_every`` and takes
+over once it has seen the holder's renewal unchanged for a whole ``ttl`` on its own clock (so
+clocks that disagree between workstations never matter): within ``ttl + 2 × renew_every`` of the
+holder's last renewal, 100 s by default, inside the two minutes the office is promised. A single
+desktop on SQLite runs the same path: its daemon or window takes the lease of its own file at once.
 
 While it holds the lease the node fences the database (``Database.fence``): each write transaction
 checks the token first, so a node paused past its lease commits nothing once another took over,
@@ -102,6 +103,8 @@ class CaptureNode:
         self._token: int | None = None
         self._expires: datetime | None = None
         self._since: datetime | None = None
+        # Another node's lease as last seen changing: (token, renewal) and when, on this clock.
+        self._seen: tuple[tuple[int, datetime | None], datetime] | None = None
         self._lock = threading.RLock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -214,15 +217,30 @@ class CaptureNode:
         else:
             self._demote("outra estação assumiu a captura")
 
+    def _stale(self, holder: LeaseHolder | None, now: datetime) -> LeaseHolder | None:
+        """``holder`` when another node's lease went unrenewed for a whole ``ttl`` of this clock
+        (the same token and renewal seen since); None while it changes or is free or ours."""
+        if holder is None or not holder.held or holder.is_(self.identity):
+            self._seen = None
+            return None
+        seen = (holder.token, holder.renewed_at)
+        if self._seen is None or self._seen[0] != seen:
+            self._seen = (seen, now)
+            return None
+        return holder if now - self._seen[1] >= self.timing.ttl else None
+
     def _try_acquire(self, now: datetime) -> None:
+        holder = self.leases.holder()
+        stale = self._stale(holder, now)
         token = None
-        if self.eligible is None or self.eligible():
-            token = self.leases.acquire(self.identity, now, self.timing.ttl)
+        free = holder is None or not holder.held or holder.is_(self.identity)
+        if (free or stale is not None) and (self.eligible is None or self.eligible()):
+            token = self.leases.acquire(self.identity, now, self.timing.ttl, stale=stale)
         if token is None:  # standing by: the status shows the node's state, not this vault's
-            holder = self.leases.holder()
-            live = holder is not None and holder.live(now)
-            self.service.captured_elsewhere = holder.text() if holder is not None and live else STANDING_BY
+            held = holder is not None and holder.held and not holder.is_(self.identity)
+            self.service.captured_elsewhere = holder.text() if holder is not None and held else STANDING_BY
             return
+        self._seen = None
         self.service.captured_elsewhere = None
         self._token, self._expires, self._since = token, now + self.timing.ttl, now
         self.service.ctx.db.fence = partial(fence_in, token=token)

@@ -1,12 +1,14 @@
 """The capture node's lease: which workstation talks to the government for the office.
 
-One row (``node_lease``, ``name`` 'capture'). A workstation takes it when it is free, expired, or
-its own (the same data folder, whose OS lock the caller holds: the previous holder there is dead);
-each acquisition increments the **fencing token**. The holder renews it before it expires and
-releases it on a clean stop. Every write transaction of the holder checks, inside that
-transaction, that the row still carries its token (:func:`fence_in`): a node that stopped renewing
-(a pause, a lost network) and woke up after another took over cannot commit anything, not a
-cursor, not a document, not a call record.
+One row (``node_lease``, ``name`` 'capture'). A workstation takes it when it is free, its own (the
+same data folder, whose OS lock the caller holds: the previous holder there is dead), or **stale**:
+the caller saw the very same token and renewal for a whole lease on its own clock (a
+compare-and-set on both), so workstations whose clocks disagree never take a live lease from each
+other; ``expires_at`` is what a reader shows. Each acquisition increments the **fencing token**.
+The holder renews it before it expires and releases it on a clean stop. Every write transaction
+of the holder checks, inside that transaction, that the row still carries its token
+(:func:`fence_in`): a node that stopped renewing (a pause, a lost network) and woke up after
+another took over cannot commit anything, not a cursor, not a document, not a call record.
 
 Why a SELECT suffices for the fence: every write transaction of the store holds the writer lock
 (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's transaction advisory lock, app.store.driver) and an
@@ -33,7 +35,7 @@ LEASE_NAME = "capture"
 _ACQUIRE = (
     "UPDATE node_lease SET token = token + 1, node_id = ?, workstation = ?, pid = ?, "
     "acquired_at = ?, renewed_at = ?, expires_at = ? "
-    "WHERE name = ? AND (node_id IS NULL OR expires_at IS NULL OR expires_at <= ? OR (node_id = ? AND workstation = ?))"
+    "WHERE name = ? AND (node_id IS NULL OR (node_id = ? AND workstation = ?) OR (token = ? AND renewed_at = ?))"
 )
 _RENEW = "UPDATE node_lease SET renewed_at = ?, expires_at = ? WHERE name = ? AND token = ?"
 _RELEASE = "UPDATE node_lease SET node_id = NULL, expires_at = ? WHERE name = ? AND token = ?"
@@ -74,6 +76,10 @@ class LeaseHolder:
         """Held and not expired at ``now``."""
         return self.node_id is not None and self.expires_at is not None and self.expires_at > now
 
+    @property
+    def held(self) -> bool:
+        return self.node_id is not None
+
     def is_(self, identity: NodeIdentity) -> bool:
         return self.node_id == identity.node_id and self.workstation == identity.workstation
 
@@ -96,10 +102,14 @@ class NodeLeases:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def acquire(self, identity: NodeIdentity, now: datetime, ttl: timedelta) -> int | None:
-        """Take the lease if free, expired or this node's own; the new fencing token, or None
-        when another node holds it. The caller holds its data folder's OS lock (see the module)."""
+    def acquire(
+        self, identity: NodeIdentity, now: datetime, ttl: timedelta, *, stale: LeaseHolder | None = None
+    ) -> int | None:
+        """Take the lease if free, this node's own, or still exactly ``stale`` (a holder the caller
+        saw unrenewed for a whole lease); the new fencing token, or None when another node holds
+        it. The caller holds its data folder's OS lock (see the module)."""
         stamp = utc_text(now)
+        seen_token, seen_renewal = (stale.token, utc_text(stale.renewed_at)) if stale is not None else (-1, None)
         with self.db.write_driver(fenced=False) as driver:
             changed = driver.execute(
                 _ACQUIRE,
@@ -111,9 +121,10 @@ class NodeLeases:
                     stamp,
                     utc_text(now + ttl),
                     LEASE_NAME,
-                    stamp,
                     identity.node_id,
                     identity.workstation,
+                    seen_token,
+                    seen_renewal,
                 ),
             ).rowcount
             if changed != 1:

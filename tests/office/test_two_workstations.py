@@ -83,8 +83,8 @@ def test_one_node_captures_the_other_takes_over_when_it_is_killed(tmp_path: Path
         assert holder is not None and holder.acquired_at is not None
         slack = timedelta(seconds=2 * clock.factor)  # two real seconds of a loaded machine's scheduling
         took = holder.acquired_at - killed_at
-        # Within the lease: it expires at most TTL after A's last renewal, B looks every RENEW.
-        assert took <= LEASE_TTL + LEASE_RENEW + slack, took
+        # Within the lease: B takes it once A's last renewal stood unchanged for TTL, looking every RENEW.
+        assert took <= LEASE_TTL + 2 * LEASE_RENEW + slack, took
         rig.wait_for(rig.caught_up, 90, "B finishing the chain A left")
 
         # A comes back: it stands by, and B keeps capturing what arrives.

@@ -27,20 +27,27 @@ def test_a_free_lease_goes_to_the_first_node_and_stays_with_it_while_renewed(db:
     assert leases.renew(first, clock.now(), TTL)
     clock.advance(50)  # 100 s after the acquisition, 50 s after the renewal: still held
     assert leases.acquire(BETA, clock.now(), TTL) is None
+    assert leases.acquire(BETA, clock.now(), TTL, stale=None) is None
     holder = leases.holder()
     assert holder is not None and holder.is_(ALFA) and holder.live(clock.now())
     assert holder.acquired_at == clock.now() - timedelta(seconds=100)
     assert holder.expires_at == clock.now() + timedelta(seconds=10)
 
 
-def test_an_expired_lease_is_taken_with_a_new_token_and_the_old_holder_cannot_renew(
+def test_a_lease_seen_unrenewed_is_taken_with_a_new_token_and_the_old_holder_cannot_renew(
     db: Database, clock: FakeClock
 ) -> None:
     leases = NodeLeases(db)
     old = leases.acquire(ALFA, clock.now(), TTL)
     assert old is not None
-    clock.advance(TTL)
-    new = leases.acquire(BETA, clock.now(), TTL)
+    clock.advance(TTL * 10)
+    assert leases.acquire(BETA, clock.now(), TTL) is None  # expired by our clock: not proof enough
+    seen = leases.holder()
+    assert seen is not None
+    assert leases.renew(old, clock.now(), TTL)  # the holder lives: what B saw is no longer there
+    assert leases.acquire(BETA, clock.now(), TTL, stale=seen) is None
+    seen = leases.holder()  # B looks again, and sees no renewal for a whole lease
+    new = leases.acquire(BETA, clock.now(), TTL, stale=seen)
     assert new == old + 1
     assert not leases.renew(old, clock.now(), TTL)
     assert not leases.release(old, clock.now())
@@ -79,7 +86,8 @@ def test_the_fence_refuses_every_write_of_a_node_whose_token_moved_on(
     db.fence = lambda driver: fence_in(driver, mine)
     cursors.save(CaptureState(company.id, Product.NFE, ult_nsu=10, max_nsu=10))  # ours: committed
     clock.advance(TTL)
-    assert leases.acquire(BETA, clock.now(), TTL) == mine + 1  # the node paused past its lease
+    stale = leases.holder()  # the node paused past its lease: B takes it
+    assert leases.acquire(BETA, clock.now(), TTL, stale=stale) == mine + 1
     with pytest.raises(LeaseLost, match="deixou de ser o nó de captura"):
         cursors.save(CaptureState(company.id, Product.NFE, ult_nsu=5, max_nsu=10))
     with pytest.raises(LeaseLost), db.session():  # the ORM path too
