@@ -37,6 +37,9 @@ class CaptureRounds:
             return self._service.run_once(company_id=company_id, product=product)
 
         sent = self._sender.now_or_leave(round_now, "capture --once")
+        if sent.value is None and sent.office_node:
+            who = f"a estação {sent.holder}" if sent.holder else "outra estação"
+            raise DeskError(f"A captura do escritório está com {who}: esta estação não consulta o governo.")
         if sent.value is None:
             raise DeskError(sent.message or "Outra instância do Captura DF-e já está capturando nesta pasta de dados.")
         return sent.value

@@ -36,6 +36,7 @@ class Sent(Generic[T]):
     value: T | None = None
     holder: str | None = None  # who captures elsewhere ("PID 123 em host, desde 14:05"), when known
     message: str | None = None  # the lock's own sentence about it
+    office_node: bool = False  # left to the office's node on another workstation (not this folder's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,8 @@ class Sender:
     def _left(self) -> Sent[T]:
         who = self.node_elsewhere()
         where = f"a estação {who}" if who else "o nó de captura do escritório"
-        return Sent(False, holder=who, message=f"Pedido registrado no banco do escritório: {where} o enviará.")
+        message = f"Pedido registrado no banco do escritório: {where} o enviará."
+        return Sent(False, holder=who, message=message, office_node=True)
 
 
 def company_locks(service: CaptureService, product: Product) -> CompanyLocks:

@@ -20,6 +20,7 @@ from app.capture.service import CaptureService
 from app.core.cadence import display_time
 from app.core.products import Product
 from app.desk.desk import Desk
+from app.desk.errors import DeskError
 from app.desk.nodes import holds_certificates, node_view
 from app.store.lease import LeaseLost, NodeIdentity
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
@@ -163,4 +164,18 @@ def test_a_clients_fetch_by_key_is_queued_and_the_node_makes_the_query(harness: 
         assert jobs.dispatch_recoveries() == 1, harness.ctx.recoveries.due(harness.clock.now(), limit=5)
         rows = [r for r in client.find_key(nfe.key, (harness.company.id,)) if not r.is_event_row]
         assert len(rows) == 1 and rows[0].access_key == nfe.key
+    a.stop(5)
+
+
+def test_a_capture_round_on_a_client_is_refused_and_names_the_node(harness: Harness, second: Office) -> None:
+    a = _node(_idle_service(harness.office), ALFA)
+    a.tick()
+    calls_before = len(harness.sandbox.referee.requests)
+    client = Desk(second.data_dir, clock=harness.clock, capture=False, database=str(harness.office.db.path))
+    with client, pytest.raises(DeskError) as refused:
+        client.rounds.once()
+    assert refused.value.message == (
+        "A captura do escritório está com a estação ESTACAO-ALFA (PID 101): esta estação não consulta o governo."
+    )
+    assert len(harness.sandbox.referee.requests) == calls_before
     a.stop(5)
