@@ -32,6 +32,7 @@ from app.capture.watchdog import ClockWatch, Flight, FlightTable
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.core.recovery import DAILY_RUN_AT, next_daily_run
+from app.store.lease import LeaseLost
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +222,8 @@ class BackgroundJobs:
     def _guarded(self, name: str, work: Callable[[], Any]) -> None:
         try:
             work()
+        except LeaseLost as error:  # another workstation captures now: the node stands by
+            log.warning("Rotina %s não gravada: %s", name, error)
         except Exception as error:
             log.exception("Falha na rotina %s", name)
             self.service.ctx.notify(CaptureNotice("alert", None, None, f"Falha na rotina {name}: {error}"))

@@ -27,12 +27,18 @@ describe_schema(
 # ---------------------------------------------------------------- the engine and the driver pool
 
 
+# A workstation paused inside a write transaction (a suspended laptop, a frozen VM) would hold the
+# office's writer lock until it wakes: the server ends such a session after this long instead (its
+# transaction rolls back; the capture node's lease meanwhile passes to another workstation).
+SESSION_OPTIONS = "-c idle_in_transaction_session_timeout=30000"
+
+
 def pg_engine(url: str) -> Engine:
     """SQLAlchemy's engine on the office server; write transactions take the writer lock."""
     target = make_url(url)
     if target.drivername == "postgresql":
         target = target.set(drivername="postgresql+psycopg")
-    engine = create_engine(target, pool_pre_ping=True)
+    engine = create_engine(target, pool_pre_ping=True, connect_args={"options": SESSION_OPTIONS})
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
@@ -48,7 +54,8 @@ def pg_connector(url: URL) -> tuple[Callable[[], PgDriver], tuple[type[Exception
     import psycopg
 
     conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    return (lambda: PgDriver(psycopg.connect(conninfo, autocommit=True))), (psycopg.Error,)
+    connect = lambda: PgDriver(psycopg.connect(conninfo, autocommit=True, options=SESSION_OPTIONS))  # noqa: E731
+    return connect, (psycopg.Error,)
 
 
 def upsert(entity: Any, dialect_name: str) -> Any:
