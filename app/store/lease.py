@@ -56,9 +56,6 @@ class NodeIdentity:
     workstation: str
     pid: int
 
-    def text(self) -> str:
-        return f"{self.workstation} (PID {self.pid})"
-
 
 @dataclass(frozen=True, slots=True)
 class LeaseHolder:

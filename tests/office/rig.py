@@ -14,9 +14,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -40,8 +38,7 @@ from app.store.db import Database, open_database
 from app.store.lease import LeaseHolder, NodeLeases
 from app.store.records import CaptureSettings
 from tests.office.node_child import LEASE_ENV
-from tests.support.crash import PROJECT_ROOT, SUPPLIERS, crash_cnpj
-from tests.support.crash_child import CLOCK_ENV, KEYRING_ENV, clock_spec
+from tests.support.crash import SUPPLIERS, crash_cnpj, spawn_child
 from tests.support.test_keyring import TestKeyring
 
 FACTOR = 600.0  # ten virtual minutes per real second: the hour's wait is 6 s
@@ -49,7 +46,6 @@ LEASE_TTL = timedelta(minutes=30)  # 3 real seconds
 LEASE_RENEW = timedelta(minutes=5)  # half a real second
 TICK = 0.01  # real seconds between two looks at a condition
 DATABASE_ENV = "CAPTURA_DATABASE"
-_SPAWN_FLAGS = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) if sys.platform == "win32" else 0
 
 
 class Door:
@@ -156,21 +152,8 @@ class OfficeRig:
     def spawn(self, name: str) -> subprocess.Popen[bytes]:
         ws = self.stations[name]
         ws.lives += 1
-        env = dict(os.environ)
-        env[KEYRING_ENV] = str(ws.keyring_file)
-        env[CLOCK_ENV] = clock_spec(self.clock.factor, self.clock.origin, self.clock.real_origin)
-        env[LEASE_ENV] = f"{LEASE_TTL.total_seconds()};{LEASE_RENEW.total_seconds()}"
-        env[DATABASE_ENV] = self.url
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
-        with open(ws.log(), "wb") as log:  # the child keeps its own descriptor
-            ws.process = subprocess.Popen(
-                [sys.executable, "-m", "tests.office.node_child", str(ws.data_dir)],
-                cwd=PROJECT_ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                creationflags=_SPAWN_FLAGS,
-            )
+        lease = {LEASE_ENV: f"{LEASE_TTL.total_seconds()};{LEASE_RENEW.total_seconds()}", DATABASE_ENV: self.url}
+        ws.process = spawn_child("tests.office.node_child", ws.data_dir, ws.log(), self.clock, ws.keyring_file, lease)
         return ws.process
 
     def pid(self, name: str) -> int | None:

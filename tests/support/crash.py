@@ -238,22 +238,8 @@ class CrashRig:
 
     def spawn(self) -> subprocess.Popen[bytes]:
         self._lives += 1
-        env = dict(os.environ)
-        env[KEYRING_ENV] = str(self.keyring_file)
-        env[CLOCK_ENV] = clock_spec(self.clock.factor, self.clock.origin, self.clock.real_origin)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
-        log = open(self.root / f"child-{self._lives:03d}.log", "wb")  # the child keeps its own descriptor
-        try:
-            return subprocess.Popen(
-                [sys.executable, "-m", "tests.support.crash_child", str(self.data_dir)],
-                cwd=PROJECT_ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                creationflags=_SPAWN_FLAGS,
-            )
-        finally:
-            log.close()
+        log = self.root / f"child-{self._lives:03d}.log"
+        return spawn_child("tests.support.crash_child", self.data_dir, log, self.clock, self.keyring_file)
 
     def life(self, mode: str) -> None:
         """One child, killed (SIGKILL; TerminateProcess on Windows) in ``mode``; then the cursors are read."""
@@ -426,6 +412,32 @@ class CrashRig:
             asked[record.caller_doc] = max(value, asked.get(record.caller_doc, 0))
         out.violations = list(self.sandbox.referee.report()["violations"])
         return out
+
+
+def spawn_child(
+    module: str,
+    data_dir: Path,
+    log: Path,
+    clock: ScaledClock,
+    keyring_file: Path,
+    extra_env: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """``python -m module data_dir`` from the project's root, with the rig's keyring file and
+    clock (and ``extra_env``) in its environment, its output in ``log``."""
+    env = dict(os.environ)
+    env[KEYRING_ENV] = str(keyring_file)
+    env[CLOCK_ENV] = clock_spec(clock.factor, clock.origin, clock.real_origin)
+    env.update(extra_env or {})
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
+    with open(log, "wb") as output:  # the child keeps its own descriptor
+        return subprocess.Popen(
+            [sys.executable, "-m", module, str(data_dir)],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            creationflags=_SPAWN_FLAGS,
+        )
 
 
 def graceful_stop_signal() -> int:
