@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.capture.node import CaptureNode, LeaseTiming
+from app.capture.node import NODE_ID_NAME, CaptureNode, LeaseTiming, node_identity
 from app.capture.office import Office
 from app.capture.service import CaptureService
 from app.core.cadence import display_time
@@ -179,3 +179,18 @@ def test_a_capture_round_on_a_client_is_refused_and_names_the_node(harness: Harn
     )
     assert len(harness.sandbox.referee.requests) == calls_before
     a.stop(5)
+
+
+def test_the_node_id_is_kept_in_the_data_folder_across_restarts(tmp_path: Path) -> None:
+    # Also Windows' behaviour: 32 ASCII characters and no newline, so text mode adds no "\r\n".
+    first, again = node_identity(tmp_path), node_identity(tmp_path)
+    assert first.node_id == again.node_id and len(first.node_id) == 32
+    assert (tmp_path / NODE_ID_NAME).read_bytes() == first.node_id.encode("ascii")
+    (tmp_path / NODE_ID_NAME).write_bytes(b"\xff\xfe damaged")  # a damaged file: a new id, written
+    fixed = node_identity(tmp_path)
+    assert fixed.node_id != first.node_id and (tmp_path / NODE_ID_NAME).read_text("ascii") == fixed.node_id
+
+
+def test_a_folder_where_the_id_cannot_be_written_still_gets_a_node(tmp_path: Path) -> None:
+    missing = tmp_path / "nao-existe"  # the write fails (as on a read-only share): one id per start
+    assert node_identity(missing).node_id != node_identity(missing).node_id
