@@ -98,7 +98,9 @@ def test_a_node_paused_past_its_lease_commits_no_lot_and_stands_by(harness: Harn
     a.tick()  # the renewal is refused: back to standby, the service stopped
     assert not a.holding and not service.running and harness.ctx.db.fence is None
     assert service.dispatch_manifestations() == 0  # the gate stays shut
-    b.stop(5)
+    b.stop(5)  # B hands the office back: A, standing by, captures again (its service restarted)
+    a.tick()
+    assert a.holding and service.running and a.may_query() and a.token == 3
     a.stop(5)
 
 
