@@ -37,7 +37,7 @@ from pathlib import Path
 from app.capture.instance import DataFolderLock
 from app.capture.service import CaptureService
 from app.core.errors import CapturaError
-from app.store.lease import LeaseHolder, LeaseLost, NodeIdentity, NodeLeases, fence_in
+from app.store.lease import LeaseHolder, NodeIdentity, NodeLeases, fence_in
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,6 @@ class CaptureNode:
         *,
         data_lock: DataFolderLock | None = None,
         timing: LeaseTiming | None = None,
-        on_change: Callable[[bool], None] | None = None,
         eligible: Callable[[], bool] | None = None,
     ) -> None:
         """``eligible``: whether this workstation may take the capture over (it holds the
@@ -98,11 +97,9 @@ class CaptureNode:
         self.data_lock = data_lock
         self.timing = timing or LeaseTiming()
         self.leases = NodeLeases(service.ctx.db)
-        self.on_change = on_change
         self._clock = service.ctx.clock
         self._token: int | None = None
         self._expires: datetime | None = None
-        self._since: datetime | None = None
         # Another node's lease as last seen changing: (token, renewal) and when, on this clock.
         self._seen: tuple[tuple[int, datetime | None], datetime] | None = None
         self._lock = threading.RLock()
@@ -135,13 +132,6 @@ class CaptureNode:
         """The lease as stored (who captures for the office, since when)."""
         return self.leases.holder()
 
-    def elsewhere(self) -> LeaseHolder | None:
-        """The lease when another workstation holds it now (None: this one, or nobody)."""
-        holder = self.leases.holder()
-        if holder is None or not holder.live(self._clock.now()) or holder.is_(self.identity):
-            return None
-        return holder
-
     # ------------------------------------------------------------------ life
 
     def start(self) -> None:
@@ -170,7 +160,7 @@ class CaptureNode:
             if token is not None:
                 finished = self._stop_service(timeout)
                 self.service.ctx.db.fence = None
-                self._token = self._expires = self._since = None
+                self._token = self._expires = None
                 with contextlib.suppress(CapturaError):  # unreachable server: the lease expires
                     self.leases.release(token, self._clock.now())
         if self.data_lock is not None:
@@ -242,36 +232,31 @@ class CaptureNode:
             return
         self._seen = None
         self.service.captured_elsewhere = None
-        self._token, self._expires, self._since = token, now + self.timing.ttl, now
+        self._token, self._expires = token, now + self.timing.ttl
         self.service.ctx.db.fence = partial(fence_in, token=token)
         try:
             self.service.start()
         except BaseException:
             self.service.ctx.db.fence = None
-            self._token = self._expires = self._since = None
+            self._token = self._expires = None
             with contextlib.suppress(CapturaError):
                 self.leases.release(token, now)
             raise
         log.info("Esta estação é o nó de captura do escritório (concessão %s)", token)
-        self._changed(True)
 
     def _demote(self, reason: str) -> None:
         log.warning("Esta estação deixou de ser o nó de captura: %s; em espera", reason)
         self._expires = None  # may_query is False from here on
         self._stop_service(STOP_ON_LOSS_SECONDS)
         self.service.ctx.db.fence = None
-        self._token = self._since = None
-        self._changed(False)
+        self._token = None
 
     def _stop_service(self, timeout: float) -> bool:
         try:
             return self.service.stop(timeout)
-        except LeaseLost:  # its closing writes are fenced: the new node closes them
+        except CapturaError as error:  # closing writes fenced (LeaseLost) or the server gone:
+            log.warning("Serviço parado sem fechar suas execuções (o próximo nó as fecha): %s", error)
             return False
-
-    def _changed(self, holding: bool) -> None:
-        if self.on_change is not None:
-            self.on_change(holding)
 
 
 @contextmanager

@@ -22,7 +22,8 @@ from app.core.products import Product
 from app.desk.desk import Desk
 from app.desk.errors import DeskError
 from app.desk.nodes import holds_certificates, node_view
-from app.store.lease import LeaseLost, NodeIdentity
+from app.store.errors import StorageUnavailable
+from app.store.lease import LeaseLost, NodeIdentity, NodeLeases
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
 
 ALFA = NodeIdentity("a" * 32, "ESTACAO-ALFA", 101)
@@ -196,3 +197,23 @@ def test_the_node_id_is_kept_in_the_data_folder_across_restarts(tmp_path: Path) 
 def test_a_folder_where_the_id_cannot_be_written_still_gets_a_node(tmp_path: Path) -> None:
     missing = tmp_path / "nao-existe"  # the write fails (as on a read-only share): one id per start
     assert node_identity(missing).node_id != node_identity(missing).node_id
+
+
+def test_a_node_cut_off_from_the_database_stops_querying_then_stands_by(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = _idle_service(harness.office)
+    a = _node(service, ALFA)
+    a.tick()
+
+    def unreachable(*_args: object, **_kwargs: object) -> bool:  # the fault: the server went away
+        raise StorageUnavailable("Sem conexão com o banco do escritório: connection refused.")
+
+    monkeypatch.setattr(NodeLeases, "renew", unreachable)
+    harness.clock.advance(TIMING.ttl - TIMING.renew_every)
+    a.tick()  # not renewed, but the lease may still be ours: it stays, and queries stop already
+    assert a.holding and not a.may_query()
+    harness.clock.advance(TIMING.renew_every)
+    a.tick()  # expired without a renewal: another may take it now
+    assert not a.holding and not service.running and harness.ctx.db.fence is None
+    a.stop(5)
