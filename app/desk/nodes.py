@@ -90,7 +90,9 @@ def start_node(service: CaptureService, office: Office, owner: str, timing: Leas
     desktop), standing by otherwise; refused when another process captures this data folder."""
     lock = DataFolderLock(office.data_dir, owner=owner)
     identity = node_identity(office.data_dir)
-    node = CaptureNode(service, identity, data_lock=lock, timing=timing, eligible=lambda: holds_certificates(office))
+    # A data folder's own SQLite file has no other workstation to leave the capture to.
+    eligible = None if office.db.path is not None else (lambda: holds_certificates(office))
+    node = CaptureNode(service, identity, data_lock=lock, timing=timing, eligible=eligible)
     try:
         node.start()
     except AlreadyRunning as error:
