@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy import Connection, text
+
 from app.core.errors import CapturaError
 from app.store.db import Database
 from app.store.types import utc_text
@@ -152,6 +154,28 @@ class NodeLeases:
         return LeaseHolder(
             int(token), node_id, workstation, pid, _instant(acquired), _instant(renewed), _instant(expires)
         )
+
+
+# A lease expired longer ago than this on the reader's clock belongs to a dead node, whatever the
+# two workstations' clocks say (they rarely disagree by minutes; a live node renews every 20 s).
+DEAD_AFTER = timedelta(minutes=10)
+
+
+def migration_refusal(connection: Connection, now: datetime) -> str | None:
+    """Why the office database may not be moved to a newer schema now (a node captures, with the
+    older app, and would write into tables it does not know), or None. For the migration's guard
+    (on the open ``connection`` of the migration, before it runs; revision 0013 or later)."""
+    row = connection.execute(
+        text("SELECT node_id, workstation, pid, expires_at FROM node_lease WHERE name = :name"), {"name": LEASE_NAME}
+    ).first()
+    expires = _instant(row[3]) if row is not None else None
+    if row is None or row[0] is None or expires is None or expires + DEAD_AFTER <= now:
+        return None
+    return (
+        f"A estação {row[1]} (PID {row[2]}) está capturando para o escritório com a versão anterior do "
+        "Captura DF-e: o banco do escritório só é atualizado quando nenhuma estação captura. Pare a "
+        "captura nela (ou atualize-a primeiro) e abra de novo; nada foi alterado no banco."
+    )
 
 
 def fence_in(driver: Any, token: int) -> None:

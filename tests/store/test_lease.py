@@ -10,7 +10,7 @@ from app.core.clock import FakeClock
 from app.core.products import Product
 from app.store.cursors import CaptureStateRepository
 from app.store.db import Database
-from app.store.lease import LeaseLost, NodeIdentity, NodeLeases, fence_in
+from app.store.lease import DEAD_AFTER, LeaseLost, NodeIdentity, NodeLeases, fence_in, migration_refusal
 from app.store.records import CaptureState, Company
 
 TTL = timedelta(seconds=60)
@@ -94,3 +94,19 @@ def test_the_fence_refuses_every_write_of_a_node_whose_token_moved_on(
         pass
     db.fence = None
     assert cursors.get(company.id, Product.NFE).ult_nsu == 10  # the stale write left nothing
+
+
+def test_the_schema_moves_on_only_when_no_node_captures(db: Database, clock: FakeClock) -> None:
+    leases = NodeLeases(db)
+    with db.engine.connect() as connection:
+        assert migration_refusal(connection, clock.now()) is None  # nobody ever captured
+    token = leases.acquire(ALFA, clock.now(), TTL)
+    assert token is not None
+    with db.engine.connect() as connection:
+        refusal = migration_refusal(connection, clock.now())
+        assert refusal is not None and refusal.startswith("A estação ESTACAO-ALFA (PID 101) está capturando")
+        # A node dead for longer than clocks ever disagree: it no longer holds the office back.
+        assert migration_refusal(connection, clock.now() + TTL + DEAD_AFTER) is None
+    assert leases.release(token, clock.now())
+    with db.engine.connect() as connection:
+        assert migration_refusal(connection, clock.now()) is None
