@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, text
 
@@ -50,8 +50,7 @@ class LeaseLost(CapturaError):
     may commit (another workstation took over, or its lease expired and was taken)."""
 
 
-@dataclass(frozen=True, slots=True)
-class NodeIdentity:
+class NodeIdentity(NamedTuple):
     """Who a workstation is: its data folder's id, the machine's name, the process."""
 
     node_id: str
