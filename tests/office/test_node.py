@@ -74,7 +74,9 @@ def test_the_standby_takes_over_within_two_minutes_of_the_node_stopping_renewals
 
 
 def test_a_node_paused_past_its_lease_commits_no_lot_and_stands_by(harness: Harness, second: Office) -> None:
-    service = CaptureService(harness.ctx, captures={Product.NFE: harness.capture})
+    # The node's service on the harness's context (its database, so its fence) with its scheduler
+    # idle: the engine's run is driven here, at the moment chosen, not by a background pass.
+    service = CaptureService(harness.ctx, captures={})
     a = _node(service, ALFA)
     a.tick()
     assert a.holding and harness.ctx.db.fence is not None
