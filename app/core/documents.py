@@ -49,3 +49,14 @@ class Direction(StrEnum):
 
     RECEIVED = "received"
     EMITTED = "emitted"
+
+
+# The Portuguese word the window, the command line and the reports show for each value.
+STATUS_LABELS = {
+    DocumentStatus.AUTHORISED: "autorizada",
+    DocumentStatus.CANCELLED: "cancelada",
+    DocumentStatus.DENIED: "denegada",
+    DocumentStatus.SUMMARY: "resumo",
+    DocumentStatus.UNKNOWN: "desconhecida",
+}
+DIRECTION_LABELS = {Direction.RECEIVED: "recebida", Direction.EMITTED: "emitida"}

@@ -9,19 +9,14 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from app.core.cadence import ACTION_LABELS, CONSULTANDO, Action
 from app.core.clock import BRASILIA
+from app.core.documents import DIRECTION_LABELS, STATUS_LABELS
 from app.core.ids import Cnpj, Cpf
 from app.core.manifestation import CIENCIA, MANIFESTATION_TYPES, ManifestationState, PendingDeadline
 from app.core.products import Product
-from app.store.records import Direction, DocumentStatus, ManifestationStatus, RowKind
+from app.store.records import ManifestationStatus, RowKind
 
-DIRECTION = {Direction.RECEIVED: "recebida", Direction.EMITTED: "emitida"}
-STATUS = {
-    DocumentStatus.AUTHORISED: "autorizada",
-    DocumentStatus.CANCELLED: "cancelada",
-    DocumentStatus.DENIED: "denegada",
-    DocumentStatus.SUMMARY: "resumo",
-    DocumentStatus.UNKNOWN: "desconhecida",
-}
+DIRECTION = DIRECTION_LABELS
+STATUS = STATUS_LABELS
 ROW_KIND = {
     RowKind.SUMMARY: "resumo",
     RowKind.COMPLETE: "completa",

@@ -13,6 +13,7 @@ from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
 from app.core.clock import BRASILIA
+from app.core.documents import DIRECTION_LABELS, STATUS_LABELS
 from app.core.manifestation import CONFIRMACAO, MANIFESTATION_TYPES, manifestation_state, next_deadline
 from app.export.manual import Selection, issued_ids
 from app.export.reform_report import credit_report
@@ -34,14 +35,6 @@ from app.store.reports import ReportRepository
 
 PAGE = 500
 PRODUCT_SHEETS = {Product.NFE: "NF-e", Product.CTE: "CT-e", Product.NFSE: "NFS-e"}
-DIRECTIONS = {Direction.RECEIVED: "recebida", Direction.EMITTED: "emitida"}
-STATUSES = {
-    DocumentStatus.AUTHORISED: "autorizada",
-    DocumentStatus.CANCELLED: "cancelada",
-    DocumentStatus.DENIED: "denegada",
-    DocumentStatus.SUMMARY: "resumo",
-    DocumentStatus.UNKNOWN: "desconhecida",
-}
 GAP_STATUSES = {
     GapStatus.PENDING: "pendente",
     GapStatus.RECOVERED: "recuperada",
@@ -153,8 +146,8 @@ class Reports:
             doc.recipient_id,
             doc.recipient_name,
             *values,
-            DIRECTIONS[doc.direction],
-            STATUSES[doc.status],
+            DIRECTION_LABELS[doc.direction],
+            STATUS_LABELS[doc.status],
         ]
 
     # ------------------------------------------------------------------ IBS and CBS credits
@@ -205,7 +198,7 @@ class Reports:
                     month,
                     PRODUCT_SHEETS[product],
                     content,
-                    DIRECTIONS[direction],
+                    DIRECTION_LABELS[direction],
                     count,
                     cancelled,
                     money(cents),
