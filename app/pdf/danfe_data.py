@@ -8,12 +8,17 @@ print it and an odd value never raises.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
 from lxml import etree
 
+from app.core.documents import DocumentStatus
+from app.documents.model import DocumentError, NfeMeta, PartyInfo
 from app.documents.nfe import read_nfe_root
+from app.documents.reform_model import ReformItem, ReformValues
+from app.documents.values import to_int
 from app.pdf.errors import PdfError
 from app.pdf.events import registered_cancellation
 from app.safexml import parse_xml
@@ -63,21 +68,28 @@ class Party:
         return self.street
 
 
-def _party(element: etree._Element | None, address_tag: str | None) -> Party:
-    """A party; ``address_tag`` None when the address fields sit in the element itself
-    (retirada, entrega)."""
+def _party(element: etree._Element | None, address_tag: str | None, known: PartyInfo | None = None) -> Party:
+    """A party: who it is (name, CNPJ/CPF, IE, UF) as the NF-e reader read it (``known``), its
+    address and the DANFE's other boxes from ``element``. Retirada and entrega, which no reader
+    reads, come whole from ``element`` (``address_tag`` None: the address sits in it)."""
     if element is None:
         return Party()
     address = _find(element, address_tag) if address_tag else element
     street = ", ".join(p for p in (text(address, "xLgr"), text(address, "nro"), text(address, "xCpl")) if p)
+    name, tax_id, ie, uf = (
+        (known.name or "", known.doc or known.foreign_id or "", known.ie or "", known.uf or "")
+        if known is not None
+        else (text(element, "xNome"), _first(element, "CNPJ", "CPF", "idEstrangeiro"), text(element, "IE"),
+              text(address, "UF"))
+    )  # fmt: skip
     return Party(
-        name=text(element, "xNome"),
-        tax_id=_first(element, "CNPJ", "CPF", "idEstrangeiro"),
-        ie=text(element, "IE"),
+        name=name,
+        tax_id=tax_id,
+        ie=ie,
         street=street,
         district=text(address, "xBairro"),
         city=text(address, "xMun"),
-        uf=text(address, "UF"),
+        uf=uf,
         cep=text(address, "CEP"),
         phone=text(address, "fone"),
         fantasy=text(element, "xFant"),
@@ -104,20 +116,16 @@ class Item:
     icms_rate: str
     ipi_rate: str
     class_trib: str = ""  # cClassTrib (NT 2026.010)
-    ibs_value: str = ""
-    cbs_value: str = ""
     reform: dict[str, str] = field(default_factory=dict)  # IBS/CBS/IS item values present (NT 2026.010)
 
 
-def _item(det: etree._Element) -> Item:
+def _item(det: etree._Element, known: ReformItem | None) -> Item:
     prod = _find(det, "prod")
     tax = _find(det, "imposto")
     icms_group = _find(tax, "ICMS")
     icms = icms_group[0] if icms_group is not None and len(icms_group) else None
     orig, cst = text(icms, "orig"), _first(icms, "CST", "CSOSN")
     ipi = _find(tax, "IPI/IPITrib")
-    ibscbs = _find(tax, "IBSCBS")
-    group = _find(ibscbs, "gIBSCBS")
     description = text(prod, "xProd")
     extra = text(det, "infAdProd")
     if extra:
@@ -137,27 +145,29 @@ def _item(det: etree._Element) -> Item:
         ipi_value=text(ipi, "vIPI"),
         icms_rate=text(icms, "pICMS"),
         ipi_rate=text(ipi, "pIPI"),
-        class_trib=text(ibscbs, "cClassTrib"),
-        ibs_value=text(group, "vIBS") or _sum(text(group, "gIBSUF/vIBSUF"), text(group, "gIBSMun/vIBSMun")),
-        cbs_value=text(group, "gCBS/vCBS"),
-        reform=_reform(tax, group),
+        class_trib=(known.class_code or "") if known is not None else "",
+        reform=_reform(tax, known),
     )
 
 
-_REFORM_PATHS = {  # item value -> path under gIBSCBS ("IS/..." under imposto)
-    "vBC": "vBC", "pIBSUF": "gIBSUF/pIBSUF", "vIBSUF": "gIBSUF/vIBSUF", "pIBSMun": "gIBSMun/pIBSMun",
-    "vIBSMun": "gIBSMun/vIBSMun", "pCBS": "gCBS/pCBS", "vCBS": "gCBS/vCBS",
-}  # fmt: skip
+# The item's rates and IS base, which the reform reader (app.documents.reform) leaves out: the
+# DANFE prints them beside the values that reader gives.
+_RATE_PATHS = {"pIBSUF": "IBSCBS/gIBSCBS/gIBSUF/pIBSUF", "pIBSMun": "IBSCBS/gIBSCBS/gIBSMun/pIBSMun",
+               "pCBS": "IBSCBS/gIBSCBS/gCBS/pCBS", "vBCIS": "IS/vBCIS", "pIS": "IS/pIS"}  # fmt: skip
 
 
-def _reform(tax: etree._Element | None, group: etree._Element | None) -> dict[str, str]:
-    values = {name: value for name, path in _REFORM_PATHS.items() if (value := text(group, path))}
-    for name in ("vBCIS", "pIS", "vIS"):
-        if value := text(tax, f"IS/{name}"):
-            values[name] = value
-    if cst := text(tax, "IBSCBS/CST"):
-        values["CST"] = cst
+def _reform(tax: etree._Element | None, known: ReformItem | None) -> dict[str, str]:
+    values = {name: value for name, path in _RATE_PATHS.items() if (value := text(tax, path))}
+    if known is not None:
+        read = {"vBC": known.base_cents, "vIBSUF": known.ibs_uf_cents, "vIBSMun": known.ibs_mun_cents,
+                "vCBS": known.cbs_cents, "vIS": known.is_cents}  # fmt: skip
+        values.update((name, amount(cents)) for name, cents in read.items() if cents is not None)
     return values
+
+
+def amount(cents: int | None) -> str:
+    """Centavos as the decimal text the XML writes ("1234.50"); "" for an absent value."""
+    return "" if cents is None else str(Decimal(cents).scaleb(-2))
 
 
 def _sum(*values: str) -> str:
@@ -263,43 +273,50 @@ _TOTAL_TAGS = (
     "vBC vICMS vICMSDeson vFCPUFDest vICMSUFDest vICMSUFRemet vFCP vBCST vST vFCPST vFCPSTRet vProd vFrete "
     "vSeg vDesc vII vIPI vIPIDevol vPIS vCOFINS vOutro vNF vTotTrib"
 ).split()
-_IBSCBS_PATHS = {
-    "vBCIBSCBS": "IBSCBSTot/vBCIBSCBS",
-    "vIBSUF": "IBSCBSTot/gIBS/gIBSUF/vIBSUF",
-    "vIBSMun": "IBSCBSTot/gIBS/gIBSMun/vIBSMun",
-    "vIBS": "IBSCBSTot/gIBS/vIBS",
-    "vCredPresIBS": "IBSCBSTot/gIBS/vCredPres",
-    "vCBS": "IBSCBSTot/gCBS/vCBS",
-    "vCredPresCBS": "IBSCBSTot/gCBS/vCredPres",
-    "vIBSMono": "IBSCBSTot/gMono/vIBSMono",
-    "vCBSMono": "IBSCBSTot/gMono/vCBSMono",
-    "vIS": "ISTot/vIS",
-    "vNFTot": "vNFTot",
-}
+_MONO_PATHS = {"vIBSMono": "IBSCBSTot/gMono/vIBSMono", "vCBSMono": "IBSCBSTot/gMono/vCBSMono"}
+
+
+def _ibscbs(total: etree._Element | None, meta: NfeMeta) -> dict[str, str]:
+    """NT 2026.010's totals, only those present: the reform reader's values, the monophasic ones
+    (which it does not read) from ``total``."""
+    reform = meta.reform or ReformValues()
+    read = {
+        "vBCIBSCBS": reform.base_cents, "vIBSUF": reform.ibs_uf_cents, "vIBSMun": reform.ibs_mun_cents,
+        "vIBS": reform.ibs_cents, "vCredPresIBS": reform.ibs_presumed_cents, "vCBS": reform.cbs_cents,
+        "vCredPresCBS": reform.cbs_presumed_cents, "vIS": reform.is_cents, "vNFTot": meta.total_nf_tot_cents,
+    }  # fmt: skip
+    found = {name: amount(cents) for name, cents in read.items() if cents is not None}
+    found.update((name, value) for name, path in _MONO_PATHS.items() if (value := text(total, path)))
+    return found
+
+
+def read_meta(root: etree._Element) -> NfeMeta:
+    """The NF-e reader's reading of ``root`` (the same the capture stores), or a :class:`PdfError`."""
+    try:
+        meta = read_nfe_root(root, allow_unknown=False)
+    except DocumentError as error:
+        raise PdfError(f"Não foi possível gerar o DANFE: {error.message}") from error
+    if not isinstance(meta, NfeMeta):
+        raise PdfError("Não foi possível gerar o DANFE: o XML não é uma NF-e.")
+    return meta
+
+
+def written(value: datetime | None) -> str:
+    """A date as the XML writes it (ISO 8601 in the document's own offset); "" when absent."""
+    return "" if value is None else value.isoformat()
 
 
 def read_nfe(root: etree._Element, events: Sequence[bytes] = ()) -> Nfe:
-    """The DANFE's values from a parsed nfeProc or NFe root."""
+    """The DANFE's values from a parsed nfeProc or NFe root: what the NF-e reader
+    (``app.documents.nfe``) reads, and the boxes only a DANFE prints from the tree."""
+    meta = read_meta(root)
     nfe = root if root.tag == N + "NFe" else _find(root, "NFe")
     inf = _find(nfe, "infNFe")
-    if inf is None:
-        raise PdfError("XML da NF-e sem o grupo infNFe: não há o que imprimir no DANFE.")
     ide = _find(inf, "ide")
-    key = (inf.get("Id") or "").removeprefix("NFe")
-    prot = _find(root, "protNFe/infProt")
-    key = key or text(prot, "chNFe")
     total = _find(inf, "total")
     icms_tot = _find(total, "ICMSTot")
     transp = _find(inf, "transp")
     transporta = _find(transp, "transporta")
-    carrier_party = Party(
-        name=text(transporta, "xNome"),
-        tax_id=_first(transporta, "CNPJ", "CPF"),
-        ie=text(transporta, "IE"),
-        street=text(transporta, "xEnder"),
-        city=text(transporta, "xMun"),
-        uf=text(transporta, "UF"),
-    )
     vehicle = _find(transp, "veicTransp")
     cobr = _find(inf, "cobr")
     fat = _find(cobr, "fat")
@@ -312,26 +329,31 @@ def read_nfe(root: etree._Element, events: Sequence[bytes] = ()) -> Nfe:
     if not moved and text(ide, "dSaiEnt"):
         moved = f"{text(ide, 'dSaiEnt')}T{text(ide, 'hSaiEnt')}"
     issqn_tot = _find(total, "ISSQNtot")
+    totals = {tag: text(icms_tot, tag) for tag in _TOTAL_TAGS}
+    if meta.total_cents is not None:
+        totals["vNF"] = amount(meta.total_cents)
+    reform_items = {item.number: item for item in meta.reform.items} if meta.reform is not None else {}
+    key = meta.access_key
     return Nfe(
         key=key,
-        number=text(ide, "nNF"),
-        series=text(ide, "serie"),
-        model=text(ide, "mod"),
-        issued=_first(ide, "dhEmi", "dEmi"),
+        number="" if meta.number is None else str(meta.number),
+        series="" if meta.serie is None else str(meta.serie),
+        model=meta.model,
+        issued=written(meta.issued_at),
         moved=moved,
-        direction=text(ide, "tpNF"),
-        environment=text(ide, "tpAmb") or text(prot, "tpAmb"),
+        direction="" if meta.operation_type is None else str(meta.operation_type),
+        environment="" if meta.environment is None else str(meta.environment),
         print_format=text(ide, "tpImp"),
         emission_type=text(ide, "tpEmis"),
         operation=text(ide, "natOp"),
-        emitter=_party(_find(inf, "emit"), "enderEmit"),
-        recipient=_party(_find(inf, "dest"), "enderDest"),
-        totals={tag: text(icms_tot, tag) for tag in _TOTAL_TAGS},
-        ibscbs={name: value for name, path in _IBSCBS_PATHS.items() if (value := text(total, path))},
+        emitter=_party(_find(inf, "emit"), "enderEmit", meta.emitter),
+        recipient=_party(_find(inf, "dest"), "enderDest", meta.recipient),
+        totals=totals,
+        ibscbs=_ibscbs(total, meta),
         issqn={tag: text(issqn_tot, tag) for tag in ("vServ", "vBC", "vISS")} if issqn_tot is not None else {},
         carrier=Carrier(
             freight=text(transp, "modFrete"),
-            party=carrier_party,
+            party=replace(_party(transporta, None, meta.transporter), street=text(transporta, "xEnder")),
             plate=text(vehicle, "placa"),
             plate_uf=text(vehicle, "UF"),
             antt=text(vehicle, "RNTC"),
@@ -340,17 +362,21 @@ def read_nfe(root: etree._Element, events: Sequence[bytes] = ()) -> Nfe:
         invoice={tag: text(fat, tag) for tag in ("nFat", "vOrig", "vDesc", "vLiq")} if fat is not None else {},
         duplicates=duplicates,
         payments=payments,
-        items=tuple(_item(det) for det in inf.findall(N + "det")),
+        items=tuple(_item(det, reform_items.get(to_int(det.get("nItem") or "") or 0)) for det in _dets(inf)),
         fisco_info=text(inf, "infAdic/infAdFisco"),
         complementary_info=text(inf, "infAdic/infCpl"),
-        protocol=text(prot, "nProt"),
-        protocol_at=text(prot, "dhRecbto"),
-        protocol_status=text(prot, "cStat"),
+        protocol=meta.protocol or "",
+        protocol_at=written(meta.authorised_at),
+        protocol_status=meta.cstat or "",
         pickup=_party(_find(inf, "retirada"), None) if _find(inf, "retirada") is not None else None,
         delivery=_party(_find(inf, "entrega"), None) if _find(inf, "entrega") is not None else None,
         contingency=_contingency(ide),
-        cancelled=is_cancelled(key, events),
+        cancelled=meta.status is DocumentStatus.CANCELLED or is_cancelled(key, events),
     )
+
+
+def _dets(inf: etree._Element | None) -> list[etree._Element]:
+    return [] if inf is None else inf.findall(N + "det")
 
 
 def _contingency(ide: etree._Element | None) -> str:

@@ -14,10 +14,12 @@ from lxml import etree
 from reportlab.lib.pagesizes import A4
 
 from app.core.clock import BRASILIA
+from app.core.documents import DocumentStatus, PartyRole
 from app.core.manifestation import CIENCIA, CONFIRMACAO
+from app.documents.model import PartyInfo
 from app.pdf import formats as fmt
 from app.pdf.danfe_blocks import watermark
-from app.pdf.danfe_data import is_cancelled, text
+from app.pdf.danfe_data import amount, is_cancelled, read_meta, written
 from app.pdf.events import registered_event
 from app.pdf.layout import Sheet, new_canvas
 
@@ -42,9 +44,13 @@ OPENING_EVENTS = {CIENCIA: "Ciência da Operação", CONFIRMACAO: "Confirmação
 
 
 def render_summary(root: etree._Element, events: Sequence[bytes] = ()) -> bytes:
-    key = text(root, "chNFe")
-    situation = text(root, "cSitNFe")
-    cancelled = situation == "3" or is_cancelled(key, events)
+    """The page of a resNFe, every value as the NF-e reader (``app.documents.nfe``) reads it."""
+    meta = read_meta(root)
+    key = meta.access_key
+    emitter = meta.emitter or PartyInfo(PartyRole.EMITTER, None)
+    direction = "" if meta.operation_type is None else str(meta.operation_type)
+    situation = meta.situation or ""
+    cancelled = meta.status is DocumentStatus.CANCELLED or is_cancelled(key, events)
     opening = registered_event(key, events, OPENING_EVENTS)
     if opening is not None:
         event = OPENING_EVENTS[opening.tp_evento]
@@ -68,14 +74,13 @@ def render_summary(root: etree._Element, events: Sequence[bytes] = ()) -> bytes:
     y += 38
     rows: list[list[tuple[float, str, object]]] = [
         [(w, "Chave de acesso", fmt.key_groups(key))],
-        [(w * 0.7, "Emitente", text(root, "xNome")),
-         (w * 0.3, "CNPJ / CPF", fmt.tax_id(text(root, "CNPJ") or text(root, "CPF")))],
-        [(w * 0.35, "Inscrição estadual", text(root, "IE")),
-         (w * 0.35, "Data de emissão", fmt.date_time(text(root, "dhEmi"))),
-         (w * 0.3, "Tipo da operação", DIRECTION.get(text(root, "tpNF"), text(root, "tpNF")))],
-        [(w * 0.35, "Valor total da nota", f"R$ {fmt.money(text(root, 'vNF'))}"),
-         (w * 0.35, "Protocolo de autorização", text(root, "nProt")),
-         (w * 0.3, "Data de autorização", fmt.date_time(text(root, "dhRecbto")))],
+        [(w * 0.7, "Emitente", emitter.name or ""), (w * 0.3, "CNPJ / CPF", fmt.tax_id(emitter.doc))],
+        [(w * 0.35, "Inscrição estadual", emitter.ie or ""),
+         (w * 0.35, "Data de emissão", fmt.date_time(written(meta.issued_at))),
+         (w * 0.3, "Tipo da operação", DIRECTION.get(direction, direction))],
+        [(w * 0.35, "Valor total da nota", f"R$ {fmt.money(amount(meta.total_cents))}"),
+         (w * 0.35, "Protocolo de autorização", meta.protocol or ""),
+         (w * 0.3, "Data de autorização", fmt.date_time(written(meta.authorised_at)))],
         [(w * 0.35, "Situação na SEFAZ", "Cancelada" if cancelled else SITUATION.get(situation, situation or "-")),
          (w * 0.65, "Para obter o XML completo", to_get)],
     ]  # fmt: skip
