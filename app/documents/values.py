@@ -39,6 +39,12 @@ def to_cents(text: str) -> int | None:
     return int(whole) * 100 + int(frac.ljust(2, "0"))
 
 
+def cents_text(cents: int | None) -> str:
+    """329020 → ``"3290.20"``: centavos back as the XML's decimal text (the PDFs print from it);
+    "" for an absent value."""
+    return "" if cents is None else f"{cents // 100}.{cents % 100:02d}"
+
+
 def to_int(text: str) -> int | None:
     text = text.strip()
     return int(text) if text.isdigit() else None

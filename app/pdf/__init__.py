@@ -1,7 +1,7 @@
 """DANFE, DACTE and DANFSe rendered from the stored XML (reportlab, embedded DejaVu fonts).
 
-``render_pdf`` is the one entry: it reads the root element and hands the bytes to the
-product's renderer, each with the same signature ``(xml, *, events=()) -> bytes``. ``events``
+``render_pdf`` is the one entry: it parses the XML once and hands the tree to the
+product's renderer, each with the same signature ``(root, *, events=()) -> bytes``. ``events``
 are the stored event XMLs of the same key (a cancellation among them marks the PDF).
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 
-from app.pdf.errors import PdfError
-from app.safexml import parse_xml
-from app.safexml.errors import XmlRejected
+from lxml import etree
+
+from app.pdf.errors import PdfError, parsed
 
 __all__ = ["PdfError", "document_type", "render_pdf"]
 
@@ -22,23 +22,19 @@ NFSE_NS = "http://www.sped.fazenda.gov.br/nfse"
 
 # root (namespace, local name) -> (document type, module, function)
 _RENDERERS: dict[tuple[str, str], tuple[str, str, str]] = {
-    (NFE_NS, "nfeProc"): ("DANFE", "app.pdf.danfe", "render_danfe"),
-    (NFE_NS, "NFe"): ("DANFE", "app.pdf.danfe", "render_danfe"),
-    (NFE_NS, "resNFe"): ("DANFE", "app.pdf.danfe", "render_danfe"),
-    (CTE_NS, "cteProc"): ("DACTE", "app.pdf.dacte", "render_dacte"),
-    (CTE_NS, "CTe"): ("DACTE", "app.pdf.dacte", "render_dacte"),
-    (CTE_NS, "cteOSProc"): ("DACTE", "app.pdf.dacte", "render_dacte"),
-    (CTE_NS, "CTeOS"): ("DACTE", "app.pdf.dacte", "render_dacte"),
-    (NFSE_NS, "NFSe"): ("DANFSe", "app.pdf.danfse", "render_danfse"),
+    (NFE_NS, "nfeProc"): ("DANFE", "app.pdf.danfe", "render_danfe_root"),
+    (NFE_NS, "NFe"): ("DANFE", "app.pdf.danfe", "render_danfe_root"),
+    (NFE_NS, "resNFe"): ("DANFE", "app.pdf.danfe", "render_danfe_root"),
+    (CTE_NS, "cteProc"): ("DACTE", "app.pdf.dacte", "render_dacte_root"),
+    (CTE_NS, "CTe"): ("DACTE", "app.pdf.dacte", "render_dacte_root"),
+    (CTE_NS, "cteOSProc"): ("DACTE", "app.pdf.dacte", "render_dacte_root"),
+    (CTE_NS, "CTeOS"): ("DACTE", "app.pdf.dacte", "render_dacte_root"),
+    (NFSE_NS, "NFSe"): ("DANFSe", "app.pdf.danfse", "render_danfse_root"),
 }
 Renderer = Callable[..., bytes]
 
 
-def _root_name(xml: bytes) -> tuple[str, str]:
-    try:
-        root = parse_xml(xml)
-    except XmlRejected as error:
-        raise PdfError(f"Não foi possível gerar o PDF: XML ilegível ({error.message}).") from error
+def _root_name(root: etree._Element) -> tuple[str, str]:
     tag = root.tag if isinstance(root.tag, str) else ""
     ns, _, local = tag[1:].partition("}") if tag.startswith("{") else ("", "", tag)
     return ns, local
@@ -46,11 +42,11 @@ def _root_name(xml: bytes) -> tuple[str, str]:
 
 def document_type(xml: bytes) -> str:
     """ "DANFE", "DACTE" or "DANFSe" for the XML; raises :class:`PdfError` for anything else."""
-    return _entry(xml)[0]
+    return _entry(parsed(xml, "PDF"))[0]
 
 
-def _entry(xml: bytes) -> tuple[str, str, str]:
-    ns, local = _root_name(xml)
+def _entry(root: etree._Element) -> tuple[str, str, str]:
+    ns, local = _root_name(root)
     found = _RENDERERS.get((ns, local))
     if found is None:
         raise PdfError(
@@ -60,8 +56,8 @@ def _entry(xml: bytes) -> tuple[str, str, str]:
     return found
 
 
-def _pick(xml: bytes) -> tuple[str, Renderer]:
-    kind, module, function = _entry(xml)
+def _pick(root: etree._Element) -> tuple[str, Renderer]:
+    kind, module, function = _entry(root)
     try:
         renderer = getattr(importlib.import_module(module), function)
     except (ImportError, AttributeError) as error:
@@ -72,9 +68,10 @@ def _pick(xml: bytes) -> tuple[str, Renderer]:
 def render_pdf(xml: bytes, *, events: Sequence[bytes] = ()) -> bytes:
     """The PDF of a stored document; ``events`` are its stored events (cancellation marks it).
     Raises :class:`PdfError` (Portuguese message) for what cannot be rendered."""
-    _kind, renderer = _pick(xml)
+    root = parsed(xml, "PDF")  # once: the renderer and the documents reader take this tree
+    _kind, renderer = _pick(root)
     try:
-        return renderer(xml, events=events)
+        return renderer(root, events=events)
     except PdfError:
         raise
     except (ValueError, KeyError, IndexError, TypeError, AttributeError, ArithmeticError) as error:

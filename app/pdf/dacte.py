@@ -14,6 +14,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lxml import etree
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
@@ -22,13 +23,12 @@ from app.pdf import dacte_blocks as blocks
 from app.pdf import formats
 from app.pdf.barcode import draw_code128
 from app.pdf.dacte_blocks import BOTTOM, HALF, OBS_LINE, OBS_SIZE, WIDTH, X0
-from app.pdf.dacte_data import MODALS, DacteError, read_dacte_bytes
+from app.pdf.dacte_data import MODALS, DacteError, read_dacte
 from app.pdf.dacte_model import CarriedDoc, Dacte
-from app.pdf.errors import PdfError
+from app.pdf.errors import PdfError, parsed
 from app.pdf.fonts import BOLD, sanitize
 from app.pdf.layout import Sheet, new_canvas, wrap
 from app.pdf.qr import draw_qr
-from app.safexml import XmlRejected
 
 HEADER_H = 62.0
 CONSULT = (
@@ -52,10 +52,13 @@ def render_dacte(xml: bytes, *, events: Sequence[bytes] = ()) -> bytes:
 
     Raises :class:`PdfError` with a Portuguese sentence for XML that is not a printable CT-e.
     """
+    return render_dacte_root(parsed(xml, "DACTE"), events=events)
+
+
+def render_dacte_root(root: etree._Element, *, events: Sequence[bytes] = ()) -> bytes:
+    """:func:`render_dacte` of the XML already parsed."""
     try:
-        dacte = read_dacte_bytes(xml, events)
-    except XmlRejected as error:
-        raise PdfError(f"Não foi possível gerar o DACTE: XML ilegível ({error.message}).") from error
+        dacte = read_dacte(root, events)
     except DacteError as error:
         raise PdfError(f"Não foi possível gerar o DACTE: {error.message}") from error
     return draw_dacte(dacte)

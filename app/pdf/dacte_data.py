@@ -73,8 +73,7 @@ class DacteError(DocumentDataError):
 
 def read_dacte_bytes(data: bytes, events: Sequence[bytes] = ()) -> Dacte:
     """:func:`read_dacte` of raw bytes; ``XmlRejected`` for bad XML, :class:`DacteError` for a non-CT-e."""
-    dacte = read_dacte(parse_xml(data))
-    return replace(dacte, cancelled=True) if is_cancelled(dacte.key, events) else dacte
+    return read_dacte(parse_xml(data), events)
 
 
 def is_cancelled(key: str, events: Iterable[bytes]) -> bool:
@@ -82,8 +81,14 @@ def is_cancelled(key: str, events: Iterable[bytes]) -> bool:
     return registered_cancellation(key, events, read_cte_root)
 
 
-def read_dacte(root: etree._Element) -> Dacte:
-    """The DACTE's content of one CT-e or CT-e OS document."""
+def read_dacte(root: etree._Element, events: Sequence[bytes] = ()) -> Dacte:
+    """The DACTE's content of one CT-e or CT-e OS document; cancelled when ``events`` hold a
+    registered cancellation of it."""
+    dacte = _read(root)
+    return replace(dacte, cancelled=True) if is_cancelled(dacte.key, events) else dacte
+
+
+def _read(root: etree._Element) -> Dacte:
     node = Node(root, _P)
     local = node.local
     if root.tag != _P + local or local not in _ROOTS:

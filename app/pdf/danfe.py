@@ -12,6 +12,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from lxml import etree
 from reportlab.lib.pagesizes import A4, landscape
 from reportlab.lib.units import mm
 
@@ -19,10 +20,8 @@ from app.pdf import danfe_blocks as blocks
 from app.pdf import danfe_items as items
 from app.pdf.danfe_columns import Column
 from app.pdf.danfe_data import N, Nfe, read_nfe
-from app.pdf.errors import PdfError
+from app.pdf.errors import parsed
 from app.pdf.layout import LEADING, TITLE_SIZE, Sheet, new_canvas, wrap
-from app.safexml import parse_xml
-from app.safexml.errors import XmlRejected
 
 MARGIN = 5.0
 STUB_H = 17.0
@@ -59,10 +58,11 @@ def _geometry(nfe: Nfe) -> Geometry:
 
 def render_danfe(xml: bytes, *, events: Sequence[bytes] = ()) -> bytes:
     """The DANFE of an nfeProc (or the summary page of a resNFe) as PDF bytes."""
-    try:
-        root = parse_xml(xml)
-    except XmlRejected as error:
-        raise PdfError(f"Não foi possível gerar o DANFE: {error.message}") from error
+    return render_danfe_root(parsed(xml, "DANFE"), events=events)
+
+
+def render_danfe_root(root: etree._Element, *, events: Sequence[bytes] = ()) -> bytes:
+    """:func:`render_danfe` of the XML already parsed."""
     if root.tag == N + "resNFe":
         from app.pdf.danfe_summary import render_summary
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
 from lxml import etree
@@ -18,11 +17,10 @@ from app.core.documents import DocumentStatus
 from app.documents.model import DocumentError, NfeMeta, PartyInfo
 from app.documents.nfe import read_nfe_root
 from app.documents.reform_model import ReformItem, ReformValues
-from app.documents.values import to_int
-from app.pdf.errors import PdfError
+from app.documents.values import cents_text, to_int
+from app.pdf import formats
+from app.pdf.errors import PdfError, parsed
 from app.pdf.events import registered_cancellation
-from app.safexml import parse_xml
-from app.safexml.errors import XmlRejected
 
 NS = "http://www.portalfiscal.inf.br/nfe"
 N = f"{{{NS}}}"
@@ -161,13 +159,8 @@ def _reform(tax: etree._Element | None, known: ReformItem | None) -> dict[str, s
     if known is not None:
         read = {"vBC": known.base_cents, "vIBSUF": known.ibs_uf_cents, "vIBSMun": known.ibs_mun_cents,
                 "vCBS": known.cbs_cents, "vIS": known.is_cents}  # fmt: skip
-        values.update((name, amount(cents)) for name, cents in read.items() if cents is not None)
+        values.update((name, cents_text(cents)) for name, cents in read.items() if cents is not None)
     return values
-
-
-def amount(cents: int | None) -> str:
-    """Centavos as the decimal text the XML writes ("1234.50"); "" for an absent value."""
-    return "" if cents is None else str(Decimal(cents).scaleb(-2))
 
 
 def _sum(*values: str) -> str:
@@ -285,7 +278,7 @@ def _ibscbs(total: etree._Element | None, meta: NfeMeta) -> dict[str, str]:
         "vIBS": reform.ibs_cents, "vCredPresIBS": reform.ibs_presumed_cents, "vCBS": reform.cbs_cents,
         "vCredPresCBS": reform.cbs_presumed_cents, "vIS": reform.is_cents, "vNFTot": meta.total_nf_tot_cents,
     }  # fmt: skip
-    found = {name: amount(cents) for name, cents in read.items() if cents is not None}
+    found = {name: cents_text(cents) for name, cents in read.items() if cents is not None}
     found.update((name, value) for name, path in _MONO_PATHS.items() if (value := text(total, path)))
     return found
 
@@ -299,11 +292,6 @@ def read_meta(root: etree._Element) -> NfeMeta:
     if not isinstance(meta, NfeMeta):
         raise PdfError("Não foi possível gerar o DANFE: o XML não é uma NF-e.")
     return meta
-
-
-def written(value: datetime | None) -> str:
-    """A date as the XML writes it (ISO 8601 in the document's own offset); "" when absent."""
-    return "" if value is None else value.isoformat()
 
 
 def read_nfe(root: etree._Element, events: Sequence[bytes] = ()) -> Nfe:
@@ -331,7 +319,7 @@ def read_nfe(root: etree._Element, events: Sequence[bytes] = ()) -> Nfe:
     issqn_tot = _find(total, "ISSQNtot")
     totals = {tag: text(icms_tot, tag) for tag in _TOTAL_TAGS}
     if meta.total_cents is not None:
-        totals["vNF"] = amount(meta.total_cents)
+        totals["vNF"] = cents_text(meta.total_cents)
     reform_items = {item.number: item for item in meta.reform.items} if meta.reform is not None else {}
     key = meta.access_key
     return Nfe(
@@ -339,7 +327,7 @@ def read_nfe(root: etree._Element, events: Sequence[bytes] = ()) -> Nfe:
         number="" if meta.number is None else str(meta.number),
         series="" if meta.serie is None else str(meta.serie),
         model=meta.model,
-        issued=written(meta.issued_at),
+        issued=formats.written(meta.issued_at),
         moved=moved,
         direction="" if meta.operation_type is None else str(meta.operation_type),
         environment="" if meta.environment is None else str(meta.environment),
@@ -366,7 +354,7 @@ def read_nfe(root: etree._Element, events: Sequence[bytes] = ()) -> Nfe:
         fisco_info=text(inf, "infAdic/infAdFisco"),
         complementary_info=text(inf, "infAdic/infCpl"),
         protocol=meta.protocol or "",
-        protocol_at=written(meta.authorised_at),
+        protocol_at=formats.written(meta.authorised_at),
         protocol_status=meta.cstat or "",
         pickup=_party(_find(inf, "retirada"), None) if _find(inf, "retirada") is not None else None,
         delivery=_party(_find(inf, "entrega"), None) if _find(inf, "entrega") is not None else None,
@@ -393,8 +381,4 @@ def is_cancelled(key: str, events: Sequence[bytes]) -> bool:
 
 
 def parse_nfe(xml: bytes, events: Sequence[bytes] = ()) -> Nfe:
-    try:
-        root = parse_xml(xml)
-    except XmlRejected as error:
-        raise PdfError(f"Não foi possível gerar o DANFE: {error.message}") from error
-    return read_nfe(root, events)
+    return read_nfe(parsed(xml, "DANFE"), events)

@@ -17,9 +17,10 @@ from app.core.clock import BRASILIA
 from app.core.documents import DocumentStatus, PartyRole
 from app.core.manifestation import CIENCIA, CONFIRMACAO
 from app.documents.model import PartyInfo
+from app.documents.values import cents_text
 from app.pdf import formats as fmt
 from app.pdf.danfe_blocks import watermark
-from app.pdf.danfe_data import amount, is_cancelled, read_meta, written
+from app.pdf.danfe_data import is_cancelled, read_meta
 from app.pdf.events import registered_event
 from app.pdf.layout import Sheet, new_canvas
 
@@ -76,11 +77,11 @@ def render_summary(root: etree._Element, events: Sequence[bytes] = ()) -> bytes:
         [(w, "Chave de acesso", fmt.key_groups(key))],
         [(w * 0.7, "Emitente", emitter.name or ""), (w * 0.3, "CNPJ / CPF", fmt.tax_id(emitter.doc))],
         [(w * 0.35, "Inscrição estadual", emitter.ie or ""),
-         (w * 0.35, "Data de emissão", fmt.date_time(written(meta.issued_at))),
+         (w * 0.35, "Data de emissão", fmt.date_time(fmt.written(meta.issued_at))),
          (w * 0.3, "Tipo da operação", DIRECTION.get(direction, direction))],
-        [(w * 0.35, "Valor total da nota", f"R$ {fmt.money(amount(meta.total_cents))}"),
+        [(w * 0.35, "Valor total da nota", f"R$ {fmt.money(cents_text(meta.total_cents))}"),
          (w * 0.35, "Protocolo de autorização", meta.protocol or ""),
-         (w * 0.3, "Data de autorização", fmt.date_time(written(meta.authorised_at)))],
+         (w * 0.3, "Data de autorização", fmt.date_time(fmt.written(meta.authorised_at)))],
         [(w * 0.35, "Situação na SEFAZ", "Cancelada" if cancelled else SITUATION.get(situation, situation or "-")),
          (w * 0.65, "Para obter o XML completo", to_get)],
     ]  # fmt: skip

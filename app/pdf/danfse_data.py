@@ -16,13 +16,16 @@ from decimal import Decimal, InvalidOperation
 
 from lxml import etree
 
+from app.core.documents import PartyRole
 from app.core.keys import UF_BY_CODE
+from app.documents.model import DocumentError
+from app.documents.nfse import NfseIbsCbs, NfseMeta, NfseParty, read_nfse_root
+from app.documents.values import cents_text
 from app.pdf import danfse_codes as codes
 from app.pdf import formats
-from app.pdf.errors import PdfError
+from app.pdf.errors import PdfError, parsed
 from app.pdf.events import nfse_marks
 from app.pdf.xmlnode import Node
-from app.safexml import XmlRejected, parse_xml
 
 NFSE_NS = "http://www.sped.fazenda.gov.br/nfse"
 _P = f"{{{NFSE_NS}}}"
@@ -86,7 +89,8 @@ class Danfse:
 
 
 def _or_dash(text: str) -> str:
-    return text.strip() or DASH
+    """The text with its white space collapsed, as the DANFSe prints every field; "-" when empty."""
+    return " ".join(text.split()) or DASH
 
 
 def _money(text: str) -> str:
@@ -116,75 +120,98 @@ def _uf_of(c_mun: str) -> str:
 
 
 def read_danfse_bytes(data: bytes, events: Iterable[bytes] = ()) -> Danfse:
-    """:func:`read_danfse` of raw bytes, with the marks of ``events``; :class:`PdfError` for bad input."""
-    try:
-        root = parse_xml(data)
-    except XmlRejected as error:
-        raise PdfError(f"Não foi possível gerar o DANFSe: XML ilegível ({error.message}).") from error
-    danfse = read_danfse(root)
+    """:func:`read_danfse` of raw bytes; :class:`PdfError` for bad input."""
+    return read_danfse(parsed(data, "DANFSe"), events)
+
+
+def read_danfse(root: etree._Element, events: Iterable[bytes] = ()) -> Danfse:
+    """The DANFSe of ``root``, with the marks of ``events``; :class:`PdfError` for bad input."""
+    danfse = _read(root)
     cancelled, substituted = nfse_marks(danfse.key, events)
     if cancelled or substituted:
         danfse = replace(danfse, cancelled=cancelled and not substituted, substituted=substituted)
     return danfse
 
 
-def read_danfse(root: etree._Element) -> Danfse:
-    node = Node(root, _P)
+def _meta(root: etree._Element) -> NfseMeta:
+    """The NFS-e reader's reading of ``root`` (the same the capture stores), or a :class:`PdfError`."""
     if root.tag != f"{_P}NFSe":
         local = etree.QName(root).localname if isinstance(root.tag, str) else "?"
         raise PdfError(f"Não foi possível gerar o DANFSe: o XML não é uma NFS-e Nacional (raiz <{local}>).")
+    if root.find(f"{_P}infNFSe/{_P}DPS/{_P}infDPS") is None:
+        raise PdfError("Não foi possível gerar o DANFSe: a NFS-e não tem os grupos infNFSe e DPS/infDPS.")
+    try:
+        meta = read_nfse_root(root)
+    except DocumentError as error:
+        raise PdfError(f"Não foi possível gerar o DANFSe: {error.message}") from error
+    if not isinstance(meta, NfseMeta) or meta.access_key is None:
+        raise PdfError("Não foi possível gerar o DANFSe: NFS-e sem chave de acesso (atributo Id de infNFSe).")
+    return meta
+
+
+def _read(root: etree._Element) -> Danfse:
+    """The DANFSe's values: what the NFS-e reader (``app.documents.nfse``) reads, and from the
+    tree only what the DANFSe alone prints (addresses, phones, code descriptions, rates)."""
+    meta = _meta(root)
+    node = Node(root, _P)
     inf = node.find("infNFSe")
     dps = inf.find("DPS/infDPS")
-    if not inf or not dps:
-        raise PdfError("Não foi possível gerar o DANFSe: a NFS-e não tem os grupos infNFSe e DPS/infDPS.")
-    key = inf.attr("Id").removeprefix("NFS")
-    if not key:
-        raise PdfError("Não foi possível gerar o DANFSe: NFS-e sem chave de acesso (atributo Id de infNFSe).")
     serv = dps.find("serv")
     values = inf.find("valores")
     dps_values = dps.find("valores")
     dps_ibscbs = dps.find("IBSCBS")
     nfse_ibscbs = inf.find("IBSCBS")
     reg = dps.find("prest/regTrib")
-    emit = inf.find("emit")
-    tax_code = serv.text("cServ/cTribNac")
-    c_loc = serv.text("locPrest/cLocPrestacao")
-    competence = dps.text("dCompet")
+    tax_code = meta.national_code or ""
+    competence = formats.written(meta.competence)
     towns = _towns(inf, dps, nfse_ibscbs)
+    environment = _number(meta.environment)
+    issuer_type = meta.issuer_type or ""
+    emitter_uf = (meta.emitter.uf if meta.emitter is not None else None) or ""
     return Danfse(
-        key=key,
-        environment=dps.text("tpAmb"),
-        header_town="" if tax_code[:2] == "99" else _join(inf.text("xLocEmi"), emit.text("enderNac/UF")),
+        key=meta.access_key or "",
+        environment=environment,
+        header_town="" if tax_code[:2] == "99" else _join(inf.text("xLocEmi"), emitter_uf),
         generator=codes.GENERATORS.get(inf.text("ambGer"), _or_dash(inf.text("ambGer"))),
-        environment_name=codes.ENVIRONMENTS.get(dps.text("tpAmb"), _or_dash(dps.text("tpAmb"))),
-        number=_or_dash(inf.text("nNFSe")),
+        environment_name=codes.ENVIRONMENTS.get(environment, _or_dash(environment)),
+        number=_or_dash(_number(meta.number)),
         competence=_or_dash(formats.date(competence)),
-        issued_at=_or_dash(formats.date_time(inf.text("dhProc"))),
-        dps_number=_or_dash(dps.text("nDPS")),
-        dps_serie=_or_dash(dps.text("serie")),
-        dps_issued_at=_or_dash(formats.date_time(dps.text("dhEmi"))),
-        emitter_type=codes.EMITTER_TYPES.get(dps.text("tpEmit"), _or_dash(dps.text("tpEmit"))),
-        status=codes.STATUSES.get(inf.text("cStat"), _or_dash(inf.text("cStat"))),
+        issued_at=_or_dash(formats.date_time(formats.written(meta.processed_at))),
+        dps_number=_or_dash(_number(meta.dps_number)),
+        dps_serie=_or_dash(meta.serie or ""),
+        dps_issued_at=_or_dash(formats.date_time(formats.written(meta.issued_at))),
+        emitter_type=codes.EMITTER_TYPES.get(issuer_type, _or_dash(issuer_type)),
+        status=codes.STATUSES.get(meta.cstat or "", _or_dash(meta.cstat or "")),
         purpose=codes.PURPOSES.get(dps_ibscbs.text("finNFSe"), _or_dash(dps_ibscbs.text("finNFSe"))),
-        provider=_provider(dps.find("prest"), emit, inf, dps.text("tpEmit"), towns),
+        provider=_provider(dps.find("prest"), inf.find("emit"), meta, towns),
         simples=codes.SIMPLES.get(reg.text("opSimpNac"), _or_dash(reg.text("opSimpNac"))),
         simples_regime=codes.SIMPLES_REGIME.get(reg.text("regApTribSN"), _or_dash(reg.text("regApTribSN"))),
-        taker=_person(dps.find("toma"), towns),
+        taker=_person(dps.find("toma"), towns, meta.taker),
         recipient=_person(dps_ibscbs.find("dest"), towns),
-        intermediary=_person(dps.find("interm"), towns),
-        service_code=_join(_dotted(tax_code, (2, 4)), serv.text("cServ/cTribMun")),
-        nbs=_or_dash(_dotted(serv.text("cServ/cNBS"), (1, 5, 7))),
-        service_place=_join(inf.text("xLocPrestacao"), _uf_of(c_loc), serv.text("locPrest/cPaisPrestacao") or "BR"),
-        service_code_text=_or_dash(inf.text("xTribMun") or inf.text("xTribNac")),
-        description=_or_dash(serv.text("cServ/xDescServ")),
-        issqn=_issqn(inf, dps, values, dps_values, nfse_ibscbs),
-        federal=_federal(dps_values.deep("tribFed")),
+        intermediary=_person(dps.find("interm"), towns, meta.intermediary),
+        service_code=_join(_dotted(tax_code, (2, 4)), meta.municipal_code or ""),
+        nbs=_or_dash(_dotted(meta.nbs or "", (1, 5, 7))),
+        service_place=_join(
+            inf.text("xLocPrestacao"), _uf_of(meta.place_code or ""), serv.text("locPrest/cPaisPrestacao") or "BR"
+        ),
+        service_code_text=_or_dash(inf.text("xTribMun") or meta.national_description or ""),
+        description=_or_dash(meta.description or ""),
+        issqn=_issqn(meta, dps, values, dps_values, nfse_ibscbs),
+        federal=_federal(dps_values.deep("tribFed"), dict(meta.retentions)),
         show_pis_cofins=(competence[:4] or "0000") <= "2026",
-        ibscbs=_ibscbs(dps_ibscbs, nfse_ibscbs, values, dps_values) if (dps_ibscbs or nfse_ibscbs) else None,
-        totals=_totals(values, dps_values, nfse_ibscbs),
-        additional=_additional(inf, dps, serv),
+        ibscbs=_ibscbs(meta.ibscbs, meta, nfse_ibscbs, dps_values) if meta.ibscbs is not None else None,
+        totals=_totals(meta, dps_values),
+        additional=_additional(inf, dps, serv, meta.replaced_key or ""),
         approx_taxes=_approx_taxes(dps_values),
     )
+
+
+def _number(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
+def _cents(cents: int | None) -> str:
+    return _money(cents_text(cents))
 
 
 def _dotted(code: str, cuts: tuple[int, ...]) -> str:
@@ -211,65 +238,68 @@ def _towns(inf: Node, dps: Node, nfse_ibscbs: Node) -> dict[str, str]:
     return {code: name for code, name in found.items() if code and name}
 
 
-def _person(node: Node, towns: dict[str, str]) -> Person | None:
+def _person(node: Node, towns: dict[str, str], known: NfseParty | None = None) -> Person | None:
+    """A party: who it is as the NFS-e reader read it (``known``; from ``node`` for the IBS/CBS
+    recipient, which no reader reads, and a prest the reader completed from someone else's emit),
+    its address and phone from ``node``."""
     if not node:
         return None
     end = node.find("end")
-    national = end.find("endNac")
+    if known is None:
+        known = NfseParty(
+            PartyRole.RECIPIENT, node.text("CNPJ") or node.text("CPF") or None, node.text("xNome"),
+            node.text("IM"), node.text("NIF"), municipality=end.text("endNac/cMun"), email=node.text("email"),
+        )  # fmt: skip
+    town, ibge_cep, address = _place(end, end.find("endNac"), towns, known.municipality or "", "")
+    return _shown(known, node.text("fone"), town, ibge_cep, address)
+
+
+def _shown(party: NfseParty, phone: str, town: str, ibge_cep: str, address: str) -> Person:
+    return Person(
+        doc=_or_dash(formats.tax_id(party.doc) or party.nif or ""),
+        municipal_id=_or_dash(party.municipal_registration or ""),
+        phone=_or_dash(formats.phone(phone)),
+        name=_or_dash(party.name or ""),
+        town=town,
+        ibge_cep=ibge_cep,
+        address=address,
+        email=_or_dash(party.email or ""),
+    )
+
+
+def _place(end: Node, national: Node, towns: dict[str, str], c_mun: str, uf: str) -> tuple[str, str, str]:
+    """(town, IBGE code / CEP, street line) of an address: ``end`` holds the street, ``national``
+    the code and CEP (the same element in infNFSe/emit/enderNac)."""
     abroad = end.find("endExt")
-    c_mun = national.text("cMun")
     if abroad:
         town = _join(abroad.text("xCidade"), abroad.text("xEstProvReg"), abroad.text("cPais"))
         ibge_cep = _join(abroad.text("cEndPost"))
     else:
-        town = _join(towns.get(c_mun, ""), _uf_of(c_mun))
+        town = _join(towns.get(c_mun, ""), uf or _uf_of(c_mun))
         ibge_cep = _join(c_mun, formats.cep(national.text("CEP")))
-    return Person(
-        doc=_or_dash(formats.tax_id(node.text("CNPJ") or node.text("CPF")) or node.text("NIF")),
-        municipal_id=_or_dash(node.text("IM")),
-        phone=_or_dash(formats.phone(node.text("fone"))),
-        name=_or_dash(node.text("xNome")),
-        town=town,
-        ibge_cep=ibge_cep,
-        address=_or_dash(
-            ", ".join(
-                p for p in (end.text("xLgr"), end.text("nro"), end.text("xCpl"), end.text("xBairro")) if p and p != "-"
-            )
-        ),
-        email=_or_dash(node.text("email")),
-    )
+    parts = (end.text("xLgr"), end.text("nro"), end.text("xCpl"), end.text("xBairro"))
+    return town, ibge_cep, _or_dash(", ".join(p for p in parts if p and p != "-"))
 
 
-def _provider(prest: Node, emit: Node, inf: Node, tp_emit: str, towns: dict[str, str]) -> Person:
-    """The provider from the DPS, completed from infNFSe/emit when the provider issued it (tpEmit 1)."""
-    fallback = emit if tp_emit in ("", "1") else Node(None, _P)
-    mine = _person(prest, towns) if prest.find("end") else None
-    address = fallback.find("enderNac")
-    c_mun = address.text("cMun")
-    return Person(
-        doc=_or_dash(
-            formats.tax_id(prest.text("CNPJ") or prest.text("CPF") or fallback.text("CNPJ") or fallback.text("CPF"))
-            or prest.text("NIF")
-        ),
-        municipal_id=_or_dash(prest.text("IM") or fallback.text("IM")),
-        phone=_or_dash(formats.phone(prest.text("fone") or fallback.text("fone"))),
-        name=_or_dash(prest.text("xNome") or fallback.text("xNome")),
-        town=mine.town if mine else _join(towns.get(c_mun, ""), address.text("UF") or _uf_of(c_mun)),
-        ibge_cep=mine.ibge_cep if mine else _join(c_mun, formats.cep(address.text("CEP"))),
-        address=mine.address
-        if mine
-        else _or_dash(
-            ", ".join(
-                p
-                for p in (address.text("xLgr"), address.text("nro"), address.text("xCpl"), address.text("xBairro"))
-                if p and p != "-"
-            )
-        ),
-        email=_or_dash(prest.text("email") or fallback.text("email")),
-    )
+_NOBODY = Person(DASH, DASH, DASH, DASH, DASH, DASH, DASH, DASH)
 
 
-def _issqn(inf: Node, dps: Node, values: Node, dps_values: Node, nfse_ibscbs: Node) -> dict[str, str] | None:
+def _provider(prest: Node, emit: Node, meta: NfseMeta, towns: dict[str, str]) -> Person:
+    """The provider as the NFS-e reader reads it (the DPS's prest completed by infNFSe/emit), with
+    emit's address when prest has none; when the taker or the intermediary issued the NFS-e
+    (tpEmit 2, 3), prest alone."""
+    if (meta.issuer_type or "") not in ("", "1"):
+        return _person(prest, towns) or _NOBODY
+    known = meta.provider or meta.emitter or NfseParty(PartyRole.EMITTER, None)
+    if prest.find("end"):
+        place = _place(prest.find("end"), prest.find("end/endNac"), towns, known.municipality or "", "")
+    else:
+        address = emit.find("enderNac")
+        place = _place(address, address, towns, address.text("cMun"), address.text("UF"))
+    return _shown(known, prest.text("fone") or emit.text("fone"), *place)
+
+
+def _issqn(meta: NfseMeta, dps: Node, values: Node, dps_values: Node, nfse_ibscbs: Node) -> dict[str, str] | None:
     trib = dps_values.find("trib/tribMun")
     if not trib:
         return None
@@ -278,9 +308,10 @@ def _issqn(inf: Node, dps: Node, values: Node, dps_values: Node, nfse_ibscbs: No
     deductions = dps_values.text("vDedRed/vDR") or values.text("vCalcDR")
     reimbursed = nfse_ibscbs.text("valores/vCalcReeRepRes")
     discount = dps_values.text("vDescCondIncond/vDescIncond")
+    retention = meta.iss_retention or ""
     return {
         "taxation": codes.ISSQN_TAXATION.get(trib.text("tribISSQN"), _or_dash(trib.text("tribISSQN"))),
-        "town": _join(inf.text("xLocIncid"), _uf_of(inf.text("cLocIncid")), trib.text("cPaisResult") or "BR"),
+        "town": _join(meta.incidence_name or "", _uf_of(meta.incidence_code or ""), trib.text("cPaisResult") or "BR"),
         "special": codes.SPECIAL_REGIMES.get(dps.text("prest/regTrib/regEspTrib"), DASH),
         "immunity": codes.IMMUNITIES.get(trib.text("tpImunidade"), _or_dash(trib.text("tpImunidade"))),
         "suspension": codes.SUSPENSIONS.get(susp.text("tpSusp"), DASH),
@@ -291,66 +322,69 @@ def _issqn(inf: Node, dps: Node, values: Node, dps_values: Node, nfse_ibscbs: No
         "benefit_value": _money(values.text("vCalcBM") or benefit.text("vRedBCBM")),
         "deductions": _money(_sum(deductions, reimbursed)) if (deductions or reimbursed) else DASH,
         "discount": _money(discount),
-        "base": _money(values.text("vBC")),
-        "rate": _pct(values.text("pAliqAplic") or trib.text("pAliq")),
-        "retention": codes.ISSQN_RETENTION.get(trib.text("tpRetISSQN"), _or_dash(trib.text("tpRetISSQN"))),
-        "value": _money(values.text("vISSQN")),
+        "base": _cents(meta.base_cents),
+        "rate": _pct(meta.iss_rate or trib.text("pAliq")),
+        "retention": codes.ISSQN_RETENTION.get(retention, _or_dash(retention)),
+        "value": _cents(meta.iss_cents),
     }
 
 
-def _federal(fed: Node) -> dict[str, str]:
+def _federal(fed: Node, withheld: dict[str, int]) -> dict[str, str]:
+    """The federal taxes: the withholdings the NFS-e reader reads, PIS and COFINS from ``fed``
+    (printed withheld or not)."""
     pis_cofins = fed.find("piscofins")
     return {
-        "irrf": _money(fed.text("vRetIRRF")),
-        "cp": _money(fed.text("vRetCP")),
-        "csll": _money(fed.text("vRetCSLL")),
+        "irrf": _cents(withheld.get("vRetIRRF")),
+        "cp": _cents(withheld.get("vRetCP")),
+        "csll": _cents(withheld.get("vRetCSLL")),
         "pis": _money(pis_cofins.text("vPis")),
         "cofins": _money(pis_cofins.text("vCofins")),
         "retention": codes.PIS_COFINS_RETENTION.get(pis_cofins.text("tpRetPisCofins"), DASH),
     }
 
 
-def _ibscbs(dps_ibscbs: Node, nfse_ibscbs: Node, values: Node, dps_values: Node) -> dict[str, str]:
-    group = dps_ibscbs.find("valores/trib/gIBSCBS")
+def _ibscbs(read: NfseIbsCbs, meta: NfseMeta, nfse_ibscbs: Node, dps_values: Node) -> dict[str, str]:
+    """TRIBUTAÇÃO IBS / CBS: the NFS-e reader's group (``read``), the effective rates, reductions
+    and exclusions (which only the DANFSe prints) from the tree."""
     rates = nfse_ibscbs.find("valores")
-    total = nfse_ibscbs.find("totCIBS")
-    place = nfse_ibscbs.text("cLocalidadeIncid")
+    place = read.locality_code or ""
     exclusions = [
         dps_values.text("vDescCondIncond/vDescIncond"),
         rates.text("vCalcReeRepRes"),
-        values.text("vISSQN"),
+        cents_text(meta.iss_cents),
         dps_values.deep("piscofins").text("vPis"),
         dps_values.deep("piscofins").text("vCofins"),
     ]
     reductions = [rates.text(p) for p in ("uf/pRedAliqUF", "mun/pRedAliqMun", "fed/pRedAliqCBS")]
     return {
-        "cst": _join(group.text("CST"), group.text("cClassTrib")),
-        "operation": _join(dps_ibscbs.text("cIndOp"), place, nfse_ibscbs.text("xLocalidadeIncid"), _uf_of(place)),
+        "cst": _join(read.cst or "", read.class_code or ""),
+        "operation": _join(read.operation_code or "", place, read.locality_name or "", _uf_of(place)),
         "exclusions": _money(_sum(*exclusions)) if any(exclusions) else DASH,
-        "base": _money(rates.text("vBC")),
+        "base": _cents(read.base_cents),
         "reductions": " / ".join(_pct(r) for r in reductions) if any(reductions) else DASH,
-        "ibs_rates": _join(*(_pct(r) for r in (rates.text("uf/pIBSUF"), rates.text("mun/pIBSMun")) if r)),
+        "ibs_rates": _join(*(_pct(r) for r in (read.ibs_uf_rate or "", read.ibs_mun_rate or "") if r)),
         "ibs_mun_rate": _pct(rates.text("mun/pAliqEfetMun")),
-        "ibs_mun": _money(total.text("gIBS/gIBSMunTot/vIBSMun")),
+        "ibs_mun": _cents(read.ibs_mun_cents),
         "ibs_uf_rate": _pct(rates.text("uf/pAliqEfetUF")),
-        "ibs_uf": _money(total.text("gIBS/gIBSUFTot/vIBSUF")),
-        "ibs_total": _money(total.text("gIBS/vIBSTot")),
-        "cbs_rate": _pct(rates.text("fed/pCBS")),
+        "ibs_uf": _cents(read.ibs_uf_cents),
+        "ibs_total": _cents(read.ibs_cents),
+        "cbs_rate": _pct(read.cbs_rate or ""),
         "cbs_effective": _pct(rates.text("fed/pAliqEfetCBS")),
-        "cbs": _money(total.text("gCBS/vCBS")),
+        "cbs": _cents(read.cbs_cents),
     }
 
 
-def _totals(values: Node, dps_values: Node, nfse_ibscbs: Node) -> dict[str, str]:
-    ibs, cbs = nfse_ibscbs.text("totCIBS/gIBS/vIBSTot"), nfse_ibscbs.text("totCIBS/gCBS/vCBS")
+def _totals(meta: NfseMeta, dps_values: Node) -> dict[str, str]:
+    read = meta.ibscbs
+    ibs, cbs = (read.ibs_cents, read.cbs_cents) if read is not None else (None, None)
     return {
-        "service": _money(dps_values.text("vServPrest/vServ")),
+        "service": _cents(meta.service_cents),
         "unconditional": _money(dps_values.text("vDescCondIncond/vDescIncond")),
         "conditional": _money(dps_values.text("vDescCondIncond/vDescCond")),
-        "retentions": _money(values.text("vTotalRet")),
-        "net": _money(values.text("vLiq")),
-        "ibscbs": _money(_sum(ibs, cbs)) if (ibs or cbs) else DASH,
-        "net_ibscbs": _money(nfse_ibscbs.text("totCIBS/vTotNF")),
+        "retentions": _cents(meta.retained_cents),
+        "net": _cents(meta.net_cents),
+        "ibscbs": _cents((ibs or 0) + (cbs or 0)) if (ibs is not None or cbs is not None) else DASH,
+        "net_ibscbs": _cents(read.total_cents if read is not None else None),
     }
 
 
@@ -362,12 +396,12 @@ def _approx(value: str, pct: str) -> str:
     return DASH
 
 
-def _additional(inf: Node, dps: Node, serv: Node) -> str:
+def _additional(inf: Node, dps: Node, serv: Node, replaced: str) -> str:
     """INFORMAÇÕES COMPLEMENTARES: the optional fields in the NT's order, "|"-separated."""
     info = serv.find("infoCompl")
     segments = [
         ("Inf. Cont.:", info.text("xInfComp")),
-        ("NFS-e Subst.:", dps.text("subst/chSubstda")),
+        ("NFS-e Subst.:", replaced),
         ("Doc. Ref.:", info.text("docRef")),
         ("Cód. Obra:", serv.text("obra/cObra")),
         ("Insc. Imob.:", serv.text("obra/inscImobFisc")),

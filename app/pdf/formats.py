@@ -6,6 +6,7 @@ printed as it came, so a damaged field is still visible instead of breaking the 
 
 from __future__ import annotations
 
+from datetime import date as Date
 from decimal import Decimal, InvalidOperation, localcontext
 
 
@@ -85,6 +86,12 @@ def quantity(text: str | None) -> str:
         frac = frac.ljust(2, "0")  # at least the cents
         return f"{whole},{frac}"
     return shown
+
+
+def written(value: Date | None) -> str:
+    """A date the documents readers read, back as the XML writes it (ISO 8601 in the document's
+    own offset, which the functions below print); "" when absent."""
+    return "" if value is None else value.isoformat()
 
 
 def date(text: str | None) -> str:
