@@ -60,6 +60,29 @@ def draw_danfse(danfse: Danfse) -> bytes:
     return out.getvalue()
 
 
+# The ISSQN and IBS/CBS blocks: (label, key of Danfse.issqn / Danfse.ibscbs), line by line.
+Table = tuple[tuple[tuple[str, str], ...], ...]
+MUNICIPAL: Table = (
+    (("Tipo de Tributação do ISSQN", "taxation"), ("Município / Sigla UF / País da Incidência do ISSQN", "town")),
+    (("Regime Especial de Tributação do ISSQN", "special"), ("Tipo de Imunidade do ISSQN", "immunity"),
+     ("Suspensão da Exigibilidade do ISSQN", "suspension"), ("Número Processo Suspensão", "process")),
+    (("Benefício Municipal", "benefit"), ("Cálculo do BM", "benefit_value"),
+     ("Total Deduções/Reduções", "deductions"), ("Desconto Incondicionado", "discount")),
+    (("BC ISSQN", "base"), ("Alíquota Aplicada", "rate"), ("Retenção do ISSQN", "retention"),
+     ("ISSQN Apurado", "value")),
+)  # fmt: skip
+IBSCBS: Table = (
+    (("CST / cClassTrib", "cst"),
+     ("Indicador de Operação / Código IBGE Incidência / Município Incidência / Sigla UF", "operation")),
+    (("Exclusões e Reduções da Base de Cálculo", "exclusions"), ("Base de Cálculo Após Exclusões e Reduções", "base"),
+     ("Red. Alíquota IBS UF / Mun / CBS", "reductions"), ("Alíquota - IBS UF / IBS Mun", "ibs_rates")),
+    (("Alíq. Efetiva Municipal - IBS", "ibs_mun_rate"), ("Valor Apurado Municipal - IBS", "ibs_mun"),
+     ("Alíq. Efetiva Estadual - IBS", "ibs_uf_rate"), ("Valor Apurado Estadual - IBS", "ibs_uf")),
+    (("Valor Total Apurado - IBS", "ibs_total"), ("Alíquota - CBS", "cbs_rate"),
+     ("Alíquota Efetiva - CBS", "cbs_effective"), ("Valor Total Apurado - CBS", "cbs")),
+)  # fmt: skip
+
+
 class _Page:
     """One DANFSe page drawn top to bottom; ``y`` is the top of the next block (mm)."""
 
@@ -314,38 +337,21 @@ class _Page:
         self._rule()
 
     def _municipal(self) -> None:
-        t = self.d.issqn
-        if t is None:
+        if self.d.issqn is None:
             self._strip("TRIBUTAÇÃO MUNICIPAL (ISSQN) - OPERAÇÃO NÃO SUJEITA AO ISSQN")
             return
-        self._title("TRIBUTAÇÃO MUNICIPAL (ISSQN)")
-        self._field(1, 1, "Tipo de Tributação do ISSQN", t["taxation"])
-        self._field(2, 2, "Município / Sigla UF / País da Incidência do ISSQN", t["town"])
+        self._table("TRIBUTAÇÃO MUNICIPAL (ISSQN)", self.d.issqn, MUNICIPAL)
+
+    def _table(self, title: str, values: dict[str, str], cells: Table) -> None:
+        """A titled block: a line of two fields (the second twice as wide) from column 1, then
+        lines of four; ``cells`` are (label, key in ``values``)."""
+        self._title(title)
+        (first_label, first), (second_label, second) = cells[0]
+        self._field(1, 1, first_label, values[first])
+        self._field(2, 2, second_label, values[second])
         self.y += ROW
-        self._row(
-            (
-                ("Regime Especial de Tributação do ISSQN", t["special"]),
-                ("Tipo de Imunidade do ISSQN", t["immunity"]),
-                ("Suspensão da Exigibilidade do ISSQN", t["suspension"]),
-                ("Número Processo Suspensão", t["process"]),
-            )
-        )
-        self._row(
-            (
-                ("Benefício Municipal", t["benefit"]),
-                ("Cálculo do BM", t["benefit_value"]),
-                ("Total Deduções/Reduções", t["deductions"]),
-                ("Desconto Incondicionado", t["discount"]),
-            )
-        )
-        self._row(
-            (
-                ("BC ISSQN", t["base"]),
-                ("Alíquota Aplicada", t["rate"]),
-                ("Retenção do ISSQN", t["retention"]),
-                ("ISSQN Apurado", t["value"]),
-            )
-        )
+        for line in cells[1:]:
+            self._row(tuple((label, values[key]) for label, key in line))
         self._rule()
 
     def _row(self, cells: Sequence[tuple[str, str]]) -> None:
@@ -368,38 +374,7 @@ class _Page:
         self._rule()
 
     def _ibscbs(self) -> None:
-        t = self.d.ibscbs or {}
-        self._title("TRIBUTAÇÃO IBS / CBS")
-        self._field(1, 1, "CST / cClassTrib", t["cst"])
-        self._field(
-            2, 2, "Indicador de Operação / Código IBGE Incidência / Município Incidência / Sigla UF", t["operation"]
-        )
-        self.y += ROW
-        self._row(
-            (
-                ("Exclusões e Reduções da Base de Cálculo", t["exclusions"]),
-                ("Base de Cálculo Após Exclusões e Reduções", t["base"]),
-                ("Red. Alíquota IBS UF / Mun / CBS", t["reductions"]),
-                ("Alíquota - IBS UF / IBS Mun", t["ibs_rates"]),
-            )
-        )
-        self._row(
-            (
-                ("Alíq. Efetiva Municipal - IBS", t["ibs_mun_rate"]),
-                ("Valor Apurado Municipal - IBS", t["ibs_mun"]),
-                ("Alíq. Efetiva Estadual - IBS", t["ibs_uf_rate"]),
-                ("Valor Apurado Estadual - IBS", t["ibs_uf"]),
-            )
-        )
-        self._row(
-            (
-                ("Valor Total Apurado - IBS", t["ibs_total"]),
-                ("Alíquota - CBS", t["cbs_rate"]),
-                ("Alíquota Efetiva - CBS", t["cbs_effective"]),
-                ("Valor Total Apurado - CBS", t["cbs"]),
-            )
-        )
-        self._rule()
+        self._table("TRIBUTAÇÃO IBS / CBS", self.d.ibscbs or {}, IBSCBS)
 
     def _totals(self) -> None:
         t = self.d.totals
