@@ -16,7 +16,9 @@ from dataclasses import replace
 from lxml import etree
 
 from app.documents.cte import MODAL_LABELS, TAKER_TAGS, read_cte_root
-from app.documents.model import DocumentDataError
+from app.documents.model import CteMeta, DocumentDataError, PartyInfo
+from app.documents.values import cents_text
+from app.pdf import formats
 from app.pdf.dacte_modal import delivery_text, read_modal
 from app.pdf.dacte_model import Address, CarriedDoc, Component, Dacte, IbsCbs, Icms, Party, Quantity
 from app.pdf.events import registered_cancellation
@@ -88,6 +90,17 @@ def read_dacte(root: etree._Element, events: Sequence[bytes] = ()) -> Dacte:
     return replace(dacte, cancelled=True) if is_cancelled(dacte.key, events) else dacte
 
 
+def _meta(root: etree._Element) -> CteMeta:
+    """The CT-e reader's reading of ``root`` (the same the capture stores)."""
+    try:
+        meta = read_cte_root(root)
+    except DocumentDataError as error:
+        raise DacteError(error.message) from error
+    if not isinstance(meta, CteMeta):
+        raise DacteError("CT-e sem o grupo infCte: não há o que imprimir no DACTE.")
+    return meta
+
+
 def _read(root: etree._Element) -> Dacte:
     node = Node(root, _P)
     local = node.local
@@ -100,13 +113,13 @@ def _read(root: etree._Element) -> Dacte:
     inf = cte.find("infCte")
     if not inf:
         raise DacteError("CT-e sem o grupo infCte: não há o que imprimir no DACTE.")
-    key = inf.attr("Id").removeprefix("CTe").upper()
+    meta = _meta(root)
+    key = meta.access_key
     ide = inf.find("ide")
-    if not key:
-        raise DacteError("CT-e sem chave de acesso (atributo Id de infCte).")
-    prot = node.find("protCTe/infProt")
-    parties = {tag: _party(inf.find(tag)) for tag in ("emit", "rem", "exped", "receb", "dest")}
-    taker_role, taker = _taker(inf, ide, parties)
+    known = {"emit": meta.emitter, "rem": meta.sender, "exped": meta.shipper, "receb": meta.receiver,
+             "dest": meta.recipient}  # fmt: skip
+    parties = {tag: _party(inf.find(tag), known[tag]) for tag in known}
+    taker_role, taker = _taker(inf, ide, parties, meta)
     norm = inf.find("infCTeNorm")
     compl = inf.find("compl")
     modal = ide.text("modal")
@@ -117,12 +130,12 @@ def _read(root: etree._Element) -> Dacte:
         documents = (CarriedDoc(kind, referenced, _serie_number_of_key(referenced)), *documents)
     return Dacte(
         key=key,
-        model=ide.text("mod") or ("67" if local.startswith("cteOS") or local == "CTeOS" else "57"),
+        model=meta.model,
         version=inf.attr("versao"),
-        serie=ide.text("serie"),
-        number=ide.text("nCT"),
-        issued_at=ide.text("dhEmi"),
-        environment=ide.text("tpAmb"),
+        serie="" if meta.serie is None else str(meta.serie),
+        number="" if meta.number is None else str(meta.number),
+        issued_at=formats.written(meta.issued_at),
+        environment="" if meta.environment is None else str(meta.environment),
         emission_type=EMISSION_TYPES.get(ide.text("tpEmis"), ide.text("tpEmis")),
         cte_type=CTE_TYPES.get(ide.text("tpCTe"), ide.text("tpCTe")),
         service_type=SERVICE_TYPES.get(ide.text("tpServ"), ide.text("tpServ")),
@@ -138,7 +151,7 @@ def _read(root: etree._Element) -> Dacte:
         recipient=parties["dest"],
         taker=taker,
         taker_role=taker_role,
-        total=inf.text("vPrest/vTPrest"),
+        total=cents_text(meta.total_cents),
         receivable=inf.text("vPrest/vRec"),
         components=tuple(Component(c.text("xNome"), c.text("vComp")) for c in inf.all("vPrest/Comp")),
         icms=_icms(inf.find("imp/ICMS").first_child()),
@@ -152,9 +165,9 @@ def _read(root: etree._Element) -> Dacte:
         observations=_observations(compl, inf),
         fisco_observations=tuple(f"{o.attr('xCampo')}: {o.text('xTexto')}".strip(": ") for o in compl.all("ObsFisco")),
         modal_block=read_modal(norm.find("infModal").first_child(), delivery=delivery_text(compl.find("Entrega"))),
-        protocol=prot.text("nProt"),
-        authorised_at=prot.text("dhRecbto"),
-        protocol_status=prot.text("cStat"),
+        protocol=meta.protocol or "",
+        authorised_at=formats.written(meta.authorised_at),
+        protocol_status=meta.cstat or "",
         qr_url=cte.text("infCTeSupl/qrCodCTe"),
         service_description=norm.text("infServico/xDescServ"),
         insurance=tuple(
@@ -198,8 +211,10 @@ def _address(node: Node) -> Address:
 _ADDRESS_TAGS = ("enderEmit", "enderReme", "enderExped", "enderReceb", "enderDest", "enderToma", "enderTome")
 
 
-def _party(node: Node) -> Party:
-    if not node:
+def _party(node: Node, known: PartyInfo | None) -> Party:
+    """A party: who it is (name, CNPJ/CPF, IE) as the CT-e reader read it, its address, phone,
+    trade name and e-mail from ``node``."""
+    if not node or known is None:
         return Party()
     address = Address()
     phone = node.text("fone")
@@ -210,9 +225,9 @@ def _party(node: Node) -> Party:
             phone = phone or found.text("fone")
             break
     return Party(
-        name=node.text("xNome"),
-        doc=(node.text("CNPJ") or node.text("CPF")).upper(),
-        ie=node.text("IE"),
+        name=" ".join((known.name or "").split()),
+        doc=known.doc or "",
+        ie=known.ie or "",
         phone=phone,
         address=address,
         trade_name=node.text("xFant"),
@@ -220,18 +235,18 @@ def _party(node: Node) -> Party:
     )
 
 
-def _taker(inf: Node, ide: Node, parties: dict[str, Party]) -> tuple[str, Party]:
-    """Who pays: toma3 (toma03 in old layouts) names one of the four; toma4 / CT-e OS's toma is its own party."""
-    for tag in ("toma3", "toma03"):
-        code = ide.text(f"{tag}/toma")
-        if code in TAKER_TAGS:
-            return TAKER_ROLES[code], parties[TAKER_TAGS[code]]
+def _taker(inf: Node, ide: Node, parties: dict[str, Party], meta: CteMeta) -> tuple[str, Party]:
+    """Who pays, as the CT-e reader reads it: toma3 (toma03 in old layouts) names one of the four;
+    toma4 / CT-e OS's toma is its own party."""
+    code = meta.taker_code or ""
+    if code in TAKER_TAGS:
+        return TAKER_ROLES[code], parties[TAKER_TAGS[code]]
     toma4 = ide.find("toma4")
     if toma4:
-        return TAKER_ROLES["4"], _party(toma4)
+        return TAKER_ROLES["4"], _party(toma4, meta.taker)
     os_taker = inf.find("toma")
     if os_taker:
-        return "TOMADOR", _party(os_taker)
+        return "TOMADOR", _party(os_taker, meta.taker)
     return "", Party()
 
 
