@@ -17,6 +17,7 @@ from lxml import etree
 
 from app.documents.cte import MODAL_LABELS, TAKER_TAGS, read_cte_root
 from app.documents.model import CteMeta, DocumentDataError, PartyInfo
+from app.documents.reform_model import ReformValues
 from app.documents.values import cents_text
 from app.pdf import formats
 from app.pdf.dacte_modal import delivery_text, read_modal
@@ -155,7 +156,7 @@ def _read(root: etree._Element) -> Dacte:
         receivable=inf.text("vPrest/vRec"),
         components=tuple(Component(c.text("xNome"), c.text("vComp")) for c in inf.all("vPrest/Comp")),
         icms=_icms(inf.find("imp/ICMS").first_child()),
-        ibscbs=_ibscbs(inf.find("imp/IBSCBS")),
+        ibscbs=_ibscbs(inf.find("imp/IBSCBS"), meta.reform),
         approx_taxes=inf.text("imp/vTotTrib"),
         product=norm.text("infCarga/proPred"),
         other_features=norm.text("infCarga/xOutCat"),
@@ -272,21 +273,23 @@ def _icms(group: Node) -> Icms:
     )
 
 
-def _ibscbs(node: Node) -> IbsCbs | None:
-    if not node:
+def _ibscbs(node: Node, reform: ReformValues | None) -> IbsCbs | None:
+    """imp/IBSCBS: the reform reader's values (``reform``, one item), the rates, which it does
+    not read, from ``node``."""
+    if reform is None or not reform.items:
         return None
-    values = node.find("gIBSCBS")
+    item, rates = reform.items[0], node.find("gIBSCBS")
     return IbsCbs(
-        cst=node.text("CST"),
-        class_code=node.text("cClassTrib"),
-        base=values.text("vBC"),
-        ibs_uf_rate=values.text("gIBSUF/pIBSUF"),
-        ibs_uf=values.text("gIBSUF/vIBSUF"),
-        ibs_mun_rate=values.text("gIBSMun/pIBSMun"),
-        ibs_mun=values.text("gIBSMun/vIBSMun"),
-        ibs_total=values.text("vIBS"),
-        cbs_rate=values.text("gCBS/pCBS"),
-        cbs=values.text("gCBS/vCBS"),
+        cst=item.cst or "",
+        class_code=item.class_code or "",
+        base=cents_text(item.base_cents),
+        ibs_uf_rate=rates.text("gIBSUF/pIBSUF"),
+        ibs_uf=cents_text(item.ibs_uf_cents),
+        ibs_mun_rate=rates.text("gIBSMun/pIBSMun"),
+        ibs_mun=cents_text(item.ibs_mun_cents),
+        ibs_total=cents_text(item.ibs_cents),
+        cbs_rate=rates.text("gCBS/pCBS"),
+        cbs=cents_text(item.cbs_cents),
     )
 
 

@@ -62,8 +62,10 @@ class Party:
     im: str = ""
     crt: str = ""
 
-    def address_line(self) -> str:
-        return self.street
+    @property
+    def simples(self) -> bool:
+        """CRT 1 or 4 (Simples Nacional, MEI): its items carry a CSOSN instead of a CST."""
+        return self.crt in ("1", "4")
 
 
 def _party(element: etree._Element | None, address_tag: str | None, known: PartyInfo | None = None) -> Party:

@@ -30,7 +30,7 @@ def columns(nfe: Nfe, width: float) -> list[Column]:
     is shared by the description and the value columns."""
     if nfe.nt_2026_010:
         return danfe_nt2026.columns(nfe, width)
-    cst_title = "CSOSN" if nfe.emitter.crt in ("1", "4") else "O/CST"
+    cst_title = "CSOSN" if nfe.emitter.simples else "O/CST"
     cols = [
         Column("CÓDIGO PRODUTO", 15, "left"),
         Column("DESCRIÇÃO DO PRODUTO / SERVIÇO", 0, "left"),

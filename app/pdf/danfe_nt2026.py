@@ -21,7 +21,7 @@ CAPTION = 3.2
 
 
 def columns(nfe: Nfe, width: float) -> list[Column]:
-    cst_title = "CSOSN / CFOP" if nfe.emitter.crt in ("1", "4") else "CST / CFOP"
+    cst_title = "CSOSN / CFOP" if nfe.emitter.simples else "CST / CFOP"
     cols = [
         Column("CÓDIGO", 13, "left"),
         Column("DESCRIÇÃO DO PRODUTO / SERVIÇO", 0, "left"),
