@@ -1,7 +1,10 @@
 """What a DACTE prints, read from a cteProc / cteOSProc (or a bare CTe / CTeOS), layouts 3.00 and 4.00.
 
 Pure functions from the lxml tree to small frozen dataclasses; the drawing (``app.pdf.dacte``)
-never touches XML. Values stay as the XML writes them ("221.19", "2024-03-27T00:00:00-03:00"):
+never touches XML. What the CT-e reader (``app.documents.cte``) reads (key, numbers, dates, total,
+protocol, who each party is, IBS/CBS values) comes from it, on the same tree; the tree is read
+here only for what the DACTE alone prints. Values are the XML's text ("221.19",
+"2024-03-27T00:00:00-03:00"; the reader's back as that text):
 the layout formats them in pt-BR. A field the document lacks is "" (the layout prints it blank
 or "-"), never a crash: a DACTE of a strange but authorised CT-e must still print.
 
@@ -24,7 +27,6 @@ from app.pdf.dacte_modal import delivery_text, read_modal
 from app.pdf.dacte_model import Address, CarriedDoc, Component, Dacte, IbsCbs, Icms, Party, Quantity
 from app.pdf.events import registered_cancellation
 from app.pdf.xmlnode import Node
-from app.safexml import parse_xml
 
 CTE_NS = "http://www.portalfiscal.inf.br/cte"
 _P = f"{{{CTE_NS}}}"
@@ -72,11 +74,6 @@ class DacteError(DocumentDataError):
 
 
 # ---------------------------------------------------------------- reading
-
-
-def read_dacte_bytes(data: bytes, events: Sequence[bytes] = ()) -> Dacte:
-    """:func:`read_dacte` of raw bytes; ``XmlRejected`` for bad XML, :class:`DacteError` for a non-CT-e."""
-    return read_dacte(parse_xml(data), events)
 
 
 def is_cancelled(key: str, events: Iterable[bytes]) -> bool:

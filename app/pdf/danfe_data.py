@@ -1,8 +1,10 @@
 """What a DANFE prints, read from an nfeProc (or a bare NFe) into plain values.
 
 Only reading happens here: no drawing, no formatting beyond choosing which XML field a DANFE
-box shows. Every value is the XML's text (``""`` when absent), so the renderer decides how to
-print it and an odd value never raises.
+box shows. What the NF-e reader (``app.documents.nfe``) reads (key, numbers, dates, protocol,
+who each party is, the total, IBS/CBS/IS values, the status) comes from it, on the same parsed
+tree; the tree is read here only for what a DANFE alone prints. Every value is text as the XML
+writes it (``""`` when absent), so the renderer decides how to print it and an odd value never raises.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from lxml import etree
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
 
-from app.pdf.danfse_data import Danfse, Person, read_danfse, read_danfse_bytes
+from app.pdf.danfse_data import Danfse, Person, read_danfse
+from app.pdf.errors import parsed
 from app.pdf.fonts import BOLD, REGULAR, sanitize
 from app.pdf.layout import LEADING, Sheet, fit, new_canvas
 from app.pdf.qr import draw_qr, nfse_consultation_url
@@ -43,7 +44,7 @@ NO_VALIDITY = "NFS-e SEM VALIDADE JURÍDICA"
 
 def render_danfse(xml: bytes, *, events: Sequence[bytes] = ()) -> bytes:
     """The DANFSe of an NFS-e Nacional as PDF bytes; :class:`PdfError` (Portuguese) for bad input."""
-    return draw_danfse(read_danfse_bytes(xml, events))
+    return render_danfse_root(parsed(xml, "DANFSe"), events=events)
 
 
 def render_danfse_root(root: etree._Element, *, events: Sequence[bytes] = ()) -> bytes:

@@ -3,6 +3,9 @@
 Pure functions from the lxml tree to frozen dataclasses of display-ready strings: the layout
 (``app.pdf.danfse``) only places them. Following the NT, an empty field prints "-"; the domain
 codes (tribISSQN, tpRetISSQN, opSimpNac...) print their official descriptions.
+What the NFS-e reader (``app.documents.nfse``) reads (key, numbers, dates, codes, who each
+party is, the values and the IBS/CBS group) comes from it, on the same parsed tree; the tree is
+read here only for what the DANFSe alone prints (addresses, phones, descriptions, rates).
 
 The NFS-e does not say it was cancelled or substituted: those are events (101101, 105104 and
 305101 cancel it, 105102 cancels it by substitution), read from ``events`` by :func:`app.pdf.events.nfse_marks`.
@@ -23,7 +26,7 @@ from app.documents.nfse import NfseIbsCbs, NfseMeta, NfseParty, read_nfse_root
 from app.documents.values import cents_text
 from app.pdf import danfse_codes as codes
 from app.pdf import formats
-from app.pdf.errors import PdfError, parsed
+from app.pdf.errors import PdfError
 from app.pdf.events import nfse_marks
 from app.pdf.xmlnode import Node
 
@@ -117,11 +120,6 @@ def _sum(*texts: str) -> str:
 
 def _uf_of(c_mun: str) -> str:
     return UF_BY_CODE.get(c_mun[:2], "") if len(c_mun) == 7 else ""
-
-
-def read_danfse_bytes(data: bytes, events: Iterable[bytes] = ()) -> Danfse:
-    """:func:`read_danfse` of raw bytes; :class:`PdfError` for bad input."""
-    return read_danfse(parsed(data, "DANFSe"), events)
 
 
 def read_danfse(root: etree._Element, events: Iterable[bytes] = ()) -> Danfse:
