@@ -6,6 +6,8 @@ the y where the next section starts. Titles and their order follow the manual.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from reportlab.lib.units import mm
 
 from app.pdf import formats as fmt
@@ -147,32 +149,29 @@ def header(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe, page: int, page
     return y + ROW
 
 
-def recipient(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
-    sheet.section(x, y, "Destinatário / Remetente")
+def rows(sheet: Sheet, x: float, y: float, title: str, lines: Sequence[Sequence[tuple[float, str, object]]]) -> float:
+    """A captioned section of rows of labelled boxes, (width, title, value) each; returns the top
+    of the next section."""
+    sheet.section(x, y, title)
     y += CAPTION
+    for cells in lines:
+        sheet.fields(x, y, ROW, cells)
+        y += ROW
+    return y + GAP
+
+
+def recipient(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
     party = nfe.recipient
     date_w, id_w = 26.0, 38.0
-    sheet.fields(x, y, ROW, [
-        (w - date_w - id_w, "Nome / Razão social", party.name),
-        (id_w, "CNPJ / CPF", fmt.tax_id(party.tax_id)),
-        (date_w, "Data da emissão", fmt.date(nfe.issued)),
+    return rows(sheet, x, y, "Destinatário / Remetente", [
+        [(w - date_w - id_w, "Nome / Razão social", party.name), (id_w, "CNPJ / CPF", fmt.tax_id(party.tax_id)),
+         (date_w, "Data da emissão", fmt.date(nfe.issued))],
+        [(w - date_w - id_w - 50, "Endereço", party.street), (50, "Bairro / Distrito", party.district),
+         (id_w, "CEP", fmt.cep(party.cep)), (date_w, "Data da saída / entrada", fmt.date(nfe.moved))],
+        [(w - date_w - id_w - 50, "Município", party.city), (30, "Fone / Fax", fmt.phone(party.phone)),
+         (20, "UF", party.uf), (id_w, "Inscrição estadual", party.ie),
+         (date_w, "Hora da saída / entrada", fmt.time(nfe.moved))],
     ])  # fmt: skip
-    y += ROW
-    sheet.fields(x, y, ROW, [
-        (w - date_w - id_w - 50, "Endereço", party.street),
-        (50, "Bairro / Distrito", party.district),
-        (id_w, "CEP", fmt.cep(party.cep)),
-        (date_w, "Data da saída / entrada", fmt.date(nfe.moved)),
-    ])  # fmt: skip
-    y += ROW
-    sheet.fields(x, y, ROW, [
-        (w - date_w - id_w - 50, "Município", party.city),
-        (30, "Fone / Fax", fmt.phone(party.phone)),
-        (20, "UF", party.uf),
-        (id_w, "Inscrição estadual", party.ie),
-        (date_w, "Hora da saída / entrada", fmt.time(nfe.moved)),
-    ])  # fmt: skip
-    return y + ROW + GAP
 
 
 def places(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
@@ -183,24 +182,14 @@ def places(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
     ):
         if party is None:
             continue
-        sheet.section(x, y, title)
-        y += CAPTION
         id_w, ie_w = 38.0, 34.0
-        sheet.fields(x, y, ROW, [
-            (w - id_w - ie_w, "Nome / Razão social", party.name),
-            (id_w, "CNPJ / CPF", fmt.tax_id(party.tax_id)),
-            (ie_w, "Inscrição estadual", party.ie),
+        y = rows(sheet, x, y, title, [
+            [(w - id_w - ie_w, "Nome / Razão social", party.name), (id_w, "CNPJ / CPF", fmt.tax_id(party.tax_id)),
+             (ie_w, "Inscrição estadual", party.ie)],
+            [(w - 135, "Endereço", party.street), (38, "Bairro / Distrito", party.district),
+             (20, "CEP", fmt.cep(party.cep)), (40, "Município", party.city), (9, "UF", party.uf),
+             (28, "Fone / Fax", fmt.phone(party.phone))],
         ])  # fmt: skip
-        y += ROW
-        sheet.fields(x, y, ROW, [
-            (w - 135, "Endereço", party.street),
-            (38, "Bairro / Distrito", party.district),
-            (20, "CEP", fmt.cep(party.cep)),
-            (40, "Município", party.city),
-            (9, "UF", party.uf),
-            (28, "Fone / Fax", fmt.phone(party.phone)),
-        ])  # fmt: skip
-        y += ROW + GAP
     return y
 
 
@@ -267,51 +256,31 @@ def taxes(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
 
 
 def carrier(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
-    sheet.section(x, y, "Transportador / Volumes transportados")
-    y += CAPTION
     c, party, vol = nfe.carrier, nfe.carrier.party, nfe.volumes
     fixed = 44 + 20 + 22 + 9 + 36
-    sheet.fields(x, y, ROW, [
-        (w - fixed, "Nome / Razão social", party.name),
-        (44, "Frete", FREIGHT.get(c.freight, c.freight)),
-        (20, "Código ANTT", c.antt),
-        (22, "Placa do veículo", c.plate),
-        (9, "UF", c.plate_uf),
-        (36, "CNPJ / CPF", fmt.tax_id(party.tax_id)),
-    ])  # fmt: skip
-    y += ROW
-    sheet.fields(x, y, ROW, [
-        (w - fixed, "Endereço", party.street),
-        (86, "Município", party.city),
-        (9, "UF", party.uf),
-        (36, "Inscrição estadual", party.ie),
-    ])  # fmt: skip
-    y += ROW
     sixth = w / 6
-    sheet.fields(x, y, ROW, [
-        (sixth, "Quantidade", fmt.decimal(vol.quantity, 0)),
-        (sixth, "Espécie", vol.species),
-        (sixth, "Marca", vol.brand),
-        (sixth, "Numeração", vol.numbering),
-        (sixth, "Peso bruto", fmt.decimal(vol.gross, 3)),
-        (w - 5 * sixth, "Peso líquido", fmt.decimal(vol.net, 3)),
+    return rows(sheet, x, y, "Transportador / Volumes transportados", [
+        [(w - fixed, "Nome / Razão social", party.name), (44, "Frete", FREIGHT.get(c.freight, c.freight)),
+         (20, "Código ANTT", c.antt), (22, "Placa do veículo", c.plate), (9, "UF", c.plate_uf),
+         (36, "CNPJ / CPF", fmt.tax_id(party.tax_id))],
+        [(w - fixed, "Endereço", party.street), (86, "Município", party.city), (9, "UF", party.uf),
+         (36, "Inscrição estadual", party.ie)],
+        [(sixth, "Quantidade", fmt.decimal(vol.quantity, 0)), (sixth, "Espécie", vol.species),
+         (sixth, "Marca", vol.brand), (sixth, "Numeração", vol.numbering),
+         (sixth, "Peso bruto", fmt.decimal(vol.gross, 3)), (w - 5 * sixth, "Peso líquido", fmt.decimal(vol.net, 3))],
     ])  # fmt: skip
-    return y + ROW + GAP
 
 
 def issqn(sheet: Sheet, x: float, y: float, w: float, nfe: Nfe) -> float:
     if not nfe.issqn:
         return y
-    sheet.section(x, y, "Cálculo do ISSQN")
-    y += CAPTION
     quarter = w / 4
-    sheet.fields(x, y, ROW, [
-        (quarter, "Inscrição municipal", nfe.emitter.im),
-        (quarter, "Valor total dos serviços", fmt.money(nfe.issqn.get("vServ"))),
-        (quarter, "Base de cálculo do ISSQN", fmt.money(nfe.issqn.get("vBC"))),
-        (w - 3 * quarter, "Valor do ISSQN", fmt.money(nfe.issqn.get("vISS"))),
+    return rows(sheet, x, y, "Cálculo do ISSQN", [
+        [(quarter, "Inscrição municipal", nfe.emitter.im),
+         (quarter, "Valor total dos serviços", fmt.money(nfe.issqn.get("vServ"))),
+         (quarter, "Base de cálculo do ISSQN", fmt.money(nfe.issqn.get("vBC"))),
+         (w - 3 * quarter, "Valor do ISSQN", fmt.money(nfe.issqn.get("vISS")))],
     ])  # fmt: skip
-    return y + ROW + GAP
 
 
 ISSQN_HEIGHT = CAPTION + ROW + GAP
