@@ -66,6 +66,7 @@ class Scenario:
     cte_per_day: float = 2.0  # per company, as taker
     nfse_per_day: float = 3.0  # per company, as taker
     cancel_ratio: float = 0.0  # share of NF-e cancelled by the emitter an hour later
+    reform_share: float = 0.0  # share of documents with the tax reform's IBS/CBS (docgen.reform)
     company_cnpjs: tuple[str, ...] = ()  # fixed CNPJs instead of generated ones
     outages: tuple[OutageSpec, ...] = ()
     faults: tuple[FaultSpec, ...] = ()
@@ -129,6 +130,8 @@ class ScenarioRun:
         self.sandbox = sandbox
         self.start = start
         self.rng = random.Random(scenario.seed)
+        if scenario.reform_share:
+            sandbox.factory.reform_share = scenario.reform_share
         self.certificates: dict[str, IssuedCert] = {}
         self.published: list[tuple[datetime, str, str]] = []  # (at, product, key)
         self._order = 0
