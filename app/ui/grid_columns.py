@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 from app.ui.grid_model import Column
 
 # Read in the detail pane, or needed only now and then: a right click on the header shows them.
-HIDDEN_BY_DEFAULT = frozenset({"kind", "direction", "key", "carried"})
+HIDDEN_BY_DEFAULT = frozenset({"kind", "direction", "key", "carried", "ibs", "cbs", "is"})
 FILLS = "counterpart"  # the one column that grows and shrinks with the window
 MIN_FILL = 140
 PADDING = 16
