@@ -413,7 +413,7 @@ class DocumentTableModel(QAbstractTableModel):
             return row
         if role == Qt.ItemDataRole.DecorationRole and column == "issued":
             return self._icons[row.row_kind]
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("value", "service", "net"):
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("value", "service", "net", "ibs", "cbs", "is"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
             return self._colour(row, column)
