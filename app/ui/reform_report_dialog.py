@@ -15,12 +15,10 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
-    QFormLayout,
-    QHBoxLayout,
+    QGridLayout,
     QLabel,
     QLineEdit,
     QPushButton,
-    QVBoxLayout,
 )
 
 from app.core.clock import BRASILIA
@@ -54,51 +52,54 @@ def month_span(first: QDate, last: QDate) -> tuple[date, date]:
 class ReformReportDialog(QDialog):
     """Company, months, file; ``rows``/``written`` after a report, for tests."""
 
+    written: Path | None = None
+    rows: int | None = None
+
     def __init__(self, host: WindowHost) -> None:
         super().__init__(host.window())
-        self.host = host
-        self.written: Path | None = None
-        self.rows: int | None = None
         self.setWindowTitle(TITLE)
         self.setMinimumWidth(640)
-        layout = QVBoxLayout(self)
-        intro = QLabel(INTRO, self)
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
-        form = QFormLayout()
+        self.host = host
         self.company = QComboBox(self)
         self.company.setObjectName("company")
-        form.addRow("Empresa:", self.company)
-        months = QHBoxLayout()
         self.first = self._month_edit("first")
         self.last = self._month_edit("last")
-        months.addWidget(QLabel("de", self))
-        months.addWidget(self.first)
-        months.addWidget(QLabel("até", self))
-        months.addWidget(self.last)
-        months.addStretch(1)
-        form.addRow("Mês de emissão:", months)
-        target = QHBoxLayout()
         self.target = QLineEdit(self)
         self.target.setObjectName("target")
         self.target.setClearButtonEnabled(True)
-        target.addWidget(self.target, 1)
         choose = QPushButton("Escolher…", self)
         choose.clicked.connect(self._choose)
-        target.addWidget(choose)
-        form.addRow("Salvar em:", target)
-        layout.addLayout(form)
         self.answer = QLabel(self)
         self.answer.setObjectName("result")
-        self.answer.setWordWrap(True)
-        layout.addWidget(self.answer)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, parent=self)
         self.generate = self.buttons.addButton("Gerar planilha", QDialogButtonBox.ButtonRole.ActionRole)
         self.generate.setObjectName("generate")
         self.generate.setDefault(True)
         self.generate.clicked.connect(lambda: self.save())
         self.buttons.rejected.connect(self.reject)
-        layout.addWidget(self.buttons)
+        intro = QLabel(INTRO, self)
+        for text in (intro, self.answer):
+            text.setWordWrap(True)
+        # On a grid of seven columns: the intro; Empresa; Mês de emissão de … até …; Salvar em …
+        # Escolher…; the answer; the buttons.
+        rows = (
+            (None, ((intro, 7),)),
+            ("Empresa:", ((self.company, 6),)),
+            ("Mês de emissão:", ((QLabel("de", self), 1), (self.first, 1), (QLabel("até", self), 1), (self.last, 1))),
+            ("Salvar em:", ((self.target, 5), (choose, 1))),
+            (None, ((self.answer, 7),)),
+            (None, ((self.buttons, 7),)),
+        )
+        grid = QGridLayout(self)
+        for row, (label, cells) in enumerate(rows):
+            column = 0
+            if label is not None:
+                grid.addWidget(QLabel(label, self), row, 0)
+                column = 1
+            for widget, span in cells:
+                grid.addWidget(widget, row, column, 1, span)
+                column += span
+        grid.setColumnStretch(5, 1)  # after the months: they keep their width
 
     def _month_edit(self, name: str) -> QDateEdit:
         edit = QDateEdit(self)
@@ -169,17 +170,17 @@ class ReformReportDialog(QDialog):
 
 
 class ReformReport(QObject):
-    """The menu entry's controller: one dialog, opened again as it was left."""
+    """The menu entry's controller: one dialog, made on first use and opened again as it was left
+    (nothing to report on before the data folder is open)."""
+
+    dialog: ReformReportDialog | None = None
 
     def __init__(self, host: WindowHost) -> None:
         super().__init__(host.window())
         self.host = host
-        self.dialog: ReformReportDialog | None = None
 
     def open(self) -> None:
-        if self.host.opened is None:
-            return
-        if self.dialog is None:
-            self.dialog = ReformReportDialog(self.host)
-        self.dialog.prepare()
-        self.dialog.open()
+        if self.host.opened is not None:
+            self.dialog = self.dialog or ReformReportDialog(self.host)
+            self.dialog.prepare()
+            self.dialog.open()

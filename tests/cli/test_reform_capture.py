@@ -59,22 +59,16 @@ def _capture(h: Harness) -> tuple[str, bytes, tuple[int | None, int | None, int 
         h.sandbox.party(SENDER)
         cte = h.sandbox.publish_cte(SUPPLIER, SENDER, RECIPIENT, taker_role=3, reform=True)
         h.run_pending()
-        root = etree.fromstring(cte.cte_proc)
-        group = "c:CTe/c:infCte/c:imp/c:IBSCBS/c:gIBSCBS"
-        return (
-            cte.key,
-            cte.cte_proc,
-            (_cents(root, group + "/c:vIBS", CTE), _cents(root, group + "/c:gCBS/c:vCBS", CTE), None),
-        )
+        return cte.key, cte.cte_proc, _group(cte.cte_proc, "c:CTe/c:infCte/c:imp/c:IBSCBS/c:gIBSCBS", "vIBS", CTE)
     nfse = h.sandbox.publish_nfse(SUPPLIER, RECIPIENT, with_ibscbs=True)
     h.run_pending()
-    root = etree.fromstring(nfse.nfse)
-    tot = "s:infNFSe/s:IBSCBS/s:totCIBS"
-    return (
-        nfse.key,
-        nfse.nfse,
-        (_cents(root, tot + "/s:gIBS/s:vIBSTot", NFSE), _cents(root, tot + "/s:gCBS/s:vCBS", NFSE), None),
-    )
+    return nfse.key, nfse.nfse, _group(nfse.nfse, "s:infNFSe/s:IBSCBS/s:totCIBS", "gIBS/s:vIBSTot", NFSE)
+
+
+def _group(xml: bytes, group: str, ibs: str, ns: dict[str, str]) -> tuple[int | None, int | None, None]:
+    """(IBS, CBS, no IS) of a CT-e's or NFS-e's group: ``ibs`` is the IBS total's path in it."""
+    root, prefix = etree.fromstring(xml), next(iter(ns))
+    return _cents(root, f"{group}/{prefix}:{ibs}", ns), _cents(root, f"{group}/{prefix}:gCBS/{prefix}:vCBS", ns), None
 
 
 def test_a_captured_reform_document_shows_its_values_everywhere(harness: Harness, cli: Cli, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ are exact integer centavos, so the totals are the items' sums to the centavo.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 
 from app.sandbox.docgen.common import money
@@ -57,28 +58,21 @@ def _part(cents: int, hundredths: int) -> int:
 
 @dataclass(slots=True)
 class NfeSums:
-    """The NF-e's running totals, in centavos, as its items are written."""
+    """The NF-e's running totals in centavos (``sums``: base, ibs_uf, ibs_mun, cbs, selective,
+    presumed), as its items are written."""
 
     rates: Rates
-    base: int = 0
-    ibs_uf: int = 0
-    ibs_mun: int = 0
-    cbs: int = 0
-    selective: int = 0
-    presumed_ibs: int = 0
-    presumed_cbs: int = 0
-    items: list[int] = field(default_factory=list)
+    sums: Counter[str] = field(default_factory=Counter)
 
     def item(self, cents: int, ncm: str) -> str:
         """``<IS>`` (when the NCM pays it) and ``<IBSCBS>`` of one item, added to the sums."""
-        rates = self.rates
-        ibs_uf, ibs_mun, cbs = _part(cents, rates.ibs_uf), _part(cents, rates.ibs_mun), _part(cents, rates.cbs)
-        self.base += cents
-        self.ibs_uf, self.ibs_mun, self.cbs = self.ibs_uf + ibs_uf, self.ibs_mun + ibs_mun, self.cbs + cbs
+        rates, sums = self.rates, self.sums
+        sums.update(base=cents, ibs_uf=_part(cents, rates.ibs_uf), ibs_mun=_part(cents, rates.ibs_mun))
+        sums["cbs"] += _part(cents, rates.cbs)
         selective = ""
         if ncm.startswith(SELECTIVE_NCM):
             value = _part(cents, SELECTIVE_RATE)
-            self.selective += value
+            sums["selective"] += value
             selective = (
                 f"<IS><CSTIS>000</CSTIS><cClassTribIS>000001</cClassTribIS><vBCIS>{money(cents)}</vBCIS>"
                 f"<pIS>{_percent(SELECTIVE_RATE)}</pIS><vIS>{money(value)}</vIS></IS>"
@@ -86,7 +80,7 @@ class NfeSums:
         presumed = ""
         if ncm.startswith(PRESUMED_NCM):
             credit = _part(cents, PRESUMED_RATE)
-            self.presumed_ibs, self.presumed_cbs = self.presumed_ibs + credit, self.presumed_cbs + credit
+            sums["presumed"] += credit  # the same rate for IBS and for CBS
             one = f"<pCredPres>{_percent(PRESUMED_RATE)}</pCredPres><vCredPres>{money(credit)}</vCredPres>"
             presumed = (
                 f"<gCredPresOper><vBCCredPres>{money(cents)}</vBCCredPres><cCredPres>{PRESUMED_CODE}</cCredPres>"
@@ -97,17 +91,18 @@ class NfeSums:
 
     def totals(self, v_nf_cents: int) -> str:
         """``ISTot`` (when any item paid IS), ``IBSCBSTot`` and ``vNFTot`` (vNF + IBS + CBS + IS)."""
-        ibs = self.ibs_uf + self.ibs_mun
-        selective = f"<ISTot><vIS>{money(self.selective)}</vIS></ISTot>" if self.selective else ""
+        s = self.sums
+        ibs = s["ibs_uf"] + s["ibs_mun"]
+        selective = f"<ISTot><vIS>{money(s['selective'])}</vIS></ISTot>" if s["selective"] else ""
+        no_deferral = "<vDif>0.00</vDif><vDevTrib>0.00</vDevTrib>"
+        presumed = f"<vCredPres>{money(s['presumed'])}</vCredPres><vCredPresCondSus>0.00</vCredPresCondSus>"
         return (
-            f"{selective}<IBSCBSTot><vBCIBSCBS>{money(self.base)}</vBCIBSCBS><gIBS>"
-            f"<gIBSUF><vDif>0.00</vDif><vDevTrib>0.00</vDevTrib><vIBSUF>{money(self.ibs_uf)}</vIBSUF></gIBSUF>"
-            f"<gIBSMun><vDif>0.00</vDif><vDevTrib>0.00</vDevTrib><vIBSMun>{money(self.ibs_mun)}</vIBSMun></gIBSMun>"
-            f"<vIBS>{money(ibs)}</vIBS><vCredPres>{money(self.presumed_ibs)}</vCredPres>"
-            "<vCredPresCondSus>0.00</vCredPresCondSus></gIBS>"
-            f"<gCBS><vDif>0.00</vDif><vDevTrib>0.00</vDevTrib><vCBS>{money(self.cbs)}</vCBS>"
-            f"<vCredPres>{money(self.presumed_cbs)}</vCredPres><vCredPresCondSus>0.00</vCredPresCondSus></gCBS>"
-            f"</IBSCBSTot><vNFTot>{money(v_nf_cents + ibs + self.cbs + self.selective)}</vNFTot>"
+            f"{selective}<IBSCBSTot><vBCIBSCBS>{money(s['base'])}</vBCIBSCBS><gIBS>"
+            f"<gIBSUF>{no_deferral}<vIBSUF>{money(s['ibs_uf'])}</vIBSUF></gIBSUF>"
+            f"<gIBSMun>{no_deferral}<vIBSMun>{money(s['ibs_mun'])}</vIBSMun></gIBSMun>"
+            f"<vIBS>{money(ibs)}</vIBS>{presumed}</gIBS>"
+            f"<gCBS>{no_deferral}<vCBS>{money(s['cbs'])}</vCBS>{presumed}</gCBS>"
+            f"</IBSCBSTot><vNFTot>{money(v_nf_cents + ibs + s['cbs'] + s['selective'])}</vNFTot>"
         )
 
 
