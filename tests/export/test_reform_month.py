@@ -1,8 +1,9 @@
 """A month of the sandbox with reform documents (issue 23's "done when"): a company receives NF-e,
 CT-e and NFS-e through November over mutual TLS, part with the IBS/CBS groups, some NF-e
-cancelled; the report "Créditos de IBS e CBS" written by ``report ibs-cbs`` and read back with
-openpyxl has totals equal to the sums over its second sheet, and that sheet lists exactly the
-authorised, not cancelled documents whose XML (read here with lxml) carries the groups."""
+cancelled, some adjusted by a nota de crédito or de débito; the report "Créditos de IBS e CBS"
+written by ``report ibs-cbs`` and read back with openpyxl has totals equal to the sums over its
+second sheet, and that sheet lists exactly the authorised, not cancelled documents whose XML
+(read here with lxml) carries the groups."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def test_a_month_of_reform_documents_totals_equal_the_documents_sheet(tmp_path: 
     try:
         scenario = Scenario(
             companies=1, company_cnpjs=(CNPJ,), third_parties=3, seed=23, nfe_per_day=2, cte_per_day=0.5,
-            nfse_per_day=0.5, cancel_ratio=0.1, reform_share=0.5,
+            nfse_per_day=0.5, cancel_ratio=0.1, reform_share=0.5, note_ratio=0.4,
         )  # fmt: skip
         run = scenario.attach(sandbox, START)
         data_dir = tmp_path / "dados"
@@ -129,3 +130,13 @@ def test_a_month_of_reform_documents_totals_equal_the_documents_sheet(tmp_path: 
         for _, title in MONEY:
             assert _money(t[title]) == sums[group][title], (group, title)
     assert sum(_money(t["CBS (R$)"]) for t in totals) > 0
+    # Notes: a credit subtracts (its row is negative), a debit adds; both also shown apart.
+    for kind, count, ibs, cbs in (
+        ("nota de crédito", "Notas de crédito", "IBS em notas de crédito (R$)", "CBS em notas de crédito (R$)"),
+        ("nota de débito", "Notas de débito", "IBS em notas de débito (R$)", "CBS em notas de débito (R$)"),
+    ):
+        notes = [d for d in documents if d["Finalidade"] == kind]
+        assert notes and sum(t[count] for t in totals) == len(notes)
+        assert sum(_money(t[ibs]) for t in totals) == sum(abs(_money(d["IBS total (R$)"])) for d in notes)
+        assert sum(_money(t[cbs]) for t in totals) == sum(abs(_money(d["CBS (R$)"])) for d in notes) > 0
+    assert all(_money(d["CBS (R$)"]) < 0 for d in documents if d["Finalidade"] == "nota de crédito")

@@ -34,6 +34,7 @@ class NfeSpec(IssuedSpec, total=False):
     transporter: Party | None
     aut_xml: Sequence[str]
     items: int
+    note: tuple[str, str] | None  # a nota de crédito ("5") or de débito ("6") and the key it adjusts
 
 
 class EventSpec(TypedDict):
@@ -120,9 +121,10 @@ class DocumentFactory:
             return self._rng.getrandbits(64), number, self._protocol_seq
 
     def nfe(self, *, reform: bool | None = None, **spec: Unpack[NfeSpec]) -> GeneratedNFe:
-        """``reform``: the tax reform's groups (True/False), or None: drawn (``reform_share``)."""
+        """``reform``: the tax reform's groups (True/False), or None: drawn (``reform_share``); a
+        nota de crédito or de débito (``note``) always has them."""
         seed, number, seq = self._next_seed(spec["emitter"].doc, "55")
-        rates = reform_rates(seed, self.reform_share, reform)
+        rates = reform_rates(seed, self.reform_share, True if spec.get("note") else reform)
         return build_nfe(self._signers, seed, number=number, tp_amb=self.tp_amb, protocol_seq=seq, reform=rates, **spec)
 
     def nfe_event_from_signed(

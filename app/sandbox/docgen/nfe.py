@@ -22,7 +22,7 @@ from app.sandbox.docgen.common import (
     protocol_number,
     random_code,
 )
-from app.sandbox.docgen.reform import NfeSums, Rates
+from app.sandbox.docgen.reform import NfeSums, Rates, note_ide
 from app.sandbox.docgen.signing import canonical_part, digest_of, sign_document
 from app.sandbox.payload import Payload
 
@@ -61,6 +61,7 @@ class GeneratedNFe:
     total_cents: int
     protocol: str
     dig_val: str
+    reform: bool = False  # carries the tax reform's groups
 
     @property
     def nfe_proc(self) -> bytes:
@@ -87,6 +88,7 @@ class _Recipe:
     aut_xml: tuple[str, ...]
     items: int
     reform: Rates | None = None  # the reform's groups (docgen.reform), or none
+    note: tuple[str, str] | None = None  # a nota de crédito/débito: (finNFe, the key it adjusts)
 
 
 def _item(
@@ -152,11 +154,12 @@ def build_nfe(
     items: int = 3,
     protocol_seq: int,
     reform: Rates | None = None,
+    note: tuple[str, str] | None = None,
 ) -> GeneratedNFe:
     """An NF-e drawn from ``random.Random(seed)``: the same seed always writes the same NF-e."""
     recipe = _Recipe(
         seed, emitter, recipient, issued_at, number, serie, tp_amb, total_cents, transporter, tuple(aut_xml), items,
-        reform,
+        reform, note,
     )  # fmt: skip
     rng = random.Random(seed)
     document, key, total = _render(recipe, rng)
@@ -177,6 +180,7 @@ def build_nfe(
         total_cents=total,
         protocol=protocol,
         dig_val=dig_val,
+        reform=reform is not None,
     )
 
 
@@ -236,16 +240,16 @@ def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
     )
     inf_id = "NFe" + key
     emit_street, emit_nro, emit_district, emit_cep = address(rng)
-    nat_op = "VENDA DE MERCADORIA"
+    purpose, nf_ref, nat_op = note_ide(recipe.note)
     document = (
         f'<NFe xmlns="{NFE_NS}"><infNFe versao="4.00" Id="{inf_id}"><ide><cUF>{emitter.cuf}</cUF>'
         f"<cNF>{code:08d}</cNF><natOp>{nat_op}</natOp><mod>55</mod><serie>{serie}</serie><nNF>{number}</nNF>"
         f"<dhEmi>{dt(issued_at)}</dhEmi><dhSaiEnt>{dt(issued_at)}</dhSaiEnt><tpNF>1</tpNF>"
         f"<idDest>{1 if intra else 2}</idDest><cMunFG>{emitter.c_mun}</cMunFG><tpImp>1</tpImp>"
         "<tpEmis>1</tpEmis>"
-        f"<cDV>{key[-1]}</cDV><tpAmb>{tp_amb}</tpAmb><finNFe>1</finNFe>"
+        f"<cDV>{key[-1]}</cDV><tpAmb>{tp_amb}</tpAmb>{purpose}"
         f"<indFinal>{0 if recipient.ie else 1}</indFinal>"
-        f"<indPres>9</indPres><procEmi>0</procEmi><verProc>Sandbox Captura 1.0</verProc></ide>"
+        f"<indPres>9</indPres><procEmi>0</procEmi><verProc>Sandbox Captura 1.0</verProc>{nf_ref}</ide>"
         f"<emit>{emitter.doc_xml()}<xNome>{esc(emitter.name)}</xNome><enderEmit><xLgr>{emit_street}</xLgr>"
         f"<nro>{emit_nro}</nro><xBairro>{emit_district}</xBairro><cMun>{emitter.c_mun}</cMun>"
         f"<xMun>{esc(emitter.x_mun)}</xMun><UF>{emitter.uf}</UF><CEP>{emit_cep}</CEP><cPais>1058</cPais>"

@@ -118,6 +118,22 @@ def _gibscbs(cents: int, rates: Rates) -> str:
     )
 
 
+CREDIT_NOTE, DEBIT_NOTE = "5", "6"  # finNFe of a nota de crédito and of a nota de débito
+# tpNFCredito 04 redução de valores; tpNFDebito 04 multa e juros
+_NOTE_TYPES = {CREDIT_NOTE: ("tpNFCredito", "04"), DEBIT_NOTE: ("tpNFDebito", "04")}
+
+
+def note_ide(note: tuple[str, str] | None) -> tuple[str, str, str]:
+    """(finNFe with its tpNFCredito/tpNFDebito, the NFref naming the adjusted NF-e, natOp) of a
+    nota de crédito or de débito (``note``: its finNFe and the key it adjusts), or of a normal NF-e."""
+    if note is None:
+        return "<finNFe>1</finNFe>", "", "VENDA DE MERCADORIA"
+    purpose, key = note
+    tag, code = _NOTE_TYPES[purpose]
+    nat_op = "NOTA DE CREDITO" if purpose == CREDIT_NOTE else "NOTA DE DEBITO"
+    return f"<finNFe>{purpose}</finNFe><{tag}>{code}</{tag}>", f"<NFref><refNFe>{key}</refNFe></NFref>", nat_op
+
+
 def cte_group(total_cents: int, rates: Rates) -> str:
     """The CT-e's ``IBSCBS`` and ``vTotDFe`` (the service plus IBS and CBS), the end of ``imp``."""
     ibs = _part(total_cents, rates.ibs_uf) + _part(total_cents, rates.ibs_mun)

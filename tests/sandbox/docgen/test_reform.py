@@ -96,3 +96,18 @@ def test_share_is_drawn_per_document_and_repeats_with_the_seed(pki: TestPki, sup
     assert first == drawn(3)
     assert any(first[:12]) and not all(first[:12]) and any(first[12:]) and not all(first[12:])
     assert drawn(4) != first
+
+
+def test_notes_of_credit_and_debit_name_the_nfe_they_adjust(
+    factory: DocumentFactory, supplier: Party, client: Party, xsd: Callable[[bytes, str], None]
+) -> None:
+    adjusted = factory.nfe(emitter=supplier, recipient=client, issued_at=ISSUED_AT, reform=True)
+    for purpose, kind in (("5", "tpNFCredito"), ("6", "tpNFDebito")):
+        note = factory.nfe(emitter=supplier, recipient=client, issued_at=ISSUED_AT, note=(purpose, adjusted.key))
+        xsd(note.nfe_proc, "nfe/schemas/v4_0/procNFe_v4.00.xsd")
+        root = etree.fromstring(note.nfe_proc)
+        ide = "n:NFe/n:infNFe/n:ide"
+        assert root.xpath(f"string({ide}/n:finNFe)", namespaces=NS) == purpose
+        assert root.xpath(f"string({ide}/n:{kind})", namespaces=NS) == "04"
+        assert root.xpath(f"{ide}/n:NFref/n:refNFe/text()", namespaces=NS) == [adjusted.key]
+        assert note.reform and root.find("n:NFe/n:infNFe/n:total/n:IBSCBSTot", NS) is not None
