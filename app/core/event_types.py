@@ -52,7 +52,8 @@ CREDIT_NOTE_DEBIT_ACCEPTED: Final = "211128"
 ITEM_IMMOBILISATION: Final = "211130"
 FUEL_CREDIT_APPROPRIATION: Final = "211140"
 ACTIVITY_CREDIT_APPROPRIATION: Final = "211150"
-# The tax office's (fisco), on a transfer of credit in a succession
+# The successor company's (tpAutor 8) on a transfer of credit in a succession (NT 2024.002 §10.2.9-10;
+# the tax office's own are 412120 and 412130)
 IBS_SUCCESSION_TRANSFER: Final = "212110"
 CBS_SUCCESSION_TRANSFER: Final = "212120"
 
@@ -88,10 +89,10 @@ EVENT_NAMES: Final[dict[str, str]] = {
     ITEM_IMMOBILISATION: "Imobilização de item",
     FUEL_CREDIT_APPROPRIATION: "Solicitação de apropriação de crédito de combustível",
     ACTIVITY_CREDIT_APPROPRIATION: (
-        "Solicitação de apropriação de crédito para bens e serviços que dependem de atividade do contribuinte"
+        "Solicitação de apropriação de crédito para bens e serviços que dependem de atividade do adquirente"
     ),
-    IBS_SUCCESSION_TRANSFER: "Manifestação do fisco sobre pedido de transferência de crédito de IBS em sucessão",
-    CBS_SUCCESSION_TRANSFER: "Manifestação do fisco sobre pedido de transferência de crédito de CBS em sucessão",
+    IBS_SUCCESSION_TRANSFER: "Manifestação sobre pedido de transferência de crédito de IBS em operações de sucessão",
+    CBS_SUCCESSION_TRANSFER: "Manifestação sobre pedido de transferência de crédito de CBS em operações de sucessão",
 }
 
 

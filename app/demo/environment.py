@@ -52,6 +52,8 @@ RESET_ENTRIES = (
 APP_ENTRIES = frozenset({MARKER, "logs", LOCK_NAME, OWNER_NAME, *RESET_ENTRIES})
 # Every product with an engine in this version.
 DEMO_PRODUCTS = (Product.NFE, Product.CTE, Product.NFSE)
+DEMO_REFORM_SHARE = 0.4  # the demo shows IBS/CBS on part of its documents, as in 2026 (issue 23)
+DEMO_NOTE_RATIO = 0.1  # and some of those NF-e adjusted by a nota de crédito or de débito
 DEMO_CNPJS = tuple(Cnpj.from_body(body).value for body in ("112223330001", "223334440001", "334445550001"))
 PUBLISHER_TICK = 0.2  # real seconds between two looks at the scenario's timetable
 
@@ -191,6 +193,8 @@ class DemoEnvironment:
             nfe_per_day=24 * 60 / opts.nfe_every_minutes,
             cte_per_day=24 * 60 / opts.cte_every_minutes,
             nfse_per_day=24 * 60 / opts.nfse_every_minutes,
+            reform_share=DEMO_REFORM_SHARE,
+            note_ratio=DEMO_NOTE_RATIO,
         )
         start = self.clock.now() - timedelta(minutes=opts.backlog_minutes)
         self.scenario = scenario.attach(sandbox, start=start)

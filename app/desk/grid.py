@@ -40,6 +40,7 @@ from app.store.records import (
     PartyRole,
     RowKind,
 )
+from app.store.reform import GridReform
 
 
 def to_query(grid: GridFilter) -> GridQuery:
@@ -307,7 +308,17 @@ def document_rows(
     elif product is Product.NFE and pairs:
         moved_by = grid.carried(pairs, by_nfe=True)
         rows = [replace(r, carried_keys=tuple(moved_by.get((r.company_id, r.access_key or ""), ()))) for r in rows]
+    reform = grid.reform_values(ids) if ids else {}
+    if reform:  # the few with IBS/CBS: one read by primary key per page
+        rows = [_with_reform(r, reform[r.row_id]) if r.row_id in reform else r for r in rows]
     return rows
+
+
+def _with_reform(row: GridRow, values: GridReform) -> GridRow:
+    return replace(
+        row, ibs_cents=values.ibs_cents, cbs_cents=values.cbs_cents, is_cents=values.is_cents,
+        reform_unreadable=values.unreadable,
+    )  # fmt: skip
 
 
 MODALS = ("Rodoviário", "Aéreo", "Aquaviário", "Ferroviário", "Dutoviário", "Multimodal")

@@ -120,6 +120,11 @@ class GridRow:
     payer_name: str | None = None
     carried_keys: tuple[str, ...] = ()  # CT-e: the NF-e it carries; NF-e: the CT-e that moved it
     net_cents: int | None = None  # NFS-e: vLiq, what the taker pays (total_cents is vServ)
+    # The tax reform's IBS (state + municipal), CBS and IS, centavos; None: no groups (issue 23).
+    ibs_cents: int | None = None
+    cbs_cents: int | None = None
+    is_cents: int | None = None
+    reform_unreadable: bool = False  # the groups are there but a value could not be read
 
     @property
     def counterpart_id(self) -> str | None:

@@ -33,6 +33,8 @@ class NfeContent(TypedDict, total=False):
     total_cents: int | None
     items: int
     serie: int
+    reform: bool | None  # the tax reform's groups (docgen.reform)
+    note: tuple[str, str] | None  # a nota de crédito or de débito: (finNFe, the key it adjusts)
 
 
 class NfeOptions(NfeContent, total=False):

@@ -66,6 +66,8 @@ class Scenario:
     cte_per_day: float = 2.0  # per company, as taker
     nfse_per_day: float = 3.0  # per company, as taker
     cancel_ratio: float = 0.0  # share of NF-e cancelled by the emitter an hour later
+    reform_share: float = 0.0  # share of documents with the tax reform's IBS/CBS (docgen.reform)
+    note_ratio: float = 0.0  # share of reform NF-e adjusted a day later by a nota de crédito or de débito
     company_cnpjs: tuple[str, ...] = ()  # fixed CNPJs instead of generated ones
     outages: tuple[OutageSpec, ...] = ()
     faults: tuple[FaultSpec, ...] = ()
@@ -129,6 +131,8 @@ class ScenarioRun:
         self.sandbox = sandbox
         self.start = start
         self.rng = random.Random(scenario.seed)
+        if scenario.reform_share:
+            sandbox.factory.reform_share = scenario.reform_share
         self.certificates: dict[str, IssuedCert] = {}
         self.published: list[tuple[datetime, str, str]] = []  # (at, product, key)
         self._order = 0
@@ -194,6 +198,11 @@ class ScenarioRun:
                 fault.service, fault.kind, count=fault.count, cnpj=fault.cnpj, stall_seconds=fault.stall_seconds
             )
             return 0
+        if item.action == "note":
+            company, purpose, adjusted, supplier = item.args
+            generated = sandbox.publish_nfe(emitter=supplier, recipient=company, at=at, note=(purpose, adjusted))
+            self.published.append((at, "nfe", generated.key))
+            return 1
         if item.action == "cancel":
             sandbox.publish_nfe_event(item.args[0], "110111", at=at, justification="Cancelamento por erro de digitacao")
             return 1
@@ -203,6 +212,9 @@ class ScenarioRun:
             generated = sandbox.publish_nfe(emitter=supplier, recipient=company, at=at)
             if self.rng.random() < self.scenario.cancel_ratio:
                 self._plan(at + timedelta(hours=1), "cancel", (generated.key,))
+            elif self.scenario.note_ratio and generated.reform and self.rng.random() < self.scenario.note_ratio:
+                purpose = self.rng.choice(("5", "6"))  # a nota de crédito or de débito, a day later
+                self._plan(at + DAY, "note", (company, purpose, generated.key, supplier))
         elif item.action == "cte":
             generated = sandbox.publish_cte(
                 emitter=supplier, sender=self.rng.choice(self.third_parties), recipient=company, taker_role=3, at=at

@@ -48,6 +48,7 @@ from app.store.records import (
     Product,
     RowKind,
 )
+from app.store.reform import GridReform, ReformRepository
 from app.store.types import utc_from_text
 
 SUMMARY_KINDS = (DocumentKind.RES_NFE, DocumentKind.DPS)
@@ -378,6 +379,10 @@ class GridRepository:
                 ):
                     found[document_id] = cents
         return found
+
+    def reform_values(self, document_ids: Sequence[int]) -> dict[int, GridReform]:
+        """IBS, CBS and IS of the page's documents that carry the tax reform's groups."""
+        return ReformRepository(self._db).grid_values(document_ids)
 
     def count_quarantined(self, product: Product, company_ids: Sequence[int] = ()) -> int:
         clauses = [DocumentRow.product == product.value, DocumentRow.quarantined.is_(True)]

@@ -9,12 +9,15 @@ débito, or references other NF-e) gets its rows; any other document costs one a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
 
 from app.documents.reform_model import ReformItem, ReformValues
 from app.store.db import Database
+from app.store.items import IN_CHUNK
+from app.store.prepared import placeholders
 from app.store.records import DocumentInput, EventInput, StoredDocument, StoredEvent
 
 CREDIT_NOTE = "5"  # finNFe 5: nota de crédito
@@ -99,12 +102,26 @@ _READ_ITEMS = text(
     f"SELECT item_number, cst, class_code, {', '.join(_ITEM_COLUMNS)} "  # noqa: S608 (constants)
     "FROM document_reform_items WHERE document_id = :id ORDER BY item_number"
 )
+_GRID_VALUES = (
+    "SELECT document_id, ibs_cents, cbs_cents, is_cents, unreadable FROM document_reform "
+    "WHERE has_groups = ? AND document_id IN ({ids})"
+)
 _REFERENCED = text(
     "SELECT referenced_key FROM nfe_references WHERE company_id = :company AND nfe_key = :key ORDER BY referenced_key"
 )
 _REFERENCING = text(
     "SELECT nfe_key FROM nfe_references WHERE company_id = :company AND referenced_key = :key ORDER BY nfe_key"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class GridReform:
+    """What the grid and ``documents list --json`` show of a document's reform values (centavos)."""
+
+    ibs_cents: int | None
+    cbs_cents: int | None
+    is_cents: int | None
+    unreadable: bool
 
 
 class ReformRepository:
@@ -127,6 +144,19 @@ class ReformRepository:
             )
         values = dict(zip(VALUE_COLUMNS, row[3:], strict=True))
         return row[2], ReformValues(**values, unreadable=bool(row[1]), items=items)
+
+    def grid_values(self, document_ids: Sequence[int]) -> dict[int, GridReform]:
+        """IBS, CBS and IS (centavos) of the documents of a grid page that carry the groups, by
+        primary key (a page's worth: one read per ``IN_CHUNK`` ids); the others are absent."""
+        found: dict[int, GridReform] = {}
+        ids = list(document_ids)
+        with self._db.driver_connection() as driver:
+            for start in range(0, len(ids), IN_CHUNK):
+                chunk = ids[start : start + IN_CHUNK]
+                sql = _GRID_VALUES.format(ids=placeholders(len(chunk)))
+                for document_id, ibs, cbs, selective, unreadable in driver.execute(sql, (True, *chunk)):
+                    found[document_id] = GridReform(ibs, cbs, selective, bool(unreadable))
+        return found
 
     def referenced_by(self, company_id: int, nfe_key: str) -> list[str]:
         """The NF-e keys ``nfe_key`` references (a nota de crédito/débito: the notes it adjusts)."""

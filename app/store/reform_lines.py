@@ -10,15 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
-from sqlalchemy import ColumnElement, bindparam, case, func, select, text
+from sqlalchemy import ColumnElement, case, func, select
 
+from app.core.clock import BRASILIA
 from app.store.db import Database
 from app.store.models import DocumentRow
+from app.store.prepared import placeholders
 from app.store.records import Direction, DocumentStatus, Product
 from app.store.reform import VALUE_COLUMNS
-from app.store.types import UtcDateTime
+from app.store.types import utc_text
+
+_PRODUCTS = {p.value: p for p in Product}
+_PARTITION = 2_000  # rows fetched at a time
+_SEEKS_PER_COMPANY = 20  # more companies than this: the product's bounds, not each company's
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +39,7 @@ class CreditLine:
     number: int | None
     emitter_id: str | None
     emitter_name: str | None
-    issued_at: datetime
+    issued_local: datetime  # naive: the wall time in Brasília (the report's month and "Emissão")
     purpose: str | None
     has_groups: bool
     unreadable: bool
@@ -65,18 +72,34 @@ _LINES = (
     "SELECT d.id, d.company_id, d.product, d.access_key, d.number, d.emitter_id, d.emitter_name, d.issued_at, "  # noqa: S608
     f"r.purpose, r.has_groups, r.unreadable, {', '.join('r.' + c for c in VALUE_COLUMNS)} "
     "FROM document_reform AS r CROSS JOIN documents AS d "
-    "WHERE d.id = r.document_id AND d.direction = :direction AND d.status = :status "
-    "AND d.quarantined = false AND d.withheld IS NULL AND d.issued_at >= :start AND d.issued_at < :end{filters} "
+    "WHERE d.id = r.document_id AND d.direction = ? AND d.status = ? "
+    "AND d.quarantined = ? AND d.withheld IS NULL AND d.issued_at >= ? AND d.issued_at < ?{filters} "
     "ORDER BY d.issued_at, d.id"
 )
 
 
-def _instant(value: object) -> datetime:
-    """A raw ``issued_at`` (SQLite's text, PostgreSQL's naive timestamp) as an aware UTC instant."""
-    if isinstance(value, str):
-        return datetime.fromisoformat(value).replace(tzinfo=UTC)
-    assert isinstance(value, datetime)
-    return value.replace(tzinfo=UTC)
+@lru_cache(maxsize=1 << 16)
+def _offset(hour: datetime) -> timedelta:
+    """Brasília's offset from UTC in the UTC hour ``hour`` (naive): old dates had summer time."""
+    return hour.replace(tzinfo=UTC).astimezone(BRASILIA).utcoffset() or timedelta()
+
+
+def _local(value: object) -> datetime:
+    """A raw ``issued_at`` (UTC: SQLite's text, PostgreSQL's naive timestamp) as the naive wall time
+    in Brasília, the zone looked up once an hour of issue (a row costs one parse and one addition)."""
+    instant = datetime.fromisoformat(value) if isinstance(value, str) else value
+    assert isinstance(instant, datetime)
+    return instant + _offset(datetime(instant.year, instant.month, instant.day, instant.hour))
+
+
+def _bucket(ends: Sequence[datetime], low: int, high: int) -> ColumnElement[int]:
+    """The first month i in [low, high) whose end ``ends[i]`` is after the issue instant, as a
+    balanced tree of CASEs: log2(months) comparisons a row where a flat CASE made up to one a month."""
+    if high - low == 1:
+        return case((DocumentRow.issued_at < ends[low], low), else_=-1)
+    middle = (low + high) // 2
+    earlier = DocumentRow.issued_at < ends[middle - 1]
+    return case((earlier, _bucket(ends, low, middle)), else_=_bucket(ends, middle, high))
 
 
 class ReformLines:
@@ -86,62 +109,82 @@ class ReformLines:
     def bounds(
         self, company_ids: Sequence[int], products: Sequence[Product], start: datetime | None, end: datetime | None
     ) -> tuple[datetime | None, datetime | None]:
-        """The first and last issue instants of the received documents (None, None: there are none)."""
-        query = select(func.min(DocumentRow.issued_at), func.max(DocumentRow.issued_at)).where(
-            *_received(company_ids, products, start, end)
-        )
+        """The first and last issue instants of the products' documents in [start, end) (None, None:
+        there are none): wider than the received ones may be (only the months between them are
+        counted, and a month without documents gives no row), but each bound is one index seek
+        (``ix_documents_product_grid``, or ``ix_documents_grid`` for a few companies), where the
+        received ones' were a scan of every document."""
+        scopes: list[list[ColumnElement[bool]]] = []
+        for product in products or list(Product):
+            where = [DocumentRow.product == product.value, DocumentRow.issued_at.is_not(None)]
+            if start is not None:
+                where.append(DocumentRow.issued_at >= start)
+            if end is not None:
+                where.append(DocumentRow.issued_at < end)
+            if company_ids and len(company_ids) <= _SEEKS_PER_COMPANY:
+                scopes.extend([*where, DocumentRow.company_id == cid] for cid in company_ids)
+            else:
+                scopes.append(where)
+        firsts, lasts = [], []
         with self._db.reader() as s:
-            first, last = s.execute(query).one()
-        return first, last
+            for where in scopes:
+                # One aggregate per statement: SQLite answers a lone min() or max() from the index.
+                first = s.scalar(select(func.min(DocumentRow.issued_at)).where(*where))
+                if first is not None:
+                    firsts.append(first)
+                    lasts.append(s.scalar(select(func.max(DocumentRow.issued_at)).where(*where)))
+        if not firsts:
+            return None, None
+        return min(firsts), max(last for last in lasts if last is not None)
 
     def lines(
         self, company_ids: Sequence[int], products: Sequence[Product], start: datetime, end: datetime
     ) -> Iterator[CreditLine]:
         """Documents with a reform row, oldest first. Read from the reform rows (the few) to their
         documents by primary key: ``CROSS JOIN`` keeps that order in SQLite's planner (and means
-        an inner join in PostgreSQL too); an inner join let it scan every document instead."""
+        an inner join in PostgreSQL too); an inner join let it scan every document instead. On the
+        driver's own connection, a batch of tuples at a time: the ORM's rows cost more than the
+        query itself at a million documents."""
         filters = ""
-        params: dict[str, object] = {
-            "direction": Direction.RECEIVED.value, "status": DocumentStatus.AUTHORISED.value, "start": start,
-            "end": end,
-        }  # fmt: skip
+        params: list[object] = [
+            Direction.RECEIVED.value, DocumentStatus.AUTHORISED.value, False, utc_text(start), utc_text(end),
+        ]  # fmt: skip
         if company_ids:
-            filters += " AND d.company_id IN :companies"
-            params["companies"] = list(company_ids)
+            filters += f" AND d.company_id IN ({placeholders(len(company_ids))})"
+            params.extend(company_ids)
         if products:
-            filters += " AND d.product IN :products"
-            params["products"] = [p.value for p in products]
-        statement = text(_LINES.format(filters=filters)).bindparams(
-            bindparam("start", type_=UtcDateTime()), bindparam("end", type_=UtcDateTime())
-        )
-        if company_ids:
-            statement = statement.bindparams(bindparam("companies", expanding=True))
-        if products:
-            statement = statement.bindparams(bindparam("products", expanding=True))
-        with self._db.read_connection() as connection:
-            for row in connection.execute(statement, params):
-                yield CreditLine(
-                    row[0], row[1], Product(row[2]), row[3], row[4], row[5], row[6], _instant(row[7]), row[8],
-                    bool(row[9]), bool(row[10]), tuple(row[11:]),
-                )  # fmt: skip
+            filters += f" AND d.product IN ({placeholders(len(products))})"
+            params.extend(p.value for p in products)
+        with self._db.driver_connection() as driver:
+            cursor = driver.execute(_LINES.format(filters=filters), tuple(params))
+            while rows := cursor.fetchmany(_PARTITION):
+                for row in rows:
+                    yield CreditLine(
+                        row[0], row[1], _PRODUCTS[row[2]], row[3], row[4], row[5], row[6], _local(row[7]), row[8],
+                        bool(row[9]), bool(row[10]), tuple(row[11:]),
+                    )  # fmt: skip
 
     def received_counts(
-        self, company_ids: Sequence[int], products: Sequence[Product], months: Sequence[datetime]
+        self,
+        company_ids: Sequence[int],
+        products: Sequence[Product],
+        months: Sequence[datetime],
+        *,
+        whole: bool = False,
     ) -> dict[tuple[int, Product, int], int]:
         """How many documents were received per (company, product, month index), groups or not
         (the caller subtracts those :meth:`lines` gives: one pass over the documents, no
         correlated look-up per row): ``months`` are the bounds, month i is [months[i], months[i + 1])."""
         if len(months) < 2:
             return {}
-        bucket = case(
-            *[(DocumentRow.issued_at < bound, index) for index, bound in enumerate(months[1:])],
-            else_=-1,
-        )
+        bucket = _bucket(months[1:], 0, len(months) - 1)
         # The bucket first: grouping by (company, product) first made SQLite walk ix_documents_nsu
         # and fetch every row at random; this way it scans in issue order.
         query = (
             select(bucket, DocumentRow.company_id, DocumentRow.product, func.count())
-            .where(*_received(company_ids, products, months[0], months[-1]))
+            # ``whole``: the months hold every document, so no range: a plain scan of the table,
+            # where the range walked the issue-date index and fetched each row (a third slower).
+            .where(*_received(company_ids, products, *((None, None) if whole else (months[0], months[-1]))))
             .group_by(bucket, DocumentRow.company_id, DocumentRow.product)
         )
         with self._db.reader() as s:

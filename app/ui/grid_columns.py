@@ -13,11 +13,15 @@ from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 from app.ui.grid_model import Column
 
 # Read in the detail pane, or needed only now and then: a right click on the header shows them.
-HIDDEN_BY_DEFAULT = frozenset({"kind", "direction", "key", "carried"})
+HIDDEN_BY_DEFAULT = frozenset({"kind", "direction", "key", "carried", "ibs", "cbs", "is"})
 FILLS = "counterpart"  # the one column that grows and shrinks with the window
 MIN_FILL = 140
 PADDING = 16
 HEADER_KEY = "grid/{product}/columns"  # "header" before the columns fitted 1366×768: reset once
+# The columns the kept arrangement was made with: Qt restores a header by position, so once the
+# grid's columns change (the reform's IBS/CBS/IS, issue 23) an old arrangement would show and hide
+# the wrong ones; it is then left for the defaults.
+NAMES_KEY = "grid/{product}/column-names"
 
 
 def set_up(view: QTableView, columns: Sequence[Column]) -> None:
@@ -47,11 +51,18 @@ def fit(view: QTableView, columns: Sequence[Column]) -> None:
 def restore(settings: QSettings, product: str, view: QTableView) -> bool:
     """The clerk's arrangement of this grid's columns, if kept: True when restored."""
     state = settings.value(HEADER_KEY.format(product=product))
+    if settings.value(NAMES_KEY.format(product=product)) != _names(view):
+        return False
     return isinstance(state, QByteArray) and view.horizontalHeader().restoreState(state)
 
 
 def save(settings: QSettings, product: str, view: QTableView) -> None:
     settings.setValue(HEADER_KEY.format(product=product), view.horizontalHeader().saveState())
+    settings.setValue(NAMES_KEY.format(product=product), _names(view))
+
+
+def _names(view: QTableView) -> str:
+    return ",".join(column.name for column in getattr(view.model(), "columns", ()))
 
 
 def columns_menu(view: QTableView, columns: Sequence[Column]) -> QMenu:

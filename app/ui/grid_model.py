@@ -60,13 +60,17 @@ _ALL = {
         Column("modal", "Modal", None, "Aquaviário"),
         Column("payer", "Tomador", None, "TRANSPORTES EXEMPLO LTDA"),
         Column("carried", "NF-e transportadas", None, "0000 0000 0000 0000… +00"),
+        # The tax reform's values (issue 23): hidden by default, shown from the header's menu.
+        Column("ibs", "IBS", None, "R$ 000.000,00"),
+        Column("cbs", "CBS", None, "R$ 000.000,00"),
+        Column("is", "IS", None, "R$ 000.000,00"),
         Column("kind", "Tipo", GridSort.KIND, "completa"),
         Column("direction", "Direção", None, "recebida"),
         Column("key", "Chave de acesso", None, "0000 0000 0000 0000 0000 0000 0000 0000 0000 000"),
     )
 }
 _BASE = ("issued", "number", "counterpart", "tax_id", "value", "status")
-_TAIL = ("kind", "direction", "key")
+_TAIL = ("ibs", "cbs", "is", "kind", "direction", "key")
 COLUMNS: dict[Product, tuple[Column, ...]] = {
     Product.NFE: tuple(_ALL[n] for n in (*_BASE, "manifestation", "deadline", *_TAIL)),
     Product.CTE: tuple(_ALL[n] for n in (*_BASE, "modal", "payer", "carried", *_TAIL)),
@@ -129,9 +133,17 @@ def display(row: GridRow, column: str, now: datetime) -> str:
         "kind": lambda: labels.ROW_KIND[row.row_kind],
         "direction": lambda: labels.DIRECTION[row.direction],
         "key": lambda: row.access_key or "-",
+        "ibs": lambda: _reform_money(row, row.ibs_cents),
+        "cbs": lambda: _reform_money(row, row.cbs_cents),
+        "is": lambda: _reform_money(row, row.is_cents),
     }
     make = texts.get(column)
     return make() if make is not None else ""
+
+
+def _reform_money(row: GridRow, cents: int | None) -> str:
+    """A reform value; "ilegível" when the groups are there but this value could not be read."""
+    return "ilegível" if cents is None and row.reform_unreadable else labels.money_br(cents)
 
 
 def sort_value(row: GridRow, column: str) -> Any:
@@ -153,6 +165,9 @@ def sort_value(row: GridRow, column: str) -> Any:
         "kind": row.row_kind.value,
         "direction": row.direction.value,
         "key": row.access_key,
+        "ibs": row.ibs_cents,
+        "cbs": row.cbs_cents,
+        "is": row.is_cents,
     }
     return values.get(column)
 
@@ -398,7 +413,7 @@ class DocumentTableModel(QAbstractTableModel):
             return row
         if role == Qt.ItemDataRole.DecorationRole and column == "issued":
             return self._icons[row.row_kind]
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("value", "service", "net"):
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("value", "service", "net", "ibs", "cbs", "is"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
             return self._colour(row, column)

@@ -1,6 +1,6 @@
 """The window's menu bar and keys: Arquivo (Sair, Ctrl+Q), Empresas and Ferramentas
 (``CompanyActions``), Documentos (Buscar pela chave, Ctrl+K; Retificar manifestação, enabled as the
-menu opens), Exibir, Ajuda (the first-run assistant).
+menu opens), Relatórios (Créditos de IBS e CBS), Exibir, Ajuda (the first-run assistant).
 
 Quitting asks first when this process runs the capture: closing the program stops it, while
 closing the window (to the tray) lets it go on. An accountant expects the documents to keep
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from app.ui.company_actions import CompanyActions
 from app.ui.fetch_dialog import FetchByKey
 from app.ui.first_run import FirstRun
+from app.ui.reform_report_dialog import ReformReport
 from app.ui.window_host import WindowHost
 
 QUIT_TITLE = "Sair do Captura DF-e"
@@ -54,6 +55,10 @@ class WindowMenus(QObject):
         self.fetch.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self.documents.addAction(host.manifestations.rectify)
         self.documents.aboutToShow.connect(host.manifestations.update_rectify)
+        self.reform_report = ReformReport(host)
+        self.reports = host.menuBar().addMenu("&Relatórios")
+        self.ibs_cbs = self.reports.addAction("Créditos de IBS e CBS…", self.reform_report.open)
+        self.ibs_cbs.setObjectName("ibs-cbs-report")
         view = host.menuBar().addMenu("E&xibir")
         view.addAction("Documentos", lambda: host.pages.setCurrentIndex(0))
         view.addAction("Painel de captura", lambda: host.pages.setCurrentIndex(1))

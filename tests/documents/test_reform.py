@@ -135,5 +135,8 @@ def test_reform_events_are_named() -> None:
     for code in ("212110", "212120", "112110", "112120", "112130", "112140", "112150"):
         assert code in EVENT_NAMES
     assert event_name(PRESUMED_CREDIT_APPROPRIATION) == "Solicitação de apropriação de crédito presumido"
+    # the layouts' descEvento: the successor (not the tax office) answers 212110; 211150 is the acquirer's activity
+    assert event_name("212110").startswith("Manifestação sobre pedido de transferência de crédito de IBS")
+    assert event_name("211150").endswith("que dependem de atividade do adquirente")
     assert event_name("211110", "Apropriacao") == "Apropriacao"  # the XML's own words first
     assert event_name("999999") == "Evento 999999"

@@ -11,7 +11,7 @@ from app.documents.model import NfeMeta
 from app.documents.nfe import read_nfe_document
 from app.store.db import Database
 from app.store.records import Company, DocumentInput, StoredDocument
-from app.store.reform import ReformRepository
+from app.store.reform import VALUE_COLUMNS, ReformRepository
 from app.store.unit import write_unit
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nfe"
@@ -72,3 +72,26 @@ def test_a_credit_note_links_to_what_it_references_both_ways(db: Database, compa
         [REFERENCED, "21323412888283895737729149494949494171688099"]
     )
     assert repo.referencing(company.id, REFERENCED) == [note_key]
+
+
+def test_grid_values_and_the_report_reads_on_each_engine(db: Database, company: Company) -> None:
+    # The reads the grid and the IBS/CBS report make on the driver's own connection (SQLite and
+    # PostgreSQL): a page's IBS/CBS/IS by id, the months' bounds, the lines and the counts.
+    from datetime import UTC, datetime
+
+    from app.store.reform_lines import ReformLines
+
+    [doc_id, old_id] = _store(db, company, _input(company, REFORM, 1), _input(company, OLD, 2))
+    values = ReformRepository(db).grid_values([doc_id, old_id])
+    assert list(values) == [doc_id]  # the old NF-e has no groups: absent, not zeros
+    assert (values[doc_id].ibs_cents, values[doc_id].cbs_cents, values[doc_id].is_cents) == (5000, 8729, 100000)
+    reads = ReformLines(db)
+    first, last = reads.bounds((company.id,), (Product.NFE,), None, None)
+    assert first is not None and last is not None and first <= last
+    start, end = datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC)
+    [line] = list(reads.lines((company.id,), (Product.NFE,), start, end))
+    assert (line.document_id, line.product, line.purpose, line.has_groups) == (doc_id, Product.NFE, "1", True)
+    assert line.issued_local.tzinfo is None and line.values[VALUE_COLUMNS.index("cbs_cents")] == 8729
+    months = [start, datetime(2050, 1, 1, tzinfo=UTC), end]
+    counted = reads.received_counts((company.id,), (), months, whole=True)
+    assert counted == reads.received_counts((company.id,), (), months) == {(company.id, Product.NFE, 0): 2}

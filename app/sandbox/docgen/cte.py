@@ -29,6 +29,7 @@ from app.sandbox.docgen.common import (
     random_code,
 )
 from app.sandbox.docgen.nfe_events import GeneratedEvent
+from app.sandbox.docgen.reform import Rates, cte_group
 from app.sandbox.payload import Payload
 
 CTE_NS = "http://www.portalfiscal.inf.br/cte"
@@ -124,6 +125,7 @@ def build_cte(
     serie: int = 1,
     tp_amb: int,
     protocol_seq: int,
+    reform: Rates | None = None,
 ) -> GeneratedCTe:
     parties: dict[str, Party] = {"emit": emitter, "rem": sender, "dest": recipient}
     if expeditor is not None:
@@ -194,7 +196,8 @@ def build_cte(
         f"<Comp><xNome>FRETE PESO</xNome><vComp>{money(freight)}</vComp></Comp>"
         f"<Comp><xNome>OUTROS</xNome><vComp>{money(total_cents - freight)}</vComp></Comp></vPrest>"
         f"<imp><ICMS><ICMS00><CST>00</CST><vBC>{money(total_cents)}</vBC><pICMS>12.00</pICMS>"
-        f"<vICMS>{money(icms)}</vICMS></ICMS00></ICMS></imp>"
+        f"<vICMS>{money(icms)}</vICMS></ICMS00></ICMS>"
+        f"{cte_group(total_cents, reform) if reform else ''}</imp>"
         f"<infCTeNorm><infCarga><vCarga>{money(cargo_cents)}</vCarga><proPred>{rng.choice(_CARGO)}</proPred>"
         f"<infQ><cUnid>01</cUnid><tpMed>PESO BRUTO</tpMed><qCarga>{rng.randrange(10, 20000)}.0000</qCarga>"
         "</infQ>"

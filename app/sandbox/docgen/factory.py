@@ -13,6 +13,7 @@ from app.sandbox.docgen.cte import GeneratedCTe, build_cte, build_cte_event
 from app.sandbox.docgen.nfe import GeneratedNFe, build_nfe
 from app.sandbox.docgen.nfe_events import GeneratedEvent, build_nfe_event, nfe_event_from_signed
 from app.sandbox.docgen.nfse import GeneratedNfse, GeneratedNfseEvent, build_nfse, build_nfse_event
+from app.sandbox.docgen.reform import reform_rates
 from app.sandbox.pki import IssuedCert, TestPki
 
 # What each document of the factory takes: its builder's keywords (and their defaults there)
@@ -33,6 +34,7 @@ class NfeSpec(IssuedSpec, total=False):
     transporter: Party | None
     aut_xml: Sequence[str]
     items: int
+    note: tuple[str, str] | None  # a nota de crédito ("5") or de débito ("6") and the key it adjusts
 
 
 class EventSpec(TypedDict):
@@ -63,7 +65,6 @@ class NfseSpec(TypedDict, total=False):
     issued_at: Required[datetime]
     intermediary: Party | None
     service_cents: int | None
-    with_ibscbs: bool
     retained_cents: int
 
 
@@ -79,11 +80,14 @@ class DocumentFactory:
 
     Every issuer gets an e-CNPJ (or e-CPF) from ``pki`` on first use, cached with its key, and
     its own number sequence per model. Thread-safe: the services may generate from several threads.
+    ``reform_share`` of the documents carry the tax reform's IBS/CBS groups (``docgen.reform``);
+    a call's ``reform`` (``with_ibscbs`` for an NFS-e) True/False decides for that document.
     """
 
-    def __init__(self, pki: TestPki, *, seed: int = 0, tp_amb: int = 2) -> None:
+    def __init__(self, pki: TestPki, *, seed: int = 0, tp_amb: int = 2, reform_share: float = 0.0) -> None:
         self.pki = pki
         self.tp_amb = tp_amb
+        self.reform_share = reform_share
         self._rng = random.Random(seed)
         self._signers = Signers(pki)
         self._lock = threading.Lock()
@@ -116,9 +120,12 @@ class DocumentFactory:
             self._protocol_seq += 1
             return self._rng.getrandbits(64), number, self._protocol_seq
 
-    def nfe(self, **spec: Unpack[NfeSpec]) -> GeneratedNFe:
+    def nfe(self, *, reform: bool | None = None, **spec: Unpack[NfeSpec]) -> GeneratedNFe:
+        """``reform``: the tax reform's groups (True/False), or None: drawn (``reform_share``); a
+        nota de crédito or de débito (``note``) always has them."""
         seed, number, seq = self._next_seed(spec["emitter"].doc, "55")
-        return build_nfe(self._signers, seed, number=number, tp_amb=self.tp_amb, protocol_seq=seq, **spec)
+        rates = reform_rates(seed, self.reform_share, True if spec.get("note") else reform)
+        return build_nfe(self._signers, seed, number=number, tp_amb=self.tp_amb, protocol_seq=seq, reform=rates, **spec)
 
     def nfe_event_from_signed(
         self, nfe_key: str, signed_evento: bytes, *, at: datetime, c_stat: int = 135
@@ -130,17 +137,19 @@ class DocumentFactory:
         rng, _, protocol_seq = self._next(spec["author"].doc, "event")
         return build_nfe_event(self._signers, rng, nfe, tp_amb=self.tp_amb, protocol_seq=protocol_seq, **spec)
 
-    def cte(self, **spec: Unpack[CteSpec]) -> GeneratedCTe:
-        rng, number, seq = self._next(spec["emitter"].doc, "57")
-        return build_cte(self._signers, rng, number=number, tp_amb=self.tp_amb, protocol_seq=seq, **spec)
+    def cte(self, *, reform: bool | None = None, **spec: Unpack[CteSpec]) -> GeneratedCTe:
+        seed, number, seq = self._next_seed(spec["emitter"].doc, "57")
+        rates, rng = reform_rates(seed, self.reform_share, reform), random.Random(seed)
+        return build_cte(self._signers, rng, number=number, tp_amb=self.tp_amb, protocol_seq=seq, reform=rates, **spec)
 
     def cte_event(self, cte: GeneratedCTe, **spec: Unpack[EventSpec]) -> GeneratedEvent:
         rng, _, protocol_seq = self._next(spec["author"].doc, "event")
         return build_cte_event(self._signers, rng, cte, tp_amb=self.tp_amb, protocol_seq=protocol_seq, **spec)
 
-    def nfse(self, **spec: Unpack[NfseSpec]) -> GeneratedNfse:
-        rng, number, _ = self._next(spec["provider"].doc, "nfse")
-        return build_nfse(self._signers, rng, number=number, tp_amb=self.tp_amb, **spec)
+    def nfse(self, *, with_ibscbs: bool | None = None, **spec: Unpack[NfseSpec]) -> GeneratedNfse:
+        seed, number, _ = self._next_seed(spec["provider"].doc, "nfse")
+        drawn, rng = reform_rates(seed, self.reform_share, with_ibscbs) is not None, random.Random(seed)
+        return build_nfse(self._signers, rng, number=number, tp_amb=self.tp_amb, with_ibscbs=drawn, **spec)
 
     def nfse_event(self, nfse: GeneratedNfse, **spec: Unpack[NfseEventSpec]) -> GeneratedNfseEvent:
         code = spec["code"]

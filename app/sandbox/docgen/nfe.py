@@ -22,6 +22,7 @@ from app.sandbox.docgen.common import (
     protocol_number,
     random_code,
 )
+from app.sandbox.docgen.reform import NfeSums, Rates, note_ide
 from app.sandbox.docgen.signing import canonical_part, digest_of, sign_document
 from app.sandbox.payload import Payload
 
@@ -60,6 +61,7 @@ class GeneratedNFe:
     total_cents: int
     protocol: str
     dig_val: str
+    reform: bool = False  # carries the tax reform's groups
 
     @property
     def nfe_proc(self) -> bytes:
@@ -85,10 +87,12 @@ class _Recipe:
     transporter: Party | None
     aut_xml: tuple[str, ...]
     items: int
+    reform: Rates | None = None  # the reform's groups (docgen.reform), or none
+    note: tuple[str, str] | None = None  # a nota de crédito/débito: (finNFe, the key it adjusts)
 
 
 def _item(
-    n: int, product: tuple[str, str, str], cents: int, intra: bool, rng: random.Random
+    n: int, product: tuple[str, str, str], cents: int, intra: bool, rng: random.Random, reform: NfeSums | None
 ) -> tuple[str, int, int, int]:
     name, ncm, unit = product
     qty = rng.randrange(1, 50)
@@ -109,7 +113,8 @@ def _item(
             f"<PIS><PISAliq><CST>01</CST><vBC>{v}</vBC><pPIS>1.6500</pPIS><vPIS>{money(pis)}</vPIS></PISAliq>"
             "</PIS>"
             f"<COFINS><COFINSAliq><CST>01</CST><vBC>{v}</vBC><pCOFINS>7.6000</pCOFINS>"
-            f"<vCOFINS>{money(cofins)}</vCOFINS></COFINSAliq></COFINS></imposto></det>"
+            f"<vCOFINS>{money(cofins)}</vCOFINS></COFINSAliq></COFINS>"
+            f"{reform.item(cents, ncm) if reform else ''}</imposto></det>"
         ),
         icms,
         pis,
@@ -148,11 +153,14 @@ def build_nfe(
     aut_xml: Sequence[str] = (),
     items: int = 3,
     protocol_seq: int,
+    reform: Rates | None = None,
+    note: tuple[str, str] | None = None,
 ) -> GeneratedNFe:
     """An NF-e drawn from ``random.Random(seed)``: the same seed always writes the same NF-e."""
     recipe = _Recipe(
-        seed, emitter, recipient, issued_at, number, serie, tp_amb, total_cents, transporter, tuple(aut_xml), items
-    )
+        seed, emitter, recipient, issued_at, number, serie, tp_amb, total_cents, transporter, tuple(aut_xml), items,
+        reform, note,
+    )  # fmt: skip
     rng = random.Random(seed)
     document, key, total = _render(recipe, rng)
     dig_val = digest_of(canonical_part(document, "NFe" + key))
@@ -172,6 +180,7 @@ def build_nfe(
         total_cents=total,
         protocol=protocol,
         dig_val=dig_val,
+        reform=reform is not None,
     )
 
 
@@ -207,8 +216,9 @@ def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
     key = issued_key(emitter, issued_at, DocumentModel.NFE, serie, number, code)
     intra = emitter.uf == recipient.uf
     dets, icms, pis, cofins = [], 0, 0, 0
+    reform = NfeSums(recipe.reform) if recipe.reform else None
     for n, cents in enumerate(_split(total_cents, items, rng), start=1):
-        xml, i, p, c = _item(n, rng.choice(_PRODUCTS), cents, intra, rng)
+        xml, i, p, c = _item(n, rng.choice(_PRODUCTS), cents, intra, rng, reform)
         dets.append(xml)
         icms, pis, cofins = icms + i, pis + p, cofins + c
     v = money(total_cents)
@@ -230,16 +240,16 @@ def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
     )
     inf_id = "NFe" + key
     emit_street, emit_nro, emit_district, emit_cep = address(rng)
-    nat_op = "VENDA DE MERCADORIA"
+    purpose, nf_ref, nat_op = note_ide(recipe.note)
     document = (
         f'<NFe xmlns="{NFE_NS}"><infNFe versao="4.00" Id="{inf_id}"><ide><cUF>{emitter.cuf}</cUF>'
         f"<cNF>{code:08d}</cNF><natOp>{nat_op}</natOp><mod>55</mod><serie>{serie}</serie><nNF>{number}</nNF>"
         f"<dhEmi>{dt(issued_at)}</dhEmi><dhSaiEnt>{dt(issued_at)}</dhSaiEnt><tpNF>1</tpNF>"
         f"<idDest>{1 if intra else 2}</idDest><cMunFG>{emitter.c_mun}</cMunFG><tpImp>1</tpImp>"
         "<tpEmis>1</tpEmis>"
-        f"<cDV>{key[-1]}</cDV><tpAmb>{tp_amb}</tpAmb><finNFe>1</finNFe>"
+        f"<cDV>{key[-1]}</cDV><tpAmb>{tp_amb}</tpAmb>{purpose}"
         f"<indFinal>{0 if recipient.ie else 1}</indFinal>"
-        f"<indPres>9</indPres><procEmi>0</procEmi><verProc>Sandbox Captura 1.0</verProc></ide>"
+        f"<indPres>9</indPres><procEmi>0</procEmi><verProc>Sandbox Captura 1.0</verProc>{nf_ref}</ide>"
         f"<emit>{emitter.doc_xml()}<xNome>{esc(emitter.name)}</xNome><enderEmit><xLgr>{emit_street}</xLgr>"
         f"<nro>{emit_nro}</nro><xBairro>{emit_district}</xBairro><cMun>{emitter.c_mun}</cMun>"
         f"<xMun>{esc(emitter.x_mun)}</xMun><UF>{emitter.uf}</UF><CEP>{emit_cep}</CEP><cPais>1058</cPais>"
@@ -251,7 +261,8 @@ def _render(recipe: _Recipe, rng: random.Random) -> tuple[str, str, int]:
         f"<vProd>{v}</vProd><vFrete>0.00</vFrete><vSeg>0.00</vSeg><vDesc>0.00</vDesc><vII>0.00</vII>"
         f"<vIPI>0.00</vIPI><vIPIDevol>0.00</vIPIDevol><vPIS>{money(pis)}</vPIS>"
         f"<vCOFINS>{money(cofins)}</vCOFINS>"
-        f"<vOutro>0.00</vOutro><vNF>{v}</vNF></ICMSTot></total>{transp}"
+        f"<vOutro>0.00</vOutro><vNF>{v}</vNF></ICMSTot>"
+        f"{reform.totals(total_cents) if reform else ''}</total>{transp}"
         f"<cobr><fat><nFat>{number}</nFat><vOrig>{v}</vOrig><vDesc>0.00</vDesc><vLiq>{v}</vLiq></fat>"
         f"<dup><nDup>001</nDup><dVenc>{(issued_at + timedelta(days=30)).date().isoformat()}</dVenc>"
         f"<vDup>{v}</vDup></dup></cobr>"
