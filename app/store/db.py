@@ -16,7 +16,9 @@ deferred transaction that reads and then writes could fail with SQLITE_BUSY with
 read sessions use a plain deferred ``BEGIN`` and never block.
 
 Migrations live in ``app/store/migrations`` and run through Alembic's API with a
-``Config`` built in code (no alembic.ini). To write a new revision during development::
+``Config`` built in code (no alembic.ini). Alembic (and Mako under it, ~11 MB of the tray's
+resident memory, issue 20) is imported only when a migration is due: opening compares the stored
+revision, read with a plain query, with the head read from the revision files' text. To write a new revision during development::
 
     from alembic import command
     from app.store.db import alembic_config
@@ -28,25 +30,24 @@ Migrations live in ``app/store/migrations`` and run through Alembic's API with a
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util.exc import CommandError
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.clock import Clock, SystemClock
 from app.store.driver import driver_of
 from app.store.errors import StorageBug, StorageUnavailable, translate_errors
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ _BEGIN_OPTION = "captura_begin"
 
 def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:
     """An Alembic ``Config`` pointing at the migrations package; no ini file involved."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     # Revision files must be importable module names (mypy checks them): r<rev>_<slug>.py.
@@ -71,6 +74,8 @@ def alembic_config(connection: Connection | None = None, url: str | None = None)
 
 
 def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:
         raise StorageBug("no migration found in app/store/migrations/versions")
@@ -362,6 +367,8 @@ class Database:
                 self.drivers.give(driver)
 
     def revision(self) -> str | None:
+        from alembic.runtime.migration import MigrationContext
+
         with translate_errors(self.location), self.engine.connect() as connection:
             return MigrationContext.configure(connection).get_current_revision()
 
@@ -377,23 +384,69 @@ class Database:
         self.close()
 
 
+_REVISION = re.compile(r"^revision\b[^=\n]*=\s*['\"]([^'\"\n]+)['\"]\s*$", re.MULTILINE)
+_DOWN_REVISION = re.compile(r"^down_revision\b[^=\n]*=\s*(.+?)\s*$", re.MULTILINE)
+_QUOTED = re.compile(r"['\"]([^'\"]+)['\"]")
+
+
+@cache
+def _scripted_head() -> str | None:
+    """The head revision read from the revision files' text, without importing Alembic; None when
+    that text does not say it plainly (several heads, a merge, a file in another shape): then
+    Alembic decides."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for script in (MIGRATIONS_DIR / "versions").glob("r*.py"):
+        text = script.read_text(encoding="utf-8")
+        revision, down = _REVISION.search(text), _DOWN_REVISION.search(text)
+        if revision is None or down is None:
+            return None
+        revisions.add(revision[1])
+        if down[1] != "None":
+            parent = _QUOTED.fullmatch(down[1])
+            if parent is None:  # a tuple of parents: a merge revision
+                return None
+            parents.add(parent[1])
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 and parents <= revisions else None
+
+
+def _stored_revisions(connection: Connection) -> list[str] | None:
+    """The revisions stamped in the database (a plain query); None before the first migration."""
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return [row[0] for row in connection.exec_driver_sql("SELECT version_num FROM alembic_version")]
+
+
 def _upgrade(engine: Engine, location: Path | str) -> None:
-    known = ScriptDirectory.from_config(alembic_config())
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             from app.store.driver import WRITE_LOCK_SQL
 
             connection.exec_driver_sql(WRITE_LOCK_SQL)  # two workstations opening at once: one migrates
-        current = MigrationContext.configure(connection).get_current_revision()
-        if current is not None:
-            try:
-                known.get_revision(current)
-            except CommandError as error:
-                raise StorageUnavailable(
-                    f"O banco de dados {location} foi gravado por uma versão mais nova do Captura DF-e "
-                    f"(revisão {current}). Atualize o programa para abri-lo."
-                ) from error
-        command.upgrade(alembic_config(connection), "head")
+        head = _scripted_head()
+        if head is not None and _stored_revisions(connection) == [head]:
+            return  # already at head: Alembic is not even imported
+        _alembic_upgrade(connection, location)
+
+
+def _alembic_upgrade(connection: Connection, location: Path | str) -> None:
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from alembic.util.exc import CommandError
+
+    known = ScriptDirectory.from_config(alembic_config())
+    current = MigrationContext.configure(connection).get_current_revision()
+    if current is not None:
+        try:
+            known.get_revision(current)
+        except CommandError as error:
+            raise StorageUnavailable(
+                f"O banco de dados {location} foi gravado por uma versão mais nova do Captura DF-e "
+                f"(revisão {current}). Atualize o programa para abri-lo."
+            ) from error
+    command.upgrade(alembic_config(connection), "head")
 
 
 def is_server_url(target: Path | str) -> bool:

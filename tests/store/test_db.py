@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
 
 from app.core.clock import FakeClock
-from app.store.db import WAL_BACKSTOP_PAGES, Database, alembic_config, head_revision, open_database
+from app.store.db import WAL_BACKSTOP_PAGES, Database, _scripted_head, alembic_config, head_revision, open_database
 from app.store.documents import DocumentRepository
 from app.store.errors import StorageBug, StorageUnavailable
 from app.store.items import DistributionItemRepository
@@ -186,6 +189,26 @@ def test_reopening_keeps_data_and_does_not_migrate_again(db_target: Path | str, 
             assert s.execute(text("SELECT cnpj FROM companies")).scalar() == company.cnpj.value
     finally:
         again.close()
+
+
+def test_the_head_read_from_the_revision_files_is_alembics() -> None:
+    assert _scripted_head() == head_revision()
+
+
+def test_a_database_at_head_opens_without_importing_alembic(db_path: Path, sqlite_db: Database) -> None:
+    # Alembic and Mako cost the tray ~11 MB (issue 20): imported only when a migration is due.
+    sqlite_db.close()
+    probe = (
+        "import sys; from pathlib import Path; from app.store.db import open_database; "
+        f"db = open_database(Path({str(db_path)!r})); db.close(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('alembic', 'mako')))"
+    )
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True, text=True, timeout=120, check=True, cwd=root, env={**os.environ, "PYTHONPATH": root},
+    )  # fmt: skip
+    assert done.stdout.strip() == "[]"
 
 
 def test_a_file_that_is_not_a_database_is_an_environment_error(tmp_path: Path) -> None:
