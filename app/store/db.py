@@ -18,7 +18,8 @@ read sessions use a plain deferred ``BEGIN`` and never block.
 Migrations live in ``app/store/migrations`` and run through Alembic's API with a
 ``Config`` built in code (no alembic.ini). Alembic (and Mako under it, ~11 MB of the tray's
 resident memory, issue 20) is imported only when a migration is due: opening compares the stored
-revision, read with a plain query, with the head read from the revision files' text. To write a new revision during development::
+revision, read with a plain query, with the head read from the revision files' text. To write
+a new revision during development::
 
     from alembic import command
     from app.store.db import alembic_config
