@@ -65,6 +65,22 @@ def test_the_window_starts_without_loading_the_store_or_the_capture() -> None:
     assert result.stdout.strip() == "[]", result.stdout
 
 
+def test_the_whole_app_loads_no_module_it_never_runs() -> None:
+    """httpx's command-line client pulls in click, rich and pygments when they are installed (the
+    development environment has them): ~7 MB the tray would carry all day (issue 20)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "import app.launcher, app.ui.main_window, app.ui.tray, app.desk.desk, app.cli.main\n"
+        "assert 'httpx' in sys.modules\n"
+        "print([m for m in ('httpx._main', 'click', 'rich', 'pygments', 'alembic', 'mako') if sys.modules.get(m)])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert result.stdout.strip() == "[]", result.stdout
+
+
 def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respected(
     qtbot: QtBot, tmp_path: Path
 ) -> None:
