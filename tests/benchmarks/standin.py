@@ -10,9 +10,18 @@ call this; the tests have their own (``tests/conftest.py``) and the app never do
 
 from __future__ import annotations
 
+import keyring
+
 from app.demo.memory_keyring import KeyringSwap, MemoryKeyring
 
 
 def use_memory_keyring() -> MemoryKeyring:
     """Install a process-wide in-memory keyring for the rest of this benchmark process."""
     return KeyringSwap().install()
+
+
+def memory_keyring() -> MemoryKeyring:
+    """The in-memory keyring :func:`use_memory_keyring` installed (to hand it a child's secrets)."""
+    ring = keyring.get_keyring()
+    assert isinstance(ring, MemoryKeyring), "use_memory_keyring() first"
+    return ring

@@ -3,8 +3,9 @@
 ``remote_sandbox`` starts ``sandbox serve`` (``app.sandbox.serve.serve``) in a child process with a
 :class:`ScaledClock` built from the same three values as the parent's, so both read the same
 virtual time; the child writes the test PKI and the data folder's settings.json, the parent
-registers the scenario's companies from that PKI (``register_companies``) and opens the real app
-over the folder. What the parent measures is then the app alone.
+registers the scenario's companies from that PKI (``register_companies``, or
+``register_companies_apart`` in a child process of its own, as a user registered them on another day)
+and opens the real app over the folder. What the parent measures is then the app alone.
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core.clock import ScaledClock
+
+if TYPE_CHECKING:
+    from app.demo.memory_keyring import MemoryKeyring
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,7 +34,12 @@ _CHILD = r"""
 import argparse, json, sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
 from app.core.clock import ScaledClock
+
+if TYPE_CHECKING:
+    from app.demo.memory_keyring import MemoryKeyring
 from app.sandbox.serve import serve
 spec = json.loads(sys.argv[1])
 clock = ScaledClock(spec["speed"], datetime.fromisoformat(spec["origin"]),
@@ -43,12 +53,13 @@ serve(args, clock=clock, ready=lambda sandbox, run: Path(spec["ready"]).write_te
 
 @dataclass
 class RemoteSandbox:
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | None
     data_dir: Path
     pki_dir: Path
     clock: ScaledClock
 
     def rss_mb(self) -> float:
+        assert self.process is not None, "a sandbox handle without its process"
         with open(f"/proc/{self.process.pid}/statm") as statm:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
@@ -123,3 +134,46 @@ def register_companies(sandbox: RemoteSandbox) -> list[int]:
             )
             ids.append(company.id)
     return ids
+
+
+_REGISTER_CHILD = r"""
+import json, sys
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.core.clock import ScaledClock
+
+if TYPE_CHECKING:
+    from app.demo.memory_keyring import MemoryKeyring
+from tests.benchmarks.standin import use_memory_keyring
+from tests.support.remote_sandbox import RemoteSandbox, register_companies
+spec = json.loads(sys.argv[1])
+ring = use_memory_keyring()
+clock = ScaledClock(spec["factor"], datetime.fromisoformat(spec["origin"]),
+                    real_origin=datetime.fromisoformat(spec["real_origin"]))
+register_companies(RemoteSandbox(None, Path(spec["data_dir"]), Path(spec["pki"]), clock))
+print(json.dumps([[service, user, secret] for (service, user), secret in ring._secrets.items()]))
+"""
+
+
+def register_companies_apart(sandbox: RemoteSandbox, ring: MemoryKeyring) -> None:
+    """``register_companies`` run in a child process: the data folder created, migrated and filled
+    there, as by the user on another day, so this process starts over an existing folder as the
+    tray does each morning (the creation's migration and the 200 certificates read are not its
+    footprint). The child's throwaway keyring secrets come back through its stdout into ``ring``
+    (this process's in-memory keyring, tests/benchmarks/standin.py): never a disk, never a real keyring."""
+    clock = sandbox.clock
+    spec = {
+        "factor": clock.factor, "origin": clock.origin.isoformat(), "real_origin": clock.real_origin.isoformat(),
+        "data_dir": str(sandbox.data_dir), "pki": str(sandbox.pki_dir),
+    }  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-c", _REGISTER_CHILD, json.dumps(spec)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"registering the companies failed: {done.stderr[-2000:]}")
+    for service, user, secret in json.loads(done.stdout.strip().splitlines()[-1]):
+        ring.set_password(service, user, secret)
