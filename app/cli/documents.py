@@ -136,6 +136,8 @@ def document_json(row: GridRow, company_cnpj: str) -> dict[str, Any]:
         "recipient": {"id": row.recipient_id, "name": row.recipient_name},
         "total": money(row.total_cents),
         "total_cents": row.total_cents,
+        "net": money(row.net_cents),  # NFS-e: vLiq, what the taker pays where taxes are withheld
+        "net_cents": row.net_cents,
         # the tax reform's values (None: the document carries no IBS/CBS groups)
         "ibs": money(row.ibs_cents),
         "ibs_cents": row.ibs_cents,
@@ -236,8 +238,11 @@ def _list(args: argparse.Namespace) -> int:
     if not rows:
         print("Nenhum documento encontrado.")
         return 0
-    header = f"{'Emissão':<16}  {'Tipo':<13}  {'NSU':>15}  {'Chave':<50}  {'Emitente':<40}  {'Valor':>16}  Situação"
-    print(header)
+    # NFS-e: the service value (vServ) and, where taxes are withheld, the net value (vLiq).
+    nets = any(row.net_cents is not None for _company, row in rows)
+    net_header = f"{'Valor líquido':>16}  " if nets else ""
+    header = f"{'Emissão':<16}  {'Tipo':<13}  {'NSU':>15}  {'Chave':<50}  {'Emitente':<40}  {'Valor':>16}  "
+    print(header + net_header + "Situação")
     for _company, row in rows:
         local = labels.local_instant(row.issued_at, row.issued_offset_minutes)
         when = local.strftime("%d/%m/%Y %H:%M") if local else "-"
@@ -247,7 +252,8 @@ def _list(args: argparse.Namespace) -> int:
         print(
             f"{when:<16}  {row.product.label + ' ' + kind:<13}  {_nsu(row.nsu) or '-':>15}  "
             f"{row.access_key or '-':<50}  {emitter[:40]:<40}  {money_br(row.total_cents):>16}  "
-            f"{situation}"
+            + (f"{money_br(row.net_cents):>16}  " if nets else "")
+            + situation
         )
     print(f"{len(rows)} documento(s).")
     return 0
@@ -353,7 +359,10 @@ def _print_details(data: dict[str, Any]) -> None:
         print(f"  Destinatário: {data['recipient']['id'] or '-'} {data['recipient']['name'] or ''}")
         number = f"{data['model'] or '-'}/{data['serie'] if data['serie'] is not None else '-'}/{data['number'] or '-'}"
         print(f"  Modelo/série/número: {number}   NSU {data['nsu'] or '-'}")
-        print(f"  Emissão: {data['issued_at'] or '-'}   Valor: {money_br(data['total_cents'])}")
+        value = f"Valor: {money_br(data['total_cents'])}"
+        if data["net_cents"] is not None:  # NFS-e, named as the DANFSe names them
+            value = f"Valor do serviço: {money_br(data['total_cents'])}   Valor líquido: {money_br(data['net_cents'])}"
+        print(f"  Emissão: {data['issued_at'] or '-'}   {value}")
         situation = STATUS_LABELS[DocumentStatus(data["status"])]
         print(f"  Situação: {situation}   {DIRECTION_LABELS[Direction(data['direction'])]}")
     if data["parse_error"]:

@@ -90,3 +90,21 @@ def test_documents_fetch_shows_it_from_the_sefin_then_from_the_database(harness:
     assert "Chave de acesso inválida" in cli.err
     gets = [r for r in harness.sandbox.referee.requests if r.service == "sefin"]
     assert len(gets) == 1
+
+
+def test_documents_list_and_show_give_the_nfse_net_value_where_taxes_are_withheld(harness: Harness, cli: Cli) -> None:
+    # Issue 20: the taker pays vLiq where ISS or federal taxes are withheld; vServ alone misleads.
+    withheld = harness.sandbox.publish_nfse(
+        provider=SUPPLIER, taker=RECIPIENT, service_cents=100_000, retained_cents=15_000
+    )
+    harness.run_pending()
+    assert cli("documents", "list", "--product", "nfse") == 0, cli.err
+    header, line = cli.out.splitlines()[0], next(li for li in cli.out.splitlines() if withheld.key in li)
+    assert "Valor líquido" in header
+    assert "R$ 1.000,00" in line and "R$ 850,00" in line
+    listed = cli.json("documents", "list", "--product", "nfse")
+    assert isinstance(listed, list)
+    row = next(r for r in listed if r["key"] == withheld.key)
+    assert (row["total"], row["net"], row["net_cents"]) == ("1000.00", "850.00", 85_000)
+    assert cli("documents", "show", withheld.key) == 0, cli.err
+    assert "Valor do serviço: R$ 1.000,00   Valor líquido: R$ 850,00" in cli.out
