@@ -28,6 +28,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from app.capture.context import CaptureNotice
 from app.capture.jobs import Daily, JobHost, Trigger, jobs_of
+from app.capture.memory import trim_heap
 from app.capture.watchdog import ClockWatch, Flight, FlightTable
 from app.core.clock import BRASILIA
 from app.core.products import Product
@@ -229,6 +230,8 @@ class BackgroundJobs:
             self.service.ctx.notify(CaptureNotice("alert", None, None, f"Falha na rotina {name}: {error}"))
 
     def _watchdog(self) -> None:
+        if self.service.ctx.http.release_idle():  # idle companies' TLS clients: ~60 kB each, all day
+            trim_heap()
         jump = self._watch.check()
         if jump is not None:
             self.service.on_clock_jump(jump)

@@ -4,6 +4,7 @@ of httpx failures into the communication error tree, against the sandbox over re
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,29 @@ def test_settings_changes_rebuild_the_client(world: World) -> None:
         factory.update_settings(world.settings(ca_file=world.ca_file, timeout=7.0))
         second = factory.client(world.a1, Service.NFE_DISTRIBUICAO, HOMOLOG)
         assert second is not first and second.timeout.read == 7.0
+
+
+def test_idle_clients_are_closed_and_built_again_on_the_next_request(world: World) -> None:
+    # 200 companies' idle TLS clients held ~12 MB all day in the tray (issue 20).
+    with HttpClientFactory(world.settings(ca_file=world.ca_file)) as factory:
+        url = factory.url(Service.NFE_DISTRIBUICAO, HOMOLOG)
+        client = factory.client(world.a1, Service.NFE_DISTRIBUICAO, HOMOLOG)
+        assert client.get(url).status_code == 200
+        assert factory.release_idle(30.0) == 0 and not client.is_closed  # just used
+        assert factory.release_idle(30.0, now=time.monotonic() + 31) == 1 and client.is_closed
+        again = factory.client(world.a1, Service.NFE_DISTRIBUICAO, HOMOLOG)
+        assert again is not client and again.get(url).status_code == 200
+
+
+def test_a_client_is_never_closed_while_its_answer_is_being_read(world: World) -> None:
+    with HttpClientFactory(world.settings(ca_file=world.ca_file)) as factory:
+        url = factory.url(Service.NFE_DISTRIBUICAO, HOMOLOG)
+        client = factory.client(world.a1, Service.NFE_DISTRIBUICAO, HOMOLOG)
+        later = time.monotonic() + 3600
+        with client.stream("GET", url) as response:
+            assert factory.release_idle(30.0, now=later) == 0 and not client.is_closed
+            assert b"use POST SOAP" in response.read()
+        assert factory.release_idle(30.0, now=later) == 1 and client.is_closed
 
 
 def test_an_untrusted_server_certificate_is_a_tls_refusal(world: World, tmp_path: Path) -> None:
