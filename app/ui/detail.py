@@ -5,11 +5,10 @@ from __future__ import annotations
 import html
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QFont, QTextDocument
-from PySide6.QtPdf import QPdfDocument
-from PySide6.QtPdfWidgets import QPdfView
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -28,6 +27,10 @@ from app.core.products import Product
 from app.desk import labels
 from app.desk.views import DocumentDetail
 from app.store.records import DocumentKind, PartyRole
+
+if TYPE_CHECKING:
+    from PySide6.QtPdf import QPdfDocument
+    from PySide6.QtPdfWidgets import QPdfView
 
 # The NFS-e names its emitter the prestador (the service provider).
 NFSE_ROLE_LABELS = {PartyRole.EMITTER: "Prestador"}
@@ -269,14 +272,8 @@ class DetailPane(QWidget):
         self.preview_message.setWordWrap(True)
         self.preview_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.preview_message.setStyleSheet("color: #555555; padding: 12px;")
-        self.pdf_document = QPdfDocument(self)
-        self.pdf_view = QPdfView(self.preview)
-        self.pdf_view.setObjectName("pdf-view")
-        self.pdf_view.setDocument(self.pdf_document)
-        self.pdf_view.setPageMode(QPdfView.PageMode.MultiPage)
-        self.pdf_view.setZoomMode(QPdfView.ZoomMode.FitToWidth)
         self.preview.addWidget(self.preview_message)
-        self.preview.addWidget(self.pdf_view)
+        self._pdf: tuple[QPdfDocument, QPdfView] | None = None  # built with the first preview
         self._pdf_buffer: QBuffer | None = None
         self._pdf_row: int | None = None  # the row whose PDF is shown (or asked for)
         self.tabs.addTab(self.summary, "Resumo")
@@ -336,6 +333,31 @@ class DetailPane(QWidget):
         self.retry_button.setVisible(detail.row.quarantined and detail.row.nsu is not None and writable)
 
     # ------------------------------------------------------------------ preview
+
+    def _pdf_parts(self) -> tuple[QPdfDocument, QPdfView]:
+        """The PDF viewer, built when a preview is first shown: Qt's PDF module (pdfium) and its
+        view cost ~5 MB that a window left in the tray all day never uses (issue 20)."""
+        if self._pdf is None:
+            from PySide6.QtPdf import QPdfDocument
+            from PySide6.QtPdfWidgets import QPdfView
+
+            document = QPdfDocument(self)
+            view = QPdfView(self.preview)
+            view.setObjectName("pdf-view")
+            view.setDocument(document)
+            view.setPageMode(QPdfView.PageMode.MultiPage)
+            view.setZoomMode(QPdfView.ZoomMode.FitToWidth)
+            self.preview.addWidget(view)
+            self._pdf = (document, view)
+        return self._pdf
+
+    @property
+    def pdf_document(self) -> QPdfDocument:
+        return self._pdf_parts()[0]
+
+    @property
+    def pdf_view(self) -> QPdfView:
+        return self._pdf_parts()[1]
 
     def _want_preview(self) -> None:
         """The PDF is rendered only when its tab is shown (on a worker, by the window)."""

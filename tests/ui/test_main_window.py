@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication, QDialogButtonBox
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -245,7 +245,10 @@ def test_the_preview_tab_shows_the_danfe_and_saving_writes_it(
     pane = window.detail
     assert pane.pdf_button.isEnabled() and pane.pdf_button.text().startswith("Salvar ")
     assert pane.preview.currentWidget() is pane.preview_message  # nothing rendered until the tab shows
+    # Qt's PDF viewer (~5 MB) is built with the first preview, not with the window (issue 20).
+    assert pane.findChild(QWidget, "pdf-view") is None
     pane.tabs.setCurrentWidget(pane.preview)
+    qtbot.waitUntil(lambda: pane.findChild(QWidget, "pdf-view") is not None, timeout=20_000)
     qtbot.waitUntil(lambda: pane.preview.currentWidget() is pane.pdf_view, timeout=20_000)
     qtbot.waitUntil(lambda: pane.pdf_document.status() is QPdfDocument.Status.Ready, timeout=10_000)
     assert pane.pdf_document.pageCount() >= 1
