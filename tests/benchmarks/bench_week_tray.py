@@ -55,6 +55,24 @@ PLATFORM_NOTICES = (
 )
 
 
+def open_files() -> dict[str, int]:
+    """This process's descriptors by kind: the SQLite files, sockets, pipes, others."""
+    kinds: dict[str, int] = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed while listed (the listing's own descriptor, a socket just closed)
+            continue
+        if target.startswith("socket:"):
+            kind = "socket"
+        elif target.startswith(("pipe:", "anon_inode:")):
+            kind = target.split(":")[0] + ":" + target.split(":")[1].strip("[]")
+        else:
+            kind = Path(target).name
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return dict(sorted(kinds.items()))
+
+
 def qt_objects(app: QApplication) -> int:
     count = len(app.findChildren(QObject))
     for widget in app.topLevelWidgets():
@@ -120,6 +138,7 @@ def main() -> int:
                         "qt_objects": qt_objects(app),
                         "threads": len(os.listdir("/proc/self/task")),
                         "open_files": len(os.listdir("/proc/self/fd")),
+                        "open_files_by_kind": open_files(),
                         "sandbox_rss_mb": round(sandbox.rss_mb(), 1),
                         "grid_rows": len(window.models[Product.NFE].rows),
                         "grid_total": window.models[Product.NFE].total,
