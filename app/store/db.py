@@ -57,6 +57,9 @@ BUSY_TIMEOUT_MS = 15_000
 CHECKPOINT_INTERVAL_S = 1.0
 WAL_BACKSTOP_PAGES = 16_000  # ~64 MB: reached only if the checkpoint thread cannot keep up
 _BEGIN_OPTION = "captura_begin"
+# Driver connections kept between uses (each holds its page cache and two descriptors): a burst's
+# extra ones are closed, so the file count stays bounded over days in the tray (issue 20).
+DRIVER_MAX_IDLE = 4
 
 
 def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:
@@ -218,10 +221,14 @@ class DriverPool:
     transaction, or rolled back first.
     """
 
-    def __init__(self, connect: Callable[[], Any], errors: tuple[type[BaseException], ...]) -> None:
-        """``connect`` opens one configured connection; ``errors``: the driver's error classes."""
+    def __init__(
+        self, connect: Callable[[], Any], errors: tuple[type[BaseException], ...], max_idle: int = DRIVER_MAX_IDLE
+    ) -> None:
+        """``connect`` opens one configured connection; ``errors``: the driver's error classes;
+        ``max_idle``: how many returned connections are kept (more are closed on return)."""
         self._connect = connect
         self._errors = errors
+        self.max_idle = max_idle
         self._lock = threading.Lock()
         self._idle: list[Any] = []
         self._closed = False
@@ -242,10 +249,10 @@ class DriverPool:
             connection.close()  # unusable: a new one is opened on demand
             return
         with self._lock:
-            if not self._closed:
+            if not self._closed and len(self._idle) < self.max_idle:
                 self._idle.append(connection)
                 return
-        connection.close()
+        connection.close()  # closed pool, or a burst's extra connection: the kept ones are bounded
 
     def close(self) -> None:
         with self._lock:

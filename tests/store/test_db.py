@@ -15,7 +15,15 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
 
 from app.core.clock import FakeClock
-from app.store.db import WAL_BACKSTOP_PAGES, Database, _scripted_head, alembic_config, head_revision, open_database
+from app.store.db import (
+    DRIVER_MAX_IDLE,
+    WAL_BACKSTOP_PAGES,
+    Database,
+    _scripted_head,
+    alembic_config,
+    head_revision,
+    open_database,
+)
 from app.store.documents import DocumentRepository
 from app.store.errors import StorageBug, StorageUnavailable
 from app.store.items import DistributionItemRepository
@@ -151,6 +159,22 @@ def test_driver_connections_are_reused_and_come_back_outside_a_transaction(db: D
     db.close()
     with pytest.raises(StorageBug), db.driver_connection():
         pass
+
+
+def test_a_burst_of_driver_connections_leaves_only_the_bounded_few_kept(sqlite_db: Database) -> None:
+    # The pool keeps DRIVER_MAX_IDLE connections (each with its page cache); a burst's extra ones
+    # are closed when returned (issue 20). Their descriptors may stay: SQLite's Unix VFS keeps a
+    # closed connection's file open for reuse while others hold POSIX locks on the file.
+    burst = DRIVER_MAX_IDLE + 3
+    held = [sqlite_db.drivers.take() for _ in range(burst)]
+    for connection in held:
+        sqlite_db.drivers.give(connection)
+    again = [sqlite_db.drivers.take() for _ in range(burst)]
+    assert sum(connection in held for connection in again) == DRIVER_MAX_IDLE
+    with pytest.raises(sqlite3.ProgrammingError):  # the extra ones were closed
+        held[-1].execute("SELECT 1")
+    for connection in again:
+        sqlite_db.drivers.give(connection)
 
 
 def test_commits_are_checkpointed_by_the_background_thread(sqlite_db: Database) -> None:
