@@ -46,39 +46,37 @@ def test_the_demo_window_lists_the_demo_documents_as_they_arrive(qtbot: QtBot, t
         desk.close()
 
 
-def test_the_window_starts_without_loading_the_store_or_the_capture() -> None:
-    """Cold start: the window paints first; SQLAlchemy, Alembic, the capture service and the
-    protocols load on the worker that opens the desk (tests/benchmarks/bench_grid.py measures it)."""
+def _loaded_in_a_fresh_process(setup: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter holds after running ``setup``."""
+    import json
     import subprocess
     import sys
 
-    probe = (
-        "import sys\n"
+    probe = f"import json, sys\n{setup}\nprint(json.dumps([m for m in {modules!r} if sys.modules.get(m)]))\n"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_the_window_starts_without_loading_the_store_or_the_capture() -> None:
+    """Cold start: the window paints first; SQLAlchemy, Alembic, the capture service and the
+    protocols load on the worker that opens the desk (tests/benchmarks/bench_grid.py measures it)."""
+    setup = (
         "from app.cli.main import build_parser\n"
         "import app.launcher, app.ui.app, app.ui.main_window\n"
-        "build_parser(commands=False).parse_known_args([])\n"
-        "heavy = [m for m in ('sqlalchemy', 'alembic', 'httpx', 'lxml', 'apscheduler', 'app.capture.service')"
-        " if m in sys.modules]\n"
-        "print(heavy)\n"
+        "build_parser(commands=False).parse_known_args([])"
     )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
-    assert result.stdout.strip() == "[]", result.stdout
+    heavy = ("sqlalchemy", "alembic", "httpx", "lxml", "apscheduler", "app.capture.service")
+    assert _loaded_in_a_fresh_process(setup, heavy) == []
 
 
 def test_the_whole_app_loads_no_module_it_never_runs() -> None:
     """httpx's command-line client pulls in click, rich and pygments when they are installed (the
     development environment has them): ~7 MB the tray would carry all day (issue 20)."""
-    import subprocess
-    import sys
-
-    probe = (
-        "import sys\n"
-        "import app.launcher, app.ui.main_window, app.ui.tray, app.desk.desk, app.cli.main\n"
-        "assert 'httpx' in sys.modules\n"
-        "print([m for m in ('httpx._main', 'click', 'rich', 'pygments', 'alembic', 'mako') if sys.modules.get(m)])\n"
-    )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
-    assert result.stdout.strip() == "[]", result.stdout
+    setup = "import app.launcher, app.ui.main_window, app.ui.tray, app.desk.desk, app.cli.main"
+    assert _loaded_in_a_fresh_process(setup, ("httpx",)) == ["httpx"]  # the app does use httpx itself
+    unused = ("httpx._main", "click", "rich", "pygments", "alembic", "mako")
+    assert _loaded_in_a_fresh_process(setup, unused) == []
 
 
 def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respected(
