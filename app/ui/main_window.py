@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         install_portuguese(QCoreApplication.instance())  # before the first widget: Qt's words, pt_BR
         self._desk: Desk | None = desk if hasattr(desk, "open") else None  # type: ignore[assignment]
         self._make_desk: Callable[[], Desk] | None = None if self._desk is not None else desk  # type: ignore[assignment]
+        self._made_desk: Desk | None = None
         self.demo = demo
         self.settings = settings or QSettings()
         self.tasks = Tasks(self)
@@ -109,12 +110,14 @@ class MainWindow(QMainWindow):
 
     @property
     def opened_desk(self) -> Desk | None:
-        """The desk, once it exists (whoever started the window closes it)."""
-        return self._desk
+        """The desk, once made on the opening worker, delivered or not: a window ended before the
+        opening reached it still has its desk (a demo, its keyring and threads) closed."""
+        return self._desk or self._made_desk
 
     def _open_desk(self) -> tuple[Desk, Opened]:
-        desk = self._desk or (self._make_desk() if self._make_desk is not None else None)
+        desk = self._desk or self._made_desk or (self._make_desk() if self._make_desk is not None else None)
         assert desk is not None
+        self._made_desk = desk
         return desk, desk.open()
 
     # ------------------------------------------------------------------ building

@@ -25,6 +25,15 @@ def test_demo_window_runs_the_capture_in_the_background_and_stops_it_on_close(qt
     assert "Janela aberta" in window_log and "Janela fechada" in window_log  # the window logs like the daemon
 
 
+def test_a_demo_window_ended_before_its_folder_opened_still_closes_the_demo(qtbot: QtBot, tmp_path: Path) -> None:
+    # Ended while the opening worker still builds the demo (a loaded machine, a clerk quitting at once):
+    # the desk made on the worker is closed all the same, so no sandbox, service or memory keyring outlives it.
+    real_keyring = keyring.get_keyring()
+    assert run_gui(tmp_path / "dados-demo", demo=True, demo_options=DemoOptions(speed=600), duration=0.0) == 0
+    assert keyring.get_keyring() is real_keyring
+    assert not [t.name for t in threading.enumerate() if t.name.startswith(("captura-", "demo-"))]
+
+
 def test_the_demo_window_lists_the_demo_documents_as_they_arrive(qtbot: QtBot, tmp_path: Path) -> None:
     from PySide6.QtCore import QSettings
 
