@@ -46,6 +46,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core.clock import Clock, SystemClock
 from app.store.driver import driver_of
 from app.store.errors import StorageBug, StorageUnavailable, translate_errors
+from app.store.notify import ChangeFeed
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -289,17 +290,20 @@ class Database:
         # write transaction first checks, inside it, that this workstation still holds the lease.
         self.fence: Callable[[Any], None] | None = None
         self.checkpointer: Checkpointer | NoCheckpointer
+        # What other workstations commit, heard on the office server (app.store.notify); None on SQLite.
+        self.changes: ChangeFeed | None = None
         if path is not None:
             self._read_engine = engine
             self.checkpointer = Checkpointer(path)
             self.drivers = DriverPool(partial(_sqlite_driver, path), (sqlite3.Error,))
         else:
-            from app.store.dialect import pg_connector
+            from app.store.dialect import pg_connector, pg_feed
 
             # A reader sees one snapshot for its whole transaction, as a deferred SQLite one does.
             self._read_engine = engine.execution_options(isolation_level="REPEATABLE READ")
             self.checkpointer = NoCheckpointer()
             self.drivers = DriverPool(*pg_connector(engine.url))
+            self.changes = pg_feed(engine.url)
         self._reader = sessionmaker(self._read_engine, expire_on_commit=False)
 
         @event.listens_for(engine, "commit")
@@ -381,6 +385,8 @@ class Database:
             return MigrationContext.configure(connection).get_current_revision()
 
     def close(self) -> None:
+        if self.changes is not None:
+            self.changes.stop()
         self.drivers.close()
         self.checkpointer.stop()
         self.engine.dispose()

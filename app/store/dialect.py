@@ -15,8 +15,9 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement, FunctionElement, Select
 from sqlalchemy.sql.visitors import InternalTraversal
 
-from app.store.driver import WRITE_LOCK_SQL, PgDriver, describe_schema
+from app.store.driver import WRITE_LOCK_SQL, WRITTEN_INFO, PgDriver, describe_schema
 from app.store.models import Base
+from app.store.notify import FEED_NAME, ChangeFeed, send_before_commit, written_table
 
 describe_schema(
     {c.name for t in Base.metadata.tables.values() for c in t.columns if isinstance(c.type, Boolean)},
@@ -45,6 +46,24 @@ def pg_engine(url: str) -> Engine:
         if connection.get_execution_options().get("captura_begin") == "IMMEDIATE":
             connection.exec_driver_sql(WRITE_LOCK_SQL)
 
+    # The office hears of every watched table a transaction wrote (app.store.notify), whether the
+    # statement came through SQLAlchemy (noted here) or a driver inside its transaction (driver_of).
+    @event.listens_for(engine, "before_cursor_execute")
+    def _on_execute(connection: Connection, _cursor: Any, statement: str, *_args: Any) -> None:
+        table = written_table(statement)
+        if table is not None:
+            connection.info.setdefault(WRITTEN_INFO, set()).add(table)
+
+    @event.listens_for(engine, "commit")
+    def _on_commit(connection: Connection) -> None:  # before the COMMIT itself: inside the transaction
+        written = connection.info.get(WRITTEN_INFO)
+        if written:
+            send_before_commit(connection.connection.driver_connection, written)
+
+    @event.listens_for(engine, "rollback")
+    def _on_rollback(connection: Connection) -> None:
+        connection.info.pop(WRITTEN_INFO, None)
+
     return engine
 
 
@@ -56,6 +75,16 @@ def pg_connector(url: URL) -> tuple[Callable[[], PgDriver], tuple[type[Exception
     conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
     connect = lambda: PgDriver(psycopg.connect(conninfo, autocommit=True, options=SESSION_OPTIONS))  # noqa: E731
     return connect, (psycopg.Error,)
+
+
+def pg_feed(url: URL) -> ChangeFeed:
+    """The process's ear on the office server (started on its first subscriber): its own
+    autocommit connection, never in a transaction (a LISTEN waits outside any)."""
+    import psycopg
+
+    conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    connect = lambda: psycopg.connect(conninfo, autocommit=True, application_name=FEED_NAME)  # noqa: E731
+    return ChangeFeed(connect, (psycopg.Error,))
 
 
 def upsert(entity: Any, dialect_name: str) -> Any:

@@ -27,10 +27,13 @@ from sqlalchemy import Connection
 from sqlalchemy.sql.expression import ClauseElement
 
 from app.store.errors import StorageBug
+from app.store.notify import send_before_commit, written_table
 
 # An arbitrary constant naming "the store's writer" among advisory locks (b"CAPTURA\0" as int).
 WRITE_LOCK_KEY = 0x4341505455524100
 WRITE_LOCK_SQL = f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
+# The key, in a SQLAlchemy connection's ``info``, of the watched tables its transaction wrote.
+WRITTEN_INFO = "captura_written"
 
 
 # The schema's facts the translation needs, given by app.store.dialect (which knows the models).
@@ -149,12 +152,17 @@ class _Inserted:
 
 
 class PgDriver:
-    """A psycopg connection (autocommit) with sqlite3's ``execute``/``executemany`` interface."""
+    """A psycopg connection (autocommit) with sqlite3's ``execute``/``executemany`` interface.
 
-    __slots__ = ("connection",)
+    ``written``: the watched tables its open transaction wrote, told to the office just before
+    its COMMIT (app.store.notify); a driver inside a SQLAlchemy transaction shares that
+    connection's set, which the engine's commit event sends (app.store.dialect)."""
 
-    def __init__(self, connection: Any) -> None:
+    __slots__ = ("connection", "written")
+
+    def __init__(self, connection: Any, written: set[str] | None = None) -> None:
         self.connection = connection
+        self.written: set[str] = written if written is not None else set()
 
     @property
     def in_transaction(self) -> bool:
@@ -166,6 +174,9 @@ class PgDriver:
         if sql.startswith(("BEGIN", "COMMIT", "ROLLBACK")):
             return self._transaction(sql)
         text, returns_id = translate(sql)
+        table = written_table(sql)
+        if table is not None:
+            self.written.add(table)
         cursor = self.connection.execute(text, tuple(params))
         if not returns_id:
             return cursor
@@ -177,6 +188,9 @@ class PgDriver:
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
         text, returns_id = translate(sql)
+        table = written_table(sql)
+        if table is not None:
+            self.written.add(table)
         if returns_id:
             text = _RETURNING.sub("", text)
         cursor = self.connection.cursor()
@@ -188,7 +202,12 @@ class PgDriver:
 
     def _transaction(self, sql: str) -> Any:
         """``BEGIN IMMEDIATE``: a transaction holding the store's writer lock (see the module's
-        docstring); a plain ``BEGIN`` (a read of several statements): one snapshot for all."""
+        docstring); a plain ``BEGIN`` (a read of several statements): one snapshot for all.
+        ``COMMIT`` first tells the office what the transaction wrote (delivered on commit)."""
+        if sql == "COMMIT":
+            send_before_commit(self.connection, self.written)
+        elif sql.startswith(("BEGIN", "ROLLBACK")):
+            self.written.clear()
         if sql == "BEGIN IMMEDIATE":
             self.connection.execute("BEGIN")
             return self.connection.execute(WRITE_LOCK_SQL)
@@ -208,7 +227,9 @@ def driver_of(connection: Connection) -> Any:
     on it belong to that transaction (the engine hands transaction control to SQLAlchemy). On
     PostgreSQL, the psycopg connection in a ``PgDriver`` (SQLite's spelling, translated)."""
     raw = connection.connection.driver_connection
-    return raw if raw.__class__ is sqlite3.Connection else PgDriver(raw)
+    if raw.__class__ is sqlite3.Connection:
+        return raw
+    return PgDriver(raw, connection.info.setdefault(WRITTEN_INFO, set()))
 
 
 def as_driver(connection: Connection | Any) -> Any:

@@ -1,0 +1,175 @@
+"""What changed in the office database, told to every workstation: PostgreSQL's LISTEN/NOTIFY.
+
+**Writers.** Every write transaction on PostgreSQL notes the tables it writes that another
+workstation shows or acts on (``WATCHED``); just before its COMMIT, inside the transaction, it
+sends one ``NOTIFY`` on ``CHANNEL`` naming them. The server delivers a notification only when its
+transaction commits (a rollback sends nothing), after the rows are visible to every reader. Both
+write paths do it: the driver units (``PgDriver``, app.store.driver) and SQLAlchemy's sessions
+and connections (the engine's events, app.store.dialect).
+
+**Listeners.** ``ChangeFeed`` holds one dedicated connection per process on a background thread,
+``LISTEN``\\s there and hands each :class:`Change` to its subscribers on that thread (they must
+only signal: set an event, emit a queued Qt signal). When the connection drops (a network cut, a
+restart of the server), it reconnects with a growing pause and, once listening again, tells its
+subscribers that anything may have changed meanwhile (``Change.everything``): notifications sent
+while nobody listened are not kept by the server.
+
+On SQLite nothing of this runs: a desktop's own file has no other writer to hear from, and its
+grids keep polling their change mark.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "captura_changes"
+FEED_NAME = "captura-escuta"  # the listening connection's application_name (pg_stat_activity)
+# What a grid shows (app.store.grid_changes' mark) and the clients' requests the node sends.
+REQUESTS = frozenset({"manifestations", "gap_recoveries"})
+WATCHED = frozenset({"documents", "document_versions", "events"}) | REQUESTS
+NOTIFY_SQL = "SELECT pg_notify(%s, %s)"  # psycopg's placeholders: run on the driver itself
+
+_WRITE = re.compile(r'^\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+"?(\w+)"?', re.IGNORECASE)
+
+FIRST_RETRY_S = 0.5
+LAST_RETRY_S = 30.0
+LOOK_EVERY_S = 0.5  # how soon ``stop`` is heard
+PING_EVERY_S = 15.0  # a silent connection is asked once in a while whether the server is there
+
+
+@lru_cache(maxsize=4096)
+def written_table(sql: str) -> str | None:
+    """The watched table ``sql`` writes to (INSERT, UPDATE, DELETE), or None."""
+    found = _WRITE.match(sql)
+    table = found[1].lower() if found else None
+    return table if table in WATCHED else None
+
+
+def payload(tables: Iterable[str]) -> str:
+    return json.dumps({"tables": sorted(tables)})
+
+
+def send_before_commit(connection: Any, written: set[str]) -> None:
+    """Inside the open transaction of the psycopg ``connection``: the NOTIFY of ``written`` (the
+    watched tables it wrote), delivered by the server on commit; ``written`` is emptied."""
+    if written:
+        connection.execute(NOTIFY_SQL, (CHANNEL, payload(written)))
+        written.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """The watched tables a committed transaction wrote; ``everything`` after a reconnection."""
+
+    tables: frozenset[str]
+    everything: bool = False
+
+    @property
+    def requests(self) -> bool:
+        """A client's request (manifestation, fetch by key) may be waiting for the node."""
+        return self.everything or bool(self.tables & REQUESTS)
+
+    @classmethod
+    def parse(cls, text: str) -> Change:
+        try:
+            tables = json.loads(text)["tables"]
+        except (ValueError, KeyError, TypeError):  # not ours, or a newer version's: look at everything
+            return cls(WATCHED, everything=True)
+        return cls(frozenset(str(t) for t in tables))
+
+
+Subscriber = Callable[[Change], None]
+
+
+class ChangeFeed:
+    """One process's ear on the office database: a thread, started on the first ``subscribe``.
+
+    ``connect`` opens an autocommit psycopg connection; ``errors``: what a dropped connection
+    raises. ``listening`` is set while the LISTEN is in place (tests wait on it)."""
+
+    def __init__(self, connect: Callable[[], Any], errors: tuple[type[BaseException], ...]) -> None:
+        self._connect = connect
+        self._errors = errors
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.listening = threading.Event()
+        self.connections = 0  # how many times it connected (a reconnection counts)
+        self._thread: threading.Thread | None = None
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """``subscriber`` gets every change (on the feed's thread); returns the unsubscribe."""
+        with self._lock:
+            self._subscribers.append(subscriber)
+            if self._thread is None and not self._stopping.is_set():
+                self._thread = threading.Thread(target=self._run, name="captura-escuta", daemon=True)
+                self._thread.start()
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if subscriber in self._subscribers:
+                    self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout)
+
+    def _deliver(self, change: Change) -> None:
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            try:
+                subscriber(change)
+            except Exception:  # one subscriber's bug never deafens the others
+                log.exception("Falha ao entregar uma mudança do banco do escritório")
+
+    def _run(self) -> None:
+        delay = FIRST_RETRY_S
+        while not self._stopping.is_set():
+            try:
+                self._listen()
+                delay = FIRST_RETRY_S
+            except self._errors as error:
+                self.listening.clear()
+                log.warning("Sem conexão com o banco do escritório (nova tentativa em %.1f s): %s", delay, error)
+                self._stopping.wait(delay)
+                delay = min(delay * 2, LAST_RETRY_S)
+
+    def _listen(self) -> None:
+        connection = self._connect()
+        try:
+            connection.execute(f"LISTEN {CHANNEL}")
+            self.connections += 1
+            self.listening.set()
+            if self.connections > 1:  # what was sent while nobody listened is lost: look at everything
+                self._deliver(Change(WATCHED, everything=True))
+            silent = 0.0
+            while not self._stopping.is_set():
+                heard = False
+                for notification in connection.notifies(timeout=LOOK_EVERY_S):
+                    heard = True
+                    self._deliver(Change.parse(notification.payload))
+                silent = 0.0 if heard else silent + LOOK_EVERY_S
+                if silent >= PING_EVERY_S:  # a half-open connection raises here, not in the wait
+                    connection.execute("SELECT 1")
+                    silent = 0.0
+        finally:
+            self.listening.clear()
+            try:
+                connection.close()
+            except self._errors:
+                pass
