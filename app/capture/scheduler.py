@@ -248,6 +248,15 @@ class BackgroundJobs:
         for flight, silent in stalled:
             self.service.on_stalled(flight, silent)
 
+    def run_soon(self, *names: str) -> None:
+        """The routines ``names`` run now instead of at their next interval (a client's request
+        arrived: app.capture.node); one at a time still, as every routine."""
+        for name in names:
+            try:
+                self._scheduler.modify_job(name, next_run_time=datetime.now(BRASILIA))
+            except (JobLookupError, SchedulerNotRunningError):
+                pass  # stopping, or a service without that job
+
     # ------------------------------------------------------------------ service side
 
     def submit(self, flight: Flight, work: Callable[[], None]) -> bool:

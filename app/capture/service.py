@@ -179,6 +179,13 @@ class CaptureService:
             return 0
         return sum(c.points.dispatch(company_id=company_id) for c in self._selected(product))
 
+    def dispatch_soon(self) -> None:
+        """Send the queued manifestations and fetches now, on the routines' own thread (a
+        client's request was committed: the node need not wait for the next interval)."""
+        background = self._background
+        if background is not None:
+            background.run_soon("manifestacoes", "recuperacoes")
+
     def daily_gap_check(self, product: Product | None = None) -> int:
         """Queue the NSUs missing among the last 3 days (23:00 Brasília); returns how many."""
         selected = self._selected(product)

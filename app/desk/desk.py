@@ -36,7 +36,7 @@ from app.desk.files import write_atomic
 from app.desk.grid import GridCursor, KeyEventIndex, document_rows, to_query
 from app.desk.handoff import Handoffs
 from app.desk.manifesting import Manifestations, nfe_actions, taker_actions
-from app.desk.nodes import NodeView, node_view, sender_for, start_node
+from app.desk.nodes import NodeView, hear_office, node_view, sender_for, start_node
 from app.desk.pdfs import PdfCache
 from app.desk.reform import reform_of, related_of
 from app.desk.search import parse_search
@@ -176,9 +176,7 @@ class Desk:
             if self._office is not None:
                 self._office.close()
         self._running = False
-        self._service = None
-        self._office = None
-        self._ctx = None
+        self._service, self._office, self._ctx = None, None, None
         self._admin = self._dashboard = self._exports = self._handoff = self._rounds = None
         self.opened = None
         return finished
@@ -268,12 +266,15 @@ class Desk:
 
     # ------------------------------------------------------------------ notices
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """``listener`` gets every notice (on the capture's threads); returns the unsubscribe."""
+    def subscribe(self, listener: Listener, *, office: bool = False) -> Callable[[], None]:
+        """``listener`` gets every notice (on the capture's threads), and with ``office`` the office
+        server's news of other commits (``app.desk.nodes.hear_office``); returns the unsubscribe."""
         with self._listeners_lock:
             self._listeners.append(listener)
+        unheard = hear_office(self._ctx.db, listener) if office and self._ctx is not None else lambda: None
 
         def unsubscribe() -> None:
+            unheard()
             with self._listeners_lock:
                 if listener in self._listeners:
                     self._listeners.remove(listener)

@@ -12,16 +12,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from app.capture.context import CaptureNotice
 from app.capture.instance import AlreadyRunning, DataFolderLock
 from app.capture.node import CaptureNode, LeaseTiming, node_identity
 from app.capture.office import Office
 
-__all__ = ["LeaseTiming", "NodeStart", "NodeView", "node_view", "sender_for", "start_node", "view_of"]
+__all__ = ["LeaseTiming", "NodeStart", "NodeView", "hear_office", "node_view", "sender_for", "start_node", "view_of"]
 from app.capture.service import CaptureService
 from app.core.cadence import display_time
 from app.desk.sending import Sender
 from app.store.db import Database
 from app.store.lease import LeaseHolder, NodeIdentity, NodeLeases
+
+OFFICE_NOTICE = "office"  # another commit on the office server: grids look again
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,17 @@ class NodeStart:
 
     node: CaptureNode | None
     refusal: AlreadyRunning | None
+
+
+def hear_office(db: Database, listener: Callable[[CaptureNotice], None]) -> Callable[[], None]:
+    """``listener`` gets an "office" notice (on the feed's thread) whenever the office server tells
+    of a commit another workstation (or this one) made to what the grids show or the node sends:
+    a window's grids then read their change mark at once. Returns the unsubscribe (nothing to
+    hear on SQLite)."""
+    changes = db.changes
+    if changes is None:
+        return lambda: None
+    return changes.subscribe(lambda _change: listener(CaptureNotice(OFFICE_NOTICE, None, None, "")))
 
 
 def holds_certificates(office: Office) -> bool:

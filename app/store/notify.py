@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import socket
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -36,6 +38,8 @@ FEED_NAME = "captura-escuta"  # the listening connection's application_name (pg_
 # What a grid shows (app.store.grid_changes' mark) and the clients' requests the node sends.
 REQUESTS = frozenset({"manifestations", "gap_recoveries"})
 WATCHED = frozenset({"documents", "document_versions", "events"}) | REQUESTS
+# Who wrote: this process among the office's (a node skips what its own dispatch wrote).
+ORIGIN = f"{socket.gethostname()}:{os.getpid()}"
 NOTIFY_SQL = "SELECT pg_notify(%s, %s)"  # psycopg's placeholders: run on the driver itself
 
 _WRITE = re.compile(r'^\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+"?(\w+)"?', re.IGNORECASE)
@@ -55,7 +59,7 @@ def written_table(sql: str) -> str | None:
 
 
 def payload(tables: Iterable[str]) -> str:
-    return json.dumps({"tables": sorted(tables)})
+    return json.dumps({"tables": sorted(tables), "by": ORIGIN})
 
 
 def send_before_commit(connection: Any, written: set[str]) -> None:
@@ -68,10 +72,17 @@ def send_before_commit(connection: Any, written: set[str]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """The watched tables a committed transaction wrote; ``everything`` after a reconnection."""
+    """The watched tables a committed transaction wrote, and which process (``by``) wrote them;
+    ``everything`` after a reconnection."""
 
     tables: frozenset[str]
     everything: bool = False
+    by: str | None = None
+
+    @property
+    def mine(self) -> bool:
+        """Written by this very process."""
+        return self.by == ORIGIN
 
     @property
     def requests(self) -> bool:
@@ -81,10 +92,11 @@ class Change:
     @classmethod
     def parse(cls, text: str) -> Change:
         try:
-            tables = json.loads(text)["tables"]
-        except (ValueError, KeyError, TypeError):  # not ours, or a newer version's: look at everything
+            told = json.loads(text)
+            tables, by = told["tables"], told.get("by")
+        except (ValueError, KeyError, TypeError, AttributeError):  # not ours, or a newer version's
             return cls(WATCHED, everything=True)
-        return cls(frozenset(str(t) for t in tables))
+        return cls(frozenset(str(t) for t in tables), by=str(by) if by is not None else None)
 
 
 Subscriber = Callable[[Change], None]

@@ -78,6 +78,7 @@ class LiveGrids(QObject):
         self._kept: dict[Product, _Kept] = {}
         self._restore: dict[Product, _Kept] = {}
         self._reading = False
+        self._again = False  # poked during a read: look once more after it (the change may be newer)
         self._widen: dict[Product, Callable[[], None]] = {}  # what an empty grid's link shows
         self._linked: set[Product] = set()
         self._explained: dict[Product, tuple[GridFilter, Outside]] = {}
@@ -99,19 +100,22 @@ class LiveGrids(QObject):
     def poke(self) -> None:
         """Look at the store's mark now (a notice said something arrived)."""
         desk = self.desk
+        self._again = self._reading
         if desk is None or self._reading or not any(m.live for m in self.models.values()):
             return
         self._reading = True
         self.tasks.run(desk.change_mark, self._marked, self._failed)
 
     def _failed(self, _error: BaseException) -> None:
-        self._reading = False  # the next tick tries again (a locked database, a folder gone)
+        self._reading = self._again = False  # the next tick tries again (a locked database, a folder gone)
 
     def _marked(self, mark: ChangeMark) -> None:
         self._reading = False
         for model in self.models.values():
             if model.live and model.mark != mark:
                 model.update(mark)
+        if self._again:
+            self.poke()
 
     def load(self, product: Product, grid_filter: GridFilter) -> bool:
         """Show ``grid_filter`` in ``product``'s grid keeping the selection: in place when the

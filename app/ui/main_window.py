@@ -264,7 +264,7 @@ class MainWindow(QMainWindow):
             self.capture_label.setText("Captura em segundo plano ligada")
         else:
             self.capture_label.setText("Captura desligada nesta janela")
-        self._unsubscribe = self.desk.subscribe(self.notice.emit)
+        self._unsubscribe = self.desk.subscribe(self.notice.emit, office=True)  # other workstations too
         self.statusBar().clearMessage()
         self.folder_label.setText(f"Pasta de dados: {self.desk.data_dir}   ·   versão {__version__}")
         self.dashboard.attach(desk)

@@ -83,6 +83,7 @@ def test_a_request_committed_on_one_workstation_reaches_the_listener_of_another(
     changes = heard.wait_for(lambda c: bool(c), "the manifestation request")
     assert changes[0].tables == frozenset({"manifestations"})  # the company's commit told nobody
     assert changes[0].requests and not changes[0].everything
+    assert changes[0].mine  # both workstations live in this test's process
 
 
 def test_a_driver_unit_tells_on_commit_and_a_rollback_tells_nobody(office: tuple[Database, Database, str]) -> None:
@@ -122,6 +123,7 @@ def test_a_commit_of_another_process_reaches_the_listener(office: tuple[Database
 
     changes = heard.wait_for(lambda c: bool(c), "the other process's commit")
     assert changes[0].tables == frozenset({"events"})
+    assert changes[0].by is not None and not changes[0].mine  # told who wrote it: another process
 
 
 def test_the_feed_listens_again_after_the_server_drops_its_connection(
@@ -157,4 +159,5 @@ def test_a_desktop_file_has_no_feed(tmp_path: Path) -> None:
 
 def test_a_payload_it_cannot_read_means_look_at_everything() -> None:
     assert Change.parse("not json") == Change(WATCHED, everything=True)
-    assert Change.parse('{"tables": ["events"]}') == Change(frozenset({"events"}))
+    assert Change.parse('{"tables": ["events"], "by": "x:1"}') == Change(frozenset({"events"}), by="x:1")
+    assert not Change.parse('{"tables": ["events"], "by": "x:1"}').mine
