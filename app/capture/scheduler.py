@@ -74,6 +74,8 @@ class BackgroundJobs:
         self._routines = ThreadPoolExecutor(1, thread_name_prefix="captura-rotinas")
         self._abandoned: list[ThreadPoolExecutor] = []
         self._routine_futures: dict[str, Future[None]] = {}
+        self._working: set[str] = set()  # routines inside their work now
+        self._again: set[str] = set()  # of those, the ones asked to run (run_soon) meanwhile
         self._wakes: dict[Product, tuple[str, datetime]] = {}  # pending extra pass: job id, real time
         self._wake_count = 0
         # The scheduler's own jobs in flight (they only submit work): ``stop`` waits for them
@@ -221,13 +223,22 @@ class BackgroundJobs:
                 return  # stopping
 
     def _guarded(self, name: str, work: Callable[[], Any]) -> None:
-        try:
-            work()
-        except LeaseLost as error:  # another workstation captures now: the node stands by
-            log.warning("Rotina %s não gravada: %s", name, error)
-        except Exception as error:
-            log.exception("Falha na rotina %s", name)
-            self.service.ctx.notify(CaptureNotice("alert", None, None, f"Falha na rotina {name}: {error}"))
+        with self._lock:
+            self._working.add(name)
+        while True:
+            try:
+                work()
+            except LeaseLost as error:  # another workstation captures now: the node stands by
+                log.warning("Rotina %s não gravada: %s", name, error)
+            except Exception as error:
+                log.exception("Falha na rotina %s", name)
+                self.service.ctx.notify(CaptureNotice("alert", None, None, f"Falha na rotina {name}: {error}"))
+            with self._lock:
+                if name not in self._again or self._closing.is_set():
+                    self._working.discard(name)
+                    self._again.discard(name)
+                    return
+                self._again.discard(name)  # asked for while it ran: what it read may predate the request
 
     def _watchdog(self) -> None:
         if self.service.ctx.http.release_idle():  # idle companies' TLS clients: ~60 kB each, all day
@@ -252,6 +263,10 @@ class BackgroundJobs:
         """The routines ``names`` run now instead of at their next interval (a client's request
         arrived: app.capture.node); one at a time still, as every routine."""
         for name in names:
+            with self._lock:
+                if name in self._working:
+                    self._again.add(name)  # it runs once more when this run ends
+                    continue
             try:
                 self._scheduler.modify_job(name, next_run_time=datetime.now(BRASILIA))
             except (JobLookupError, SchedulerNotRunningError):
