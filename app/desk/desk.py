@@ -9,7 +9,6 @@ results) reach ``subscribe``'s listeners on the thread that produced them.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +23,7 @@ from app.config.settings import Settings
 from app.core.clock import Clock
 from app.core.ids import Cnpj
 from app.core.products import Product
+from app.core.subscribers import Subscribers
 from app.desk import background, fetching, live
 from app.desk.alerts import alerts
 from app.desk.capturing import CaptureRounds
@@ -98,8 +98,7 @@ class Desk:
         self._capture = capture
         self._demo_options = demo
         self._owner = owner
-        self._listeners: list[Listener] = []
-        self._listeners_lock = threading.Lock()
+        self._listeners = Subscribers[CaptureNotice]("Falha ao entregar aviso da captura")
         self._demo: DemoEnvironment | None = None
         self._office: Office | None = None
         self._ctx: CaptureContext | None = None
@@ -269,26 +268,17 @@ class Desk:
     def subscribe(self, listener: Listener, *, office: bool = False) -> Callable[[], None]:
         """``listener`` gets every notice (on the capture's threads), and with ``office`` the office
         server's news of other commits (``app.desk.nodes.hear_office``); returns the unsubscribe."""
-        with self._listeners_lock:
-            self._listeners.append(listener)
+        removed = self._listeners.add(listener)  # a listener's bug never stops the capture
         unheard = hear_office(self._ctx.db, listener) if office and self._ctx is not None else lambda: None
 
         def unsubscribe() -> None:
             unheard()
-            with self._listeners_lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
+            removed()
 
         return unsubscribe
 
     def _notify(self, notice: CaptureNotice) -> None:
-        with self._listeners_lock:
-            listeners = list(self._listeners)
-        for listener in listeners:
-            try:
-                listener(notice)
-            except Exception:  # a listener's bug never stops the capture
-                log.exception("Falha ao entregar aviso da captura")
+        self._listeners.tell(notice)
 
     # ------------------------------------------------------------------ companies and status
 

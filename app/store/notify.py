@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from app.core.subscribers import Subscribers
+
 log = logging.getLogger(__name__)
 
 CHANNEL = "captura_changes"
@@ -111,7 +113,7 @@ class ChangeFeed:
     def __init__(self, connect: Callable[[], Any], errors: tuple[type[BaseException], ...]) -> None:
         self._connect = connect
         self._errors = errors
-        self._subscribers: list[Subscriber] = []
+        self._subscribers = Subscribers[Change]("Falha ao entregar uma mudança do banco do escritório")
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.listening = threading.Event()
@@ -120,17 +122,11 @@ class ChangeFeed:
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """``subscriber`` gets every change (on the feed's thread); returns the unsubscribe."""
+        unsubscribe = self._subscribers.add(subscriber)
         with self._lock:
-            self._subscribers.append(subscriber)
             if self._thread is None and not self._stopping.is_set():
                 self._thread = threading.Thread(target=self._run, name="captura-escuta", daemon=True)
                 self._thread.start()
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if subscriber in self._subscribers:
-                    self._subscribers.remove(subscriber)
-
         return unsubscribe
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -139,15 +135,6 @@ class ChangeFeed:
             thread, self._thread = self._thread, None
         if thread is not None:
             thread.join(timeout)
-
-    def _deliver(self, change: Change) -> None:
-        with self._lock:
-            subscribers = list(self._subscribers)
-        for subscriber in subscribers:
-            try:
-                subscriber(change)
-            except Exception:  # one subscriber's bug never deafens the others
-                log.exception("Falha ao entregar uma mudança do banco do escritório")
 
     def _run(self) -> None:
         delay = FIRST_RETRY_S
@@ -168,13 +155,13 @@ class ChangeFeed:
             self.connections += 1
             self.listening.set()
             if self.connections > 1:  # what was sent while nobody listened is lost: look at everything
-                self._deliver(Change(WATCHED, everything=True))
+                self._subscribers.tell(Change(WATCHED, everything=True))
             silent = 0.0
             while not self._stopping.is_set():
                 heard = False
                 for notification in connection.notifies(timeout=LOOK_EVERY_S):
                     heard = True
-                    self._deliver(Change.parse(notification.payload))
+                    self._subscribers.tell(Change.parse(notification.payload))
                 silent = 0.0 if heard else silent + LOOK_EVERY_S
                 if silent >= PING_EVERY_S:  # a half-open connection raises here, not in the wait
                     connection.execute("SELECT 1")

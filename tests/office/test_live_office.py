@@ -8,9 +8,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -32,8 +29,9 @@ from app.ui.main_window import MainWindow
 from tests.conftest import wait_until
 from tests.store.conftest import CNPJ_A
 from tests.store.test_documents import KEY, _res_nfe, _summary_input
+from tests.support.screens import keep_screenshot
+from tests.support.workstation import in_another_process
 
-REPO = Path(__file__).resolve().parents[2]
 LIVE_MS = 5_000  # the goal for a change to be on screen
 
 
@@ -72,9 +70,7 @@ def test_a_document_stored_by_another_workstation_shows_in_the_open_grid(
         qtbot.waitUntil(lambda: [r.access_key for r in model.rows] == [KEY], timeout=LIVE_MS)
         assert stored.document_id and model.total == 1
         assert not window.live.timer.isActive()
-        shot = os.environ.get("CAPTURA_SCREENSHOTS")
-        if shot:  # rendered for a person to look at (house rule), not compared
-            window.grab().save(str(Path(shot) / "grade-ao-vivo-escritorio.png"))
+        keep_screenshot(window, "grade-ao-vivo-escritorio.png")
         window.close()
     finally:
         desk.close()
@@ -119,12 +115,7 @@ def test_the_node_dispatches_a_clerks_request_as_soon_as_it_is_committed(
             "ManifestationRepository(db).request(company_id, Product.NFE, key, '210210', not_before=later)\n"
             "db.close()\n"
         )
-        environment = {**os.environ, "PYTHONPATH": str(REPO)}
-        done = subprocess.run(
-            [sys.executable, "-c", script, postgres_url, str(company.id), KEY],
-            env=environment, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        in_another_process(script, postgres_url, str(company.id), KEY)
         assert _pending(clerk) == 1
         wait_until(lambda: _manifestation_runs(clerk) == 2, timeout=20)
         assert time.monotonic() - requested < 60  # the job's interval is 60 s: the notification ran it

@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 from app.desk import Desk
 from app.ui.main_window import MainWindow
 from tests.support.nfe_harness import Harness, nfe_harness
+from tests.support.screens import keep_screenshot
 
 
 @pytest.fixture
@@ -42,9 +43,7 @@ def test_the_painel_of_a_standing_by_workstation_names_the_node(qtbot: QtBot, ha
         assert label.isVisible()
         # The certificates are the node's: the client's empty vault is no problem of the company.
         assert [line.certificate_problem for line in client.companies()] == [None]
-        shot = os.environ.get("CAPTURA_SCREENSHOTS")
-        if shot:  # rendered for a person to look at (house rule), not compared
-            window.grab().save(str(Path(shot) / "painel-no-de-captura.png"))
+        keep_screenshot(window, "painel-no-de-captura.png")
         window.close()
     finally:
         client.close()

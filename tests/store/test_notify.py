@@ -7,9 +7,6 @@ opened again and says that anything may have changed meanwhile. SQLite has no fe
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,10 +22,10 @@ from app.store.notify import FEED_NAME, WATCHED, Change
 from app.store.records import Product
 from tests.store.conftest import CNPJ_A
 from tests.support.postgres import PostgresCluster
+from tests.support.workstation import in_another_process
 
 TIMEOUT = 20.0
 KEY = "35240112345678000195550010000000011000000010"
-REPO = Path(__file__).resolve().parents[2]
 
 
 class Heard:
@@ -115,11 +112,7 @@ def test_a_commit_of_another_process_reaches_the_listener(office: tuple[Database
         "    driver.execute('UPDATE events SET product = product WHERE id = ?', (-1,))\n"
         "db.close()\n"
     )
-    environment = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-c", script, url], env=environment, capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
+    in_another_process(script, url)
 
     changes = heard.wait_for(lambda c: bool(c), "the other process's commit")
     assert changes[0].tables == frozenset({"events"})
