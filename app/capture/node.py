@@ -40,6 +40,7 @@ from app.capture.service import CaptureService
 from app.core.errors import CapturaError
 from app.store.lease import LeaseHolder, NodeIdentity, NodeLeases, fence_in
 from app.store.notify import Change
+from app.store.presence import Presence
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,7 @@ class CaptureNode:
         self.data_lock = data_lock
         self.timing = timing or LeaseTiming()
         self.leases = NodeLeases(service.ctx.db)
+        self.presence = Presence(service.ctx.db)  # this app is listed among the office's workstations
         self._clock = service.ctx.clock
         self._token: int | None = None
         self._expires: datetime | None = None
@@ -173,6 +175,8 @@ class CaptureNode:
                 self._token = self._expires = None
                 with contextlib.suppress(CapturaError):  # unreachable server: the lease expires
                     self.leases.release(token, self._clock.now())
+            with contextlib.suppress(CapturaError):  # unreachable server: the heartbeat expires
+                self.presence.leave(self.identity)
         if self.data_lock is not None:
             self.data_lock.release()
         return finished
@@ -205,7 +209,7 @@ class CaptureNode:
                 log.exception("Falha ao verificar a concessão do nó de captura")
 
     def tick(self) -> None:
-        """One look: renew the lease held, or try to take it (standby)."""
+        """One look: renew the lease held, or try to take it (standby); and this app's heartbeat."""
         with self._lock:
             if self._stopping.is_set() and self._thread is not None:
                 return
@@ -214,6 +218,10 @@ class CaptureNode:
                 self._renew(self._token, now)
             else:
                 self._try_acquire(now)
+            try:
+                self.presence.beat(self.identity, now, self.timing.ttl)
+            except CapturaError as error:  # the server unreachable: the next look beats again
+                log.warning("Presença da estação não registrada: %s", error)
 
     def _renew(self, token: int, now: datetime) -> None:
         try:

@@ -8,7 +8,7 @@ is what the window's status line and ``status`` print: which workstation capture
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -17,26 +17,57 @@ from app.capture.instance import AlreadyRunning, DataFolderLock
 from app.capture.node import CaptureNode, LeaseTiming, node_identity
 from app.capture.office import Office
 
-__all__ = ["LeaseTiming", "NodeStart", "NodeView", "hear_office", "node_view", "sender_for", "start_node", "view_of"]
+__all__ = [
+    "LeaseTiming",
+    "NodeStart",
+    "NodeView",
+    "StationView",
+    "hear_office",
+    "node_view",
+    "sender_for",
+    "start_node",
+]
 from app.capture.service import CaptureService
 from app.core.cadence import display_time
+from app.core.clock import to_brasilia
 from app.desk.sending import Sender
 from app.store.db import Database
 from app.store.lease import LeaseHolder, NodeIdentity, NodeLeases
+from app.store.presence import Connected, Presence
 
 OFFICE_NOTICE = "office"  # another commit on the office server: grids look again
 
 
 @dataclass(frozen=True, slots=True)
+class StationView:
+    """One workstation connected to the office (its app beats, app.store.presence): the Painel's line."""
+
+    workstation: str
+    pid: int
+    capturing: bool  # it holds the capture lease now
+    here: bool  # this very app
+    since: datetime
+    last_seen: datetime
+
+    def cells(self, now: datetime) -> tuple[str, str, str, str]:
+        """Estação, Papel, Conectada desde, Vista por último."""
+        name = f"{self.workstation} (PID {self.pid}){' · esta estação' if self.here else ''}"
+        role = "captura" if self.capturing else "cliente"
+        return name, role, display_time(self.since, now), to_brasilia(self.last_seen).strftime("%H:%M:%S")
+
+
+@dataclass(frozen=True, slots=True)
 class NodeView:
     """Who captures for the office: ``workstation`` None when nobody does now; ``here`` when it
-    is this desk's own node; ``since`` when it took the capture."""
+    is this desk's own node; ``since`` when it took the capture; ``stations``: every workstation
+    connected now, the longest connected first."""
 
     workstation: str | None
     pid: int | None
     since: datetime | None
     here: bool
     standing_by: bool  # this desk runs a node that waits for the lease
+    stations: tuple[StationView, ...] = ()
 
     def text(self, now: datetime) -> str:
         """The status line: "Captura: nesta estação desde 14:05", "Captura: estação X (PID 12) desde …"."""
@@ -53,10 +84,20 @@ class NodeView:
 def node_view(db: Database, data_dir: Path, node: CaptureNode | None) -> NodeView:
     """Who captures for the office as the database says, seen from this desk (``node``: its own)."""
     identity = node.identity if node is not None else node_identity(data_dir)
-    return view_of(NodeLeases(db).holder(), identity, db.clock.now(), standing_by=node is not None and not node.holding)
+    holder, now = NodeLeases(db).holder(), db.clock.now()
+    view = _view_of(holder, identity, now, standing_by=node is not None and not node.holding)
+    connected = Presence(db).connected(now)
+    return replace(view, stations=tuple(_station(c, holder, identity, now) for c in connected))
 
 
-def view_of(holder: LeaseHolder | None, identity: NodeIdentity, now: datetime, *, standing_by: bool) -> NodeView:
+def _station(connected: Connected, holder: LeaseHolder | None, identity: NodeIdentity, now: datetime) -> StationView:
+    who = (connected.node_id, connected.pid)
+    capturing = holder is not None and holder.live(now) and (holder.node_id, holder.pid) == who
+    here = who == (identity.node_id, identity.pid)
+    return StationView(connected.workstation, connected.pid, capturing, here, connected.since, connected.last_seen)
+
+
+def _view_of(holder: LeaseHolder | None, identity: NodeIdentity, now: datetime, *, standing_by: bool) -> NodeView:
     if holder is None or not holder.live(now):
         return NodeView(None, None, None, False, standing_by)
     return NodeView(holder.workstation, holder.pid, holder.acquired_at, holder.is_(identity), standing_by)

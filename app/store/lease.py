@@ -85,7 +85,7 @@ class LeaseHolder:
         return f"{self.workstation or 'estação desconhecida'} (PID {self.pid})"
 
 
-def _instant(value: Any) -> datetime | None:
+def instant(value: Any) -> datetime | None:
     """A stored instant back as an aware UTC datetime (SQLite gives text, psycopg a datetime)."""
     if value is None:
         return None
@@ -150,9 +150,7 @@ class NodeLeases:
         if row is None:
             return None
         token, node_id, workstation, pid, acquired, renewed, expires = row
-        return LeaseHolder(
-            int(token), node_id, workstation, pid, _instant(acquired), _instant(renewed), _instant(expires)
-        )
+        return LeaseHolder(int(token), node_id, workstation, pid, instant(acquired), instant(renewed), instant(expires))
 
 
 # A lease expired longer ago than this on the reader's clock belongs to a dead node, whatever the
@@ -167,7 +165,7 @@ def migration_refusal(connection: Connection, now: datetime) -> str | None:
     row = connection.execute(
         text("SELECT node_id, workstation, pid, expires_at FROM node_lease WHERE name = :name"), {"name": LEASE_NAME}
     ).first()
-    expires = _instant(row[3]) if row is not None else None
+    expires = instant(row[3]) if row is not None else None
     if row is None or row[0] is None or expires is None or expires + DEAD_AFTER <= now:
         return None
     return (

@@ -63,6 +63,7 @@ CALL_COLUMNS = ("Horário", "Empresa", "Produto", "Operação", "Resultado", "cS
 ANSWER_COLUMN = STATUS_COLUMNS.index("Última resposta")
 MIN_ANSWER = 230
 GAP_COLUMNS = ("Empresa", "Produto", "Encontradas", "Recuperadas", "Pendentes", "Inexistentes", "Desistidas")
+STATION_COLUMNS = ("Estação", "Papel", "Conectada desde", "Vista por último")  # app.desk.nodes.StationView
 
 
 def countdown(instant: datetime | None, now: datetime) -> str:
@@ -241,6 +242,8 @@ class Dashboard(QWidget):
         bottom.addTab(self.gaps_table, "Lacunas de NSU")
         self.chart = MonthChart(bottom)
         bottom.addTab(self.chart, "Documentos por mês")
+        self.stations_table = _table(bottom, "workstations", STATION_COLUMNS)  # issue 24: who is connected
+        bottom.addTab(self.stations_table, "Estações conectadas")
         split.addWidget(self.status_table)
         split.addWidget(bottom)
         split.setStretchFactor(0, 3)
@@ -253,6 +256,8 @@ class Dashboard(QWidget):
             self.calls_table.setColumnWidth(index, width)
         for index, width in enumerate((240, 70, 100, 100, 100, 100)):
             self.gaps_table.setColumnWidth(index, width)
+        for index, width in enumerate((360, 90, 130)):
+            self.stations_table.setColumnWidth(index, width)
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setInterval(REFRESH_MS)
         self._refresh_timer.timeout.connect(self.refresh)
@@ -317,7 +322,9 @@ class Dashboard(QWidget):
         lines, pauses, calls, gaps, months, names, node = result
         self.lines = lines
         if self.desk is not None:
-            self.node.setText(node.text(self.desk.now()))
+            now = self.desk.now()
+            self.node.setText(node.text(now))
+            _fill(self.stations_table, [[_item(cell) for cell in s.cells(now)] for s in node.stations])
         self._show_lines()
         self._show_pauses(pauses)
         self._show_calls(calls)
