@@ -53,7 +53,9 @@ class StationView:
         """Estação, Papel, Conectada desde, Vista por último."""
         name = f"{self.workstation} (PID {self.pid}){' · esta estação' if self.here else ''}"
         role = "captura" if self.capturing else "cliente"
-        return name, role, display_time(self.since, now), to_brasilia(self.last_seen).strftime("%H:%M:%S")
+        since = to_brasilia(self.since)  # past instants: as they were, never rounded up
+        day = "" if since.date() == to_brasilia(now).date() else since.strftime("%d/%m ")
+        return name, role, day + since.strftime("%H:%M"), to_brasilia(self.last_seen).strftime("%H:%M:%S")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,7 @@
 """Live workstations on one office database (LISTEN/NOTIFY, app.store.notify), on real PostgreSQL.
 
+* The Painel lists every workstation connected (app.store.presence): the node and a standby.
+
 * A clerk's window (real widgets, offscreen, 1366×768) with its poll timer stopped: a document
   another workstation stores reaches the open grid without a key, by the server's notification.
 * The capture node hears a clerk's manifestation request and runs its dispatch at once, well
@@ -8,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -120,4 +123,37 @@ def test_the_node_dispatches_a_clerks_request_as_soon_as_it_is_committed(
         wait_until(lambda: _manifestation_runs(clerk) == 2, timeout=20)
         assert time.monotonic() - requested < 60  # the job's interval is 60 s: the notification ran it
     finally:
+        node.close()
+
+
+def test_the_painel_lists_every_workstation_connected(
+    qtbot: QtBot, office: tuple[Database, Company], postgres_url: str, tmp_path: Path
+) -> None:
+    node = Desk(tmp_path / "no", database=postgres_url, owner="teste (nó)")
+    client = Desk(tmp_path / "cliente", database=postgres_url, owner="teste (cliente)")
+    try:
+        node.open()
+        client.open()
+        assert node.capturing and not client.capturing  # the client's node stands by
+        window = MainWindow(client, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+        qtbot.addWidget(window)
+        window.resize(1366, 768)
+        window.show()
+        window.pages.setCurrentIndex(1)
+        table = window.dashboard.stations_table
+        table.parentWidget().parentWidget().setCurrentWidget(table)  # its tab in the Painel
+        qtbot.waitUntil(lambda: table.rowCount() == 2, timeout=20_000)
+        lines = [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(table.rowCount())]
+        assert [line[1] for line in lines] == ["captura", "cliente"]  # the node connected first
+        assert lines[1][0].endswith(" · esta estação") and not lines[0][0].endswith(" · esta estação")
+        assert all(f"(PID {os.getpid()})" in line[0] for line in lines)
+        label = window.dashboard.node
+        qtbot.waitUntil(lambda: label.width() >= label.sizeHint().width(), timeout=5_000)  # laid out whole
+        assert label.text().startswith("Captura: estação")
+        keep_screenshot(window, "painel-estacoes-conectadas.png")
+        window.close()
+        node.close()  # a clean stop: the node leaves the list at once
+        assert [s.here for s in client.capture_node().stations] == [True]
+    finally:
+        client.close()
         node.close()
