@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from app.core.clock import SystemClock
@@ -28,11 +27,10 @@ from app.store.companies import CompanyRepository
 from app.store.db import Database, open_database
 from app.store.documents import DocumentRepository
 from app.store.records import Company
-from app.ui.main_window import MainWindow
 from tests.conftest import wait_until
 from tests.store.conftest import CNPJ_A
 from tests.store.test_documents import KEY, _res_nfe, _summary_input
-from tests.support.screens import keep_screenshot
+from tests.support.screens import keep_screenshot, open_window
 from tests.support.workstation import in_another_process
 
 LIVE_MS = 5_000  # the goal for a change to be on screen
@@ -55,10 +53,7 @@ def test_a_document_stored_by_another_workstation_shows_in_the_open_grid(
     desk = Desk(tmp_path / "estacao-a", capture=False, database=postgres_url, owner="teste (cliente)")
     desk.open()
     try:
-        window = MainWindow(desk, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
-        qtbot.addWidget(window)
-        window.resize(1366, 768)
-        window.show()
+        window = open_window(qtbot, desk, tmp_path)
         model = window.models[Product.NFE]
         qtbot.waitUntil(lambda: model.total is not None, timeout=20_000)
         window.live.timer.stop()  # no polling: only the office server's notification can bring it
@@ -135,10 +130,7 @@ def test_the_painel_lists_every_workstation_connected(
         node.open()
         client.open()
         assert node.capturing and not client.capturing  # the client's node stands by
-        window = MainWindow(client, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
-        qtbot.addWidget(window)
-        window.resize(1366, 768)
-        window.show()
+        window = open_window(qtbot, client, tmp_path)
         window.pages.setCurrentIndex(1)
         table = window.dashboard.stations_table
         table.parentWidget().parentWidget().setCurrentWidget(table)  # its tab in the Painel

@@ -7,13 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from app.desk import Desk
-from app.ui.main_window import MainWindow
 from tests.support.nfe_harness import Harness, nfe_harness
-from tests.support.screens import keep_screenshot
+from tests.support.screens import keep_screenshot, open_window
 
 
 @pytest.fixture
@@ -31,10 +29,7 @@ def test_the_painel_of_a_standing_by_workstation_names_the_node(qtbot: QtBot, ha
         node.open()
         client.open()
         assert node.capturing and not client.capturing and not client.read_only
-        window = MainWindow(client, settings=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
-        qtbot.addWidget(window)
-        window.resize(1366, 768)
-        window.show()
+        window = open_window(qtbot, client, tmp_path)
         window.pages.setCurrentIndex(1)
         label = window.dashboard.node
         qtbot.waitUntil(lambda: label.text().startswith("Captura: estação"), timeout=20_000)
