@@ -83,7 +83,7 @@ def pg_feed(url: URL) -> ChangeFeed:
     import psycopg
 
     conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    connect = lambda: psycopg.connect(conninfo, autocommit=True, application_name=FEED_NAME)  # noqa: E731
+    connect = lambda: psycopg.connect(conninfo, autocommit=True, application_name=FEED_NAME, connect_timeout=10)  # noqa: E731
     return ChangeFeed(connect, (psycopg.Error,))
 
 
