@@ -1,132 +1,88 @@
-"""A throwaway PostgreSQL cluster for the tests: Debian's binaries, a temp folder, a loopback port.
+"""PostgreSQL for the tests: one server per session, one fresh database per test.
 
-``PostgresCluster.start`` runs ``initdb`` and ``pg_ctl start`` (as the ``postgres`` system user when
-the tests run as root: the server refuses root), waits on ``pg_isready`` (no sleeps), and hands out
-one fresh database per test (``new_database``). ``stop`` shuts the server down fast and removes
-the folder. Missing binaries are an error that names the package: CI installs ``postgresql``
-(packaging/dev.py), and a test meant to run on PostgreSQL must never pass by being skipped.
+The server is a throwaway cluster of Debian's binaries (:mod:`tests.support.pg_server`: a temp
+folder, a loopback port), or, when ``CAPTURA_TEST_POSTGRES`` names one, a server already running:
+the Windows lane starts it on the Linux side of Wine (Windows programs cannot run Debian's server
+but reach Linux loopback TCP) and the Windows pytest uses it. Either way each test gets a database
+of its own (``new_database``), and a missing server is an error, never a skip: a test meant to run
+on PostgreSQL must not pass by being skipped.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 
-READY_TIMEOUT_S = 60.0
-SUPERUSER = "captura"
+from tests.support.pg_server import SERVER_ENV, PostgresMissing, PostgresServer, free_port
 
-
-class PostgresMissing(RuntimeError):
-    """No PostgreSQL server binaries on this machine."""
-
-
-def server_binaries() -> Path:
-    """The folder of initdb/pg_ctl/pg_isready: Debian's newest /usr/lib/postgresql/N/bin, or PATH."""
-    candidates = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0
-    )
-    for folder in reversed(candidates):
-        if (folder / "initdb").is_file():
-            return folder
-    found = shutil.which("initdb")
-    if found:
-        return Path(found).resolve().parent
-    raise PostgresMissing(
-        "PostgreSQL não encontrado (initdb/pg_ctl): instale o pacote Debian 'postgresql' "
-        "(packaging/dev.py o instala no CI); os testes no PostgreSQL não podem ser pulados."
-    )
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+__all__ = ["PostgresCluster", "PostgresMissing", "free_port", "postgres_cluster", "postgres_url"]
 
 
 class PostgresCluster:
     """One server for a test session; ``url(name)`` is SQLAlchemy's URL of one of its databases."""
 
-    def __init__(self) -> None:
-        self.bin = server_binaries()
-        self.port = free_port()
-        self.root = Path(tempfile.mkdtemp(prefix="captura-pg-"))
-        self.data = self.root / "data"
-        self._names = itertools.count(1)
-        self._as_user: Sequence[str] = ()
-        if os.name == "posix" and os.geteuid() == 0:
-            # postgres refuses to run as root: the cluster belongs to the system user.
-            self._as_user = ("runuser", "-u", "postgres", "--")
-            shutil.chown(self.root, "postgres")
-
-    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*self._as_user, *args], capture_output=True, text=True, check=False, timeout=120)
+    def __init__(self, address: str | None = None) -> None:
+        # address: a running server's "postgresql://user@host:port" (its databases are ours to make)
+        self.server: PostgresServer | None = None
+        if address:
+            self.address = address.rstrip("/")
+        else:
+            self.server = PostgresServer()
+            self.address = self.server.address
+        parts = urlsplit(self.address)
+        self.host_port = f"{parts.hostname}:{parts.port or 5432}"
+        self.user = parts.username or "postgres"
+        # Unique per session: a server named in CAPTURA_TEST_POSTGRES may outlive this run.
+        self._names = (f"t{os.getpid()}_{n}" for n in itertools.count(1))
+        self._made: list[str] = []
 
     def start(self) -> PostgresCluster:
-        init = self._run(
-            str(self.bin / "initdb"), "-D", str(self.data), "-U", SUPERUSER, "--auth=trust",
-            "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync",
-        )  # fmt: skip
-        if init.returncode != 0:
-            raise RuntimeError(f"initdb falhou: {init.stderr or init.stdout}")
-        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c full_page_writes=off"
-        started = self._run(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"),
-            "-o", options, "-w", "-t", str(int(READY_TIMEOUT_S)), "start",
-        )  # fmt: skip
-        if started.returncode != 0:
-            log = (self.root / "server.log").read_text(errors="replace") if (self.root / "server.log").exists() else ""
-            raise RuntimeError(f"pg_ctl start falhou: {started.stderr or started.stdout}\n{log}")
-        self._wait_ready()
+        if self.server is not None:
+            self.server.start()
+            return self
+        try:
+            with psycopg.connect(self.admin_url(), connect_timeout=30):
+                pass
+        except psycopg.OperationalError as error:
+            raise RuntimeError(f"PostgreSQL de {SERVER_ENV}={self.address} não responde: {error}") from error
         return self
 
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            probe = subprocess.run(
-                [str(self.bin / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port), "-t", "5"],
-                capture_output=True, check=False,
-            )  # fmt: skip
-            if probe.returncode == 0:
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"PostgreSQL não ficou pronto em {READY_TIMEOUT_S:.0f} s na porta {self.port}")
-
     def admin_url(self, database: str = "postgres") -> str:
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://{self.user}@{self.host_port}/{database}"
 
     def url(self, database: str) -> str:
-        return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql+psycopg://{self.user}@{self.host_port}/{database}"
 
     def new_database(self, template: str | None = None) -> str:
         """A fresh database (empty, or a copy of the database ``template``); its SQLAlchemy URL."""
-        name = f"t{next(self._names)}"
+        name = next(self._names)
         copy = f' TEMPLATE "{template}"' if template else ""
         with psycopg.connect(self.admin_url(), autocommit=True) as connection:
             connection.execute(f'CREATE DATABASE "{name}"{copy}')
+        self._made.append(name)
         return self.url(name)
 
     def name_of(self, url: str) -> str:
         return url.rsplit("/", 1)[1]
 
     def stop(self) -> None:
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
-        shutil.rmtree(self.root, ignore_errors=True)
+        if self.server is not None:
+            self.server.stop()  # the whole cluster goes with its folder
+            return
+        with psycopg.connect(self.admin_url(), autocommit=True) as connection:
+            for name in reversed(self._made):  # copies before their templates
+                connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresCluster]:
-    """The session's PostgreSQL server, started on first use and stopped at the end."""
-    cluster = PostgresCluster().start()
+    """The session's PostgreSQL server, started (or reached) on first use and stopped at the end."""
+    cluster = PostgresCluster(os.environ.get(SERVER_ENV) or None).start()
     try:
         yield cluster
     finally:
