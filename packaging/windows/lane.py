@@ -13,13 +13,17 @@ The last line printed is one JSON object. The stand-in DLLs go into the prefixes
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shutil
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from windows import bundle, installer, standins
@@ -40,6 +44,32 @@ UNINSTALL_KEY = r"Software\Microsoft\Windows\CurrentVersion\Uninstall\CapturaDFe
 RUN_KEY = r"Software\Microsoft\Windows\CurrentVersion\Run"
 
 
+def _pg_server_module() -> ModuleType:
+    """tests/support/pg_server.py (standard library only), the code the tests start servers with."""
+    path = ROOT / "tests" / "support" / "pg_server.py"
+    spec = importlib.util.spec_from_file_location("captura_pg_server", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextmanager
+def postgres_for_windows() -> Iterator[dict[str, str]]:
+    """Under Wine, one PostgreSQL server of Debian's on a loopback port for the Windows pytest (it
+    cannot run Debian's binaries, but reaches Linux loopback TCP): its address in the variable
+    tests/support/postgres.py honours. Natively on Windows the tests start their own, as on Linux."""
+    if native():
+        yield {}
+        return
+    pg = _pg_server_module()
+    server = pg.PostgresServer().start()
+    try:
+        yield {pg.SERVER_ENV: server.address}
+    finally:
+        server.stop()
+
+
 def run_tests(python_exe: Path, pytest_args: list[str]) -> dict[str, Any]:
     """The suite on the Windows CPython; a prefix kept between runs (its boot costs a minute)."""
     wine = Wine(PREFIXES / "prefix-tests")
@@ -48,15 +78,28 @@ def run_tests(python_exe: Path, pytest_args: list[str]) -> dict[str, Any]:
     report = CACHE / "windows-tests.xml"
     report.unlink(missing_ok=True)
     started = time.monotonic()
-    result = wine.run(
-        [python_exe, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={wine_path(report)}", *pytest_args],
-        cwd=ROOT, timeout=4 * 3600, check=False,
-    )
+    with postgres_for_windows() as pg_env:
+        result = wine.run(
+            [python_exe, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={wine_path(report)}",
+             *pytest_args],
+            cwd=ROOT, extra_env=pg_env, timeout=4 * 3600, check=False,
+        )  # fmt: skip
     counts = junit_counts(report) if report.exists() else {"passed": 0, "failed": 0, "errors": 1, "skipped": 0}
     counts["exit_code"] = result.returncode
     counts["seconds"] = round(time.monotonic() - started)
     counts["failures"] = failed_tests(report) if report.exists() else ["(sem relatório do pytest)"]
+    counts["postgresql_passed"] = postgresql_passed(report) if report.exists() else 0
     return counts
+
+
+def postgresql_passed(report: Path) -> int:
+    """Tests that ran on PostgreSQL and passed (parametrised [postgresql] or named for it)."""
+    passed = 0
+    for case in ET.parse(report).getroot().iter("testcase"):  # noqa: S314 - our own report
+        name = f"{case.get('classname')}::{case.get('name')}".lower()
+        done = all(case.find(tag) is None for tag in ("failure", "error", "skipped"))
+        passed += int(done and ("postgres" in name))
+    return passed
 
 
 def junit_counts(report: Path) -> dict[str, Any]:
@@ -128,8 +171,12 @@ def lane(argv: list[str], host_python: Path) -> int:
     if not skip_tests:
         tests = run_tests(python_exe, pytest_args)
         summary.update(tests_passed=tests["passed"], tests_failed=tests["failed"] + tests["errors"],
-                       tests_skipped=tests["skipped"], tests_seconds=tests["seconds"], tests_failures=tests["failures"])
+                       tests_skipped=tests["skipped"], tests_on_postgresql=tests["postgresql_passed"],
+                       tests_seconds=tests["seconds"], tests_failures=tests["failures"])
         ok = tests["exit_code"] == 0
+        # The whole suite holds PostgreSQL tests: none passing means they did not run (never a skip).
+        if not pytest_args and tests["postgresql_passed"] == 0:
+            ok = False
     if not tests_only:
         setup = installer.output()
         if not setup.exists():

@@ -3,6 +3,7 @@ path's text here (PureWindowsPath), and the OS probes (GetDriveTypeW, /proc/moun
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
@@ -90,12 +91,17 @@ srv:/export /mnt/escritorio nfs4 rw,relatime 0 0
 """
 
 
-def test_linux_network_mounts_are_read_from_proc_mounts() -> None:
+def test_the_mount_of_a_posix_path_is_read_from_proc_mounts_text() -> None:
     assert mount_type(MOUNTS, PurePosixPath("/mnt/escritorio/captura")) == "nfs4"
     assert mount_type(MOUNTS, PurePosixPath("/mnt/escritorio/local/captura")) == "ext4"  # the deepest mount
     assert mount_type(MOUNTS, PurePosixPath("/mnt/dados compartilhados/x")) == "cifs"
     assert mount_type(MOUNTS, PurePosixPath("/home/ana")) == "ext4"
 
+
+# A Path made on Windows is a WindowsPath ("\\mnt\\..."), never a path under /proc/mounts: the
+# Windows answer is GetDriveTypeW and UNC names, tested above (mapped drive, share).
+@pytest.mark.skipif(sys.platform == "win32", reason="/proc/mounts is Linux's; Windows asks GetDriveTypeW")
+def test_linux_network_mounts_are_read_from_proc_mounts() -> None:
     def where(path: str) -> str | None:
         return network_location(Path(path), platform="linux", mounts=lambda: MOUNTS)
 
