@@ -13,10 +13,15 @@ Parent (this module, in the test process):
 
 Child (:mod:`tests.support.crash_child`): ``capture --daemon`` on that folder, on a ScaledClock
 with the same three numbers (factor, virtual origin, real origin), so both sides read the same
-virtual time. Each life ends with SIGKILL, in one of four ways chosen by the seeded RNG:
+virtual time. A child is up when it prints that the service runs (its signal handlers are in
+place); the answer waits and the catch-up count from then, so a slow start-up (a Windows
+process under Wine imports its thousand modules in 10-30 s on the loaded 2-core machine,
+against 0.6 s on Linux) does not eat the time meant for capturing. Each life ends with SIGKILL,
+in one of four ways chosen by the seeded RNG:
 
-* ``startup``: within the first 0.6 s (imports, migrations, the lock, the first pass);
-* ``random``: at a random moment of a life of up to ``max_life`` seconds;
+* ``startup``: within the start-up (imports, migrations, the lock, the first pass): the first
+  ``startup`` seconds, or as long as the slowest start-up seen so far took;
+* ``random``: at a random moment of a life of up to that start-up plus ``max_life`` seconds;
 * ``answer``: a few milliseconds after the sandbox answered a lot to the child (the child is
   then reading the answer, processing it or inside the lot's store transaction);
 * ``chain``: after a burst, a few milliseconds after an answer with ``ultNSU < maxNSU`` (a
@@ -27,7 +32,11 @@ after the last kill one clean life runs until the store has every published NSU,
 with SIGTERM (the graceful path). :class:`CrashOutcome` holds what the test asserts.
 
 On Windows the kill is ``TerminateProcess`` (``Popen.kill``: as abrupt as SIGKILL) and the
-graceful stop is CTRL_BREAK sent to the child's own process group (Windows has no SIGTERM).
+graceful stop is Ctrl+Break (Windows has no SIGTERM). Windows carries CTRL_BREAK_EVENT only over a
+console the parent shares with the child, and a test run may have none (under Wine a program
+started with pipes has none, and in a Wine console GenerateConsoleCtrlEvent fails): the parent
+closes the child's stdin and the child raises SIGBREAK on itself, which is what the C runtime
+turns CTRL_BREAK_EVENT into, so the daemon's own handler stops it as Ctrl+Break would.
 """
 
 from __future__ import annotations
@@ -70,8 +79,11 @@ SUPPLIERS = ("99888777000100", "44555666000181")
 MODES = ("startup", "random", "answer", "chain")
 TICK = 0.005  # real seconds between two looks at the sandbox's request log
 WINDOWS = sys.platform == "win32"
-# Windows: the child in its own process group, so that CTRL_BREAK reaches it and not the tests.
+# Windows: the child in its own process group (a console's Ctrl+Break never reaches the tests),
+# its stdin a pipe whose end asks it to stop (tests.support.crash_child).
 _SPAWN_FLAGS = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) if WINDOWS else 0
+_STDIN = subprocess.PIPE if WINDOWS else None
+UP_LINE = b"captura em execu"  # of "Serviço de captura em execução", printed once serving
 
 
 def crash_cnpj(index: int) -> str:
@@ -88,15 +100,17 @@ class CrashPlan:
     factor: float = 1800.0  # one virtual hour in 2 real seconds
     burst: tuple[int, int] = (55, 130)
     publish_every: float = 0.25  # real seconds between two NF-e of the steady publisher, on average
-    max_life: float = 2.5  # real seconds: the longest random life
-    answer_timeout: float = 5.0  # real seconds an 'answer'/'chain' life waits for its answer
+    startup: float = 0.6  # real seconds: the start-up window, until a slower start-up is seen
+    max_life: float = 2.5  # real seconds: the longest random life after the start-up
+    answer_timeout: float = 5.0  # real seconds an 'answer'/'chain' life waits for its answer once up
+    ready_timeout: float = 120.0  # real seconds a child may take to be up
     # The children's call timeout, real seconds (a socket's): at factor 1800 the default 300 s
     # would be 150 virtual hours of wait after a kill during a call; 1 s is half a virtual hour,
     # and twenty times the slowest loopback call measured on the 2-core machine (51 ms: the first
     # one, with its TLS handshake; the median was 1 ms).
     call_timeout: float = 1.0
     auto_ciencia: bool = True
-    catch_up_timeout: float = 60.0
+    catch_up_timeout: float = 180.0  # once up (a deadline: a fast catch-up ends sooner)
 
 
 @dataclass
@@ -198,6 +212,8 @@ class CrashRig:
         self.publisher = _Publisher(sandbox, self.cnpjs, random.Random(plan.seed * 7919 + 1), plan.publish_every)
         self.outcome = CrashOutcome(cursor_history={c: [] for c in self.cnpjs})
         self._lives = 0
+        self.startup_seconds = plan.startup  # the slowest start-up seen (spawn to up)
+        self._spawned_at = 0.0
 
     # ------------------------------------------------------------------ set-up
 
@@ -238,6 +254,7 @@ class CrashRig:
 
     def spawn(self) -> subprocess.Popen[bytes]:
         self._lives += 1
+        self._spawned_at = time.monotonic()
         log = self.root / f"child-{self._lives:03d}.log"
         return spawn_child("tests.support.crash_child", self.data_dir, log, self.clock, self.keyring_file)
 
@@ -250,11 +267,12 @@ class CrashRig:
         child = self.spawn()
         try:
             if mode == "startup":
-                _pause(rng.uniform(0.0, 0.6))
+                _pause(rng.uniform(0.0, self.startup_seconds))
             elif mode == "random":
-                _pause(rng.uniform(0.1, self.plan.max_life))
+                _pause(rng.uniform(0.1, self.startup_seconds + self.plan.max_life))
             else:
                 wanted = _chained if mode == "chain" else _lot
+                self._wait_until_up(child)
                 self._wait_for_answer(child, seen, wanted)
                 _pause(rng.uniform(0.0, 0.04))
             if child.poll() is not None:
@@ -263,9 +281,22 @@ class CrashRig:
         finally:
             child.kill()
             child.wait(30)
+            _close_stdin(child)
         self.outcome.kills += 1
         self.outcome.modes[mode] += 1
         self._after_kill(seen)
+
+    def _wait_until_up(self, child: subprocess.Popen[bytes]) -> None:
+        """Until the child prints that the service runs; the start-up's length is remembered."""
+        spawned = self._spawned_at
+        log = self.root / f"child-{self._lives:03d}.log"
+        while UP_LINE not in log.read_bytes():
+            if child.poll() is not None:
+                raise AssertionError(f"the child ended while starting ({child.returncode}): {self._log_tail()}")
+            if time.monotonic() - spawned > self.plan.ready_timeout:
+                raise AssertionError(f"the child was not up within {self.plan.ready_timeout:.0f} s: {self._log_tail()}")
+            _pause(0.02)
+        self.startup_seconds = max(self.startup_seconds, time.monotonic() - spawned)
 
     def _wait_for_answer(
         self, child: subprocess.Popen[bytes], seen: int, wanted: Callable[[RequestRecord], bool]
@@ -296,9 +327,10 @@ class CrashRig:
         """A clean life until every published NSU is stored, then a graceful stop (SIGTERM)."""
         stuck = self._manifestations("sent")
         child = self.spawn()
-        started = time.monotonic()
-        deadline = started + self.plan.catch_up_timeout
         try:
+            self._wait_until_up(child)
+            started = time.monotonic()
+            deadline = started + self.plan.catch_up_timeout
             while not self._caught_up(stuck):
                 if child.poll() is not None:
                     raise AssertionError(f"the final child ended by itself: {self._log_tail()}")
@@ -308,12 +340,13 @@ class CrashRig:
             else:
                 self.outcome.caught_up = True
             self.outcome.catch_up_seconds = time.monotonic() - started
-            child.send_signal(graceful_stop_signal())
+            ask_graceful_stop(child)
             self.outcome.final_exit = child.wait(60)
         finally:
             if child.poll() is None:
                 child.kill()
                 child.wait(30)
+            _close_stdin(child)
         self.outcome.manifestations_stuck = len(self._manifestations("sent"))
 
     def _caught_up(self, stuck: set[int]) -> bool:
@@ -436,15 +469,31 @@ def spawn_child(
             env=env,
             stdout=output,
             stderr=subprocess.STDOUT,
+            stdin=_STDIN,
             creationflags=_SPAWN_FLAGS,
         )
 
 
 def graceful_stop_signal() -> int:
-    """What asks ``capture --daemon`` to stop gracefully: SIGTERM, or CTRL_BREAK on Windows."""
+    """What asks ``capture --daemon`` to stop gracefully: SIGTERM, or CTRL_BREAK on Windows (which
+    needs a console shared with the child: under Wine there is none, see ``ask_graceful_stop``)."""
     if sys.platform == "win32":
         return signal.CTRL_BREAK_EVENT
     return signal.SIGTERM
+
+
+def ask_graceful_stop(child: subprocess.Popen[bytes]) -> None:
+    """Ask ``capture --daemon`` to stop gracefully: SIGTERM, or on Windows the end of its stdin,
+    on which the child raises SIGBREAK (Ctrl+Break) on itself (see the module's docstring)."""
+    if WINDOWS:
+        _close_stdin(child)
+    else:
+        child.send_signal(signal.SIGTERM)
+
+
+def _close_stdin(child: subprocess.Popen[bytes]) -> None:
+    if child.stdin is not None and not child.stdin.closed:
+        child.stdin.close()
 
 
 def _ours(records: list[RequestRecord]) -> Iterator[RequestRecord]:

@@ -8,12 +8,16 @@ SIGTERM), with two test-only substitutions taken from the environment the parent
 * ``CRASH_CLOCK``: ``factor;virtual origin;real origin`` (ISO instants) of the
   :class:`~app.core.clock.ScaledClock` the parent's sandbox runs on, so every restarted child
   reads the same virtual time as the sandbox.
+
+On Windows the end of stdin is the parent's Ctrl+Break (see :mod:`tests.support.crash`).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from datetime import datetime
 
 from app.core.clock import ScaledClock
@@ -42,6 +46,13 @@ def _install_keyring(path: str) -> None:
     keyring.set_keyring(ring)
 
 
+def _break_at_end_of_stdin() -> None:
+    """Windows: the parent closing our stdin is its Ctrl+Break (it may share no console with us to
+    send CTRL_BREAK_EVENT through): SIGBREAK raised here, as the C runtime does for the console's."""
+    sys.stdin.buffer.read()
+    signal.raise_signal(signal.SIGBREAK)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("uso: python -m tests.support.crash_child PASTA_DE_DADOS", file=sys.stderr)
@@ -51,6 +62,8 @@ def main(argv: list[str]) -> int:
     from app.cli.main import build_parser, run_command
 
     clock = clock_from_spec(os.environ[CLOCK_ENV])
+    if sys.platform == "win32":
+        threading.Thread(target=_break_at_end_of_stdin, name="crash-stop", daemon=True).start()
     args = build_parser().parse_args(["--data-dir", argv[0], "capture", "--daemon", "--stop-timeout", "20"])
     return run_command(args, runtime=Runtime(clock=clock))
 
