@@ -164,7 +164,7 @@ def lane(argv: list[str], host_python: Path) -> int:
     tests_only = "--tests-only" in argv
     skip_tests = "--skip-tests" in argv
     pytest_args = [a for a in argv if a not in ("--tests-only", "--skip-tests")]
-    ensure_debian_tools()
+    ensure_debian_tools(postgres=not skip_tests)
     python_exe = ensure_windows_python(host_python)
     summary: dict[str, Any] = {"lane": "windows"}
     ok = True

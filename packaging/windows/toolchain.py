@@ -39,6 +39,8 @@ DEBIAN_TOOLS = {
     "x86_64-w64-mingw32-gcc": "/usr/bin/x86_64-w64-mingw32-gcc",
 }
 DEBIAN_PACKAGES = ["wine", "wine64", "nsis", "gcc-mingw-w64-x86-64-win32"]
+# The lane's PostgreSQL server for the Windows suite runs on this side (Debian's binaries).
+POSTGRES_PACKAGE = "postgresql"
 # Build tools beside the project's own dependencies; the markers of pywin32-ctypes and colorama
 # are evaluated for the host by pip, so they are named here for Windows.
 BUILD_REQUIREMENTS = ["pyinstaller==6.22.3", "pefile>=2024.8.26", "pywin32-ctypes>=0.2.3", "colorama>=0.4.6"]
@@ -55,20 +57,25 @@ def run(*cmd: str | os.PathLike[str], env: Mapping[str, str] | None = None, cwd:
     subprocess.run([str(c) for c in cmd], check=True, cwd=cwd, env=None if env is None else dict(env))
 
 
-def ensure_debian_tools() -> None:
-    """Wine, NSIS and mingw-w64 through apt-get when run as root; otherwise name what is missing."""
+def ensure_debian_tools(*, postgres: bool = False) -> None:
+    """Wine, NSIS and mingw-w64 (and PostgreSQL's server for the Windows suite, ``postgres``)
+    through apt-get when run as root; otherwise name what is missing."""
     if native():
         return
     missing = [tool for tool, path in DEBIAN_TOOLS.items() if not Path(path).exists()]
+    packages = list(DEBIAN_PACKAGES) if missing else []
+    if postgres and not any(Path("/usr/lib/postgresql").glob("*/bin/initdb")) and not shutil.which("initdb"):
+        missing.append("initdb")
+        packages.append(POSTGRES_PACKAGE)
     if not missing:
         return
     if os.geteuid() == 0 and shutil.which("apt-get"):
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         run("apt-get", "update", "-qq", env=env)
-        run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *DEBIAN_PACKAGES, env=env)
+        run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages, env=env)
         return
     needed = ", ".join(missing)
-    raise SystemExit(f"Faltam ferramentas ({needed}): sudo apt-get install " + " ".join(DEBIAN_PACKAGES))
+    raise SystemExit(f"Faltam ferramentas ({needed}): sudo apt-get install " + " ".join(packages))
 
 
 def requirements() -> list[str]:
