@@ -111,7 +111,9 @@ class CrashPlan:
     # one, with its TLS handshake; the median was 1 ms).
     call_timeout: float = 1.0
     auto_ciencia: bool = True
-    catch_up_timeout: float = 180.0  # once up (a deadline: a fast catch-up ends sooner)
+    # Once up; a deadline (Linux catches up in seconds). Under Wine a life lasts longer, so more NF-e
+    # are published meanwhile: ~4,000 NF-e and their Ciências took over 4 minutes at load 7.
+    catch_up_timeout: float = 600.0
 
 
 @dataclass
