@@ -469,15 +469,9 @@ def spawn_child(
     with open(log, "wb") as output:  # the child keeps its own descriptor
         for attempt in range(3):
             try:
-                return subprocess.Popen(
-                    [sys.executable, "-m", module, str(data_dir)],
-                    cwd=PROJECT_ROOT,
-                    env=env,
-                    stdout=output,
-                    stderr=subprocess.STDOUT,
-                    stdin=_STDIN,
-                    creationflags=_SPAWN_FLAGS,
-                )
+                command = [sys.executable, "-m", module, str(data_dir)]
+                streams = {"stdin": _STDIN, "stdout": output, "stderr": subprocess.STDOUT}
+                return subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, creationflags=_SPAWN_FLAGS, **streams)
             except OSError as error:
                 # Wine's CreateProcess now and then fails with ERROR_INTERNAL_ERROR on a loaded
                 # machine (seen once in 21 spawns at a load of 9 on 2 cores): asked again.
