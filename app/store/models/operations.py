@@ -151,7 +151,7 @@ class GovernmentCallRow(Base):
     company_id: Mapped[int | None] = mapped_column(company_fk("SET NULL"))
     product: Mapped[str | None] = mapped_column(String(8))
     service: Mapped[str] = mapped_column(String(40))
-    operation: Mapped[str | None] = mapped_column(String(20))
+    operation: Mapped[str | None] = mapped_column(String(100))  # event ids, consChNFe:<key> (0012)
     outcome: Mapped[str] = mapped_column(String(16))
     cstat: Mapped[str | None] = mapped_column(String(CSTAT_LEN))
     http_status: Mapped[int | None] = mapped_column(Integer)
