@@ -34,6 +34,13 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         help="pasta de dados (padrão: variável CAPTURA_DATA_DIR ou a pasta do usuário do sistema)",
     )
     parser.add_argument(
+        "--database",
+        metavar="URL",
+        help="banco do escritório, postgresql://usuario@servidor:5432/banco (também a variável "
+        "CAPTURA_DATABASE): lembrado na pasta de dados, a senha no cofre de senhas; 'sqlite' volta ao "
+        "arquivo da pasta de dados",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help="demonstração contra o ambiente nacional simulado, numa pasta de dados separada",

@@ -57,6 +57,15 @@ class StorageUnavailable(CapturaError):
         self.sqlite_code = sqlite_code
 
 
+class SchemaTooNew(StorageUnavailable):
+    """The database's schema is newer than this app knows: it refuses to write there, and names
+    the ``app_version`` to install when the database recorded it (``schema_versions``)."""
+
+    def __init__(self, message: str, app_version: str | None = None) -> None:
+        super().__init__(message)
+        self.app_version = app_version
+
+
 class StorageCorrupt(StorageUnavailable):
     """Stored bytes do not match their recorded sha256 (or do not decompress)."""
 

@@ -159,3 +159,14 @@ class GovernmentCallRow(Base):
     at: Mapped[datetime]
     error_text: Mapped[str | None]
     run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
+
+
+class SchemaVersionRow(Base):
+    """Which version of the app brought the schema to each revision (0012): a workstation whose
+    app is older than the database's schema reads here which version to install."""
+
+    __tablename__ = "schema_versions"
+
+    revision: Mapped[str] = mapped_column(String(32), primary_key=True)
+    app_version: Mapped[str] = mapped_column(String(40))
+    migrated_at: Mapped[datetime]

@@ -1,4 +1,5 @@
-"""Columns too short for what they hold, widened: PostgreSQL enforces a VARCHAR's length, SQLite not.
+"""Columns too short for what they hold, widened (PostgreSQL enforces a VARCHAR's length, SQLite
+not); ``schema_versions``: which app version brought the schema to each revision.
 
 Revision ID: 0012
 Revises: 0011
@@ -16,6 +17,9 @@ declared type in the schema text changes, through the procedure SQLite documents
 leave the stored content as it is (``writable_schema``, then a new ``schema_version``), so a
 million-document file is not copied table by table, and no ``DROP TABLE`` cascades into its
 children as a batch copy would with foreign keys on.
+
+``schema_versions`` (revision, app_version, migrated_at) is written by app.store.db after every
+upgrade: an older workstation meeting a revision it does not know names the version to install.
 """
 
 import re
@@ -44,10 +48,10 @@ WIDENED = (
 def _sqlite_declared_lengths(changes: Sequence[tuple[str, str, int, int]]) -> None:
     """Rewrite ``<column> VARCHAR(<old>)`` as ``VARCHAR(<new>)`` in each table's CREATE TABLE."""
     bind = op.get_bind()
-    texts = {
+    texts: dict[str, str] = {
         table: bind.exec_driver_sql(
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).scalar()
+        ).scalar_one()
         for table in {change[0] for change in changes}
     }
     for table, column, old, new in changes:
@@ -55,7 +59,7 @@ def _sqlite_declared_lengths(changes: Sequence[tuple[str, str, int, int]]) -> No
         texts[table], found = pattern.subn(rf"\g<1>VARCHAR({new})", texts[table])
         if found != 1:
             raise RuntimeError(f"{table}.{column} VARCHAR({old}) not found once in the schema ({found})")
-    version = bind.exec_driver_sql("PRAGMA schema_version").scalar()
+    version = bind.exec_driver_sql("PRAGMA schema_version").scalar_one()
     bind.exec_driver_sql("PRAGMA writable_schema = ON")
     try:
         for table, sql in texts.items():
@@ -75,8 +79,15 @@ def _change(changes: Sequence[tuple[str, str, int, int]]) -> None:
 
 def upgrade() -> None:
     _change(WIDENED)
+    op.create_table('schema_versions',
+    sa.Column('revision', sa.String(length=32), nullable=False),
+    sa.Column('app_version', sa.String(length=40), nullable=False),
+    sa.Column('migrated_at', sa.DateTime(), nullable=False),
+    sa.PrimaryKeyConstraint('revision', name=op.f('pk_schema_versions'))
+    )
 
 
 def downgrade() -> None:
+    op.drop_table('schema_versions')
     # Narrowing fails on PostgreSQL where a longer value is stored: nothing is cut silently.
     _change([(table, column, new, old) for table, column, old, new in WIDENED])

@@ -1,0 +1,68 @@
+"""Which database the desk opens: the data folder's SQLite file, or the office's PostgreSQL server.
+
+``choose`` takes ``--database URL`` (or ``CAPTURA_DATABASE``) and remembers it in the data
+folder's settings, the URL without its password, the password in the OS keyring (app.certs's
+secret storage); ``sqlite`` goes back to the file. ``target`` is what ``Office`` opens, read by
+the window, the commands and the daemon alike, so a workstation set up once stays on its server.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from app.certs.vault import VaultError, keep_secret, read_secret
+from app.config.office_database import ENV_DATABASE, OfficeUrl, is_local_choice, parse_office_url
+from app.config.settings import load_settings, save_settings
+
+KEYRING_SERVICE = "CapturaDFe"
+KEPT = "a senha do banco do escritório"
+
+
+def choose(data_dir: Path, given: str | None, environ: Mapping[str, str] = os.environ) -> OfficeUrl | None:
+    """Remember ``given`` (else ``CAPTURA_DATABASE``) as the data folder's database; nothing given
+    keeps what was remembered. Returns the office server chosen now, or None."""
+    text = given if given is not None else environ.get(ENV_DATABASE) or None
+    if text is None:
+        return None
+    if is_local_choice(text):
+        remember(data_dir, None)
+        return None
+    url = parse_office_url(text)
+    if url.password is not None:
+        keep_secret(KEYRING_SERVICE, url.keyring_entry, url.password, KEPT)
+        url = replace(url, password=None)
+    remember(data_dir, url)
+    return url
+
+
+def remember(data_dir: Path, url: OfficeUrl | None, password: str | None = None) -> None:
+    """Write the choice into ``settings.json`` (None: the SQLite file), ``password`` (if given) into
+    the keyring; only the URL without password reaches the disk."""
+    if url is not None and password is not None:
+        keep_secret(KEYRING_SERVICE, url.keyring_entry, password, KEPT)
+    settings = load_settings(data_dir)
+    chosen = url.url if url is not None else None
+    if settings.office_database != chosen:
+        save_settings(data_dir, replace(settings, office_database=chosen))
+
+
+def chosen(data_dir: Path) -> OfficeUrl | None:
+    """The office server this data folder uses, or None (its SQLite file)."""
+    remembered = load_settings(data_dir).office_database
+    return parse_office_url(remembered) if remembered else None
+
+
+def target(data_dir: Path) -> str | None:
+    """The URL ``Office`` opens, with the password from the keyring (in memory only), or None for
+    the SQLite file. No password kept: the server's own rules decide (trust, pgpass, PGPASSWORD)."""
+    url = chosen(data_dir)
+    if url is None:
+        return None
+    try:
+        password = read_secret(KEYRING_SERVICE, url.keyring_entry, KEPT)
+    except VaultError:  # no keyring here (a service account): the server may not want one
+        password = None
+    return url.connect_url(password)
