@@ -58,9 +58,33 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         parser.set_defaults(command=None)
         return parser
     sub = parser.add_subparsers(dest="command", metavar="COMANDO")
-    from app.cli import capture, certificates, companies, documents, export, handoff, manifest, reports, sandbox, status
+    from app.cli import (
+        capture,
+        certificates,
+        companies,
+        database,
+        documents,
+        export,
+        handoff,
+        manifest,
+        reports,
+        sandbox,
+        status,
+    )
 
-    modules = (certificates, companies, capture, documents, export, reports, handoff, manifest, status, sandbox)
+    modules = (
+        certificates,
+        companies,
+        capture,
+        documents,
+        export,
+        reports,
+        handoff,
+        manifest,
+        status,
+        database,
+        sandbox,
+    )
     for module in modules:
         module.register(sub)
     return parser
