@@ -7,16 +7,14 @@ import argparse
 import sys
 from typing import Any
 
-from app.cli.args import add_password_options
+from app.cli.args import add_group, add_password_options
 from app.cli.context import data_dir_of
 from app.cli.exits import EXIT_OK, EXIT_REFUSED
 from app.cli.io import read_secret
 
 
 def register(sub: Any) -> None:
-    group = sub.add_parser("database", help="o banco de dados: migrar o SQLite para o banco do escritório")
-    group.set_defaults(group_parser=group)
-    actions = group.add_subparsers(dest="action", metavar="AÇÃO")
+    actions = add_group(sub, "database", "o banco de dados: migrar o SQLite para o banco do escritório")
     migrate = actions.add_parser(
         "migrate",
         help="copia o banco SQLite desta pasta de dados para um banco PostgreSQL vazio, confere e passa a usá-lo; "
