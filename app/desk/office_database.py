@@ -16,6 +16,8 @@ from pathlib import Path
 from app.certs.vault import VaultError, keep_secret, read_secret
 from app.config.office_database import ENV_DATABASE, OfficeUrl, is_local_choice, parse_office_url
 from app.config.settings import load_settings, save_settings
+from app.store.db import head_revision
+from app.store.probe import OfficeConnectionFailed, probe
 
 KEYRING_SERVICE = "CapturaDFe"
 KEPT = "a senha do banco do escritório"
@@ -61,8 +63,33 @@ def target(data_dir: Path) -> str | None:
     url = chosen(data_dir)
     if url is None:
         return None
+    return url.connect_url(kept_password(url))
+
+
+def kept_password(url: OfficeUrl) -> str | None:
+    """The password the keyring keeps for ``url``; None without one, or without a keyring here (a
+    service account): the server may not want one, and says so if it does."""
     try:
-        password = read_secret(KEYRING_SERVICE, url.keyring_entry, KEPT)
-    except VaultError:  # no keyring here (a service account): the server may not want one
-        password = None
-    return url.connect_url(password)
+        return read_secret(KEYRING_SERVICE, url.keyring_entry, KEPT)
+    except VaultError:
+        return None
+
+
+def test_connection(url: OfficeUrl, password: str | None) -> str:
+    """'Testar conexão': reach the server once; a sentence saying what this workstation will find
+    there, or ``OfficeConnectionFailed`` saying what is wrong (password, server, database, TLS)."""
+    if password is None:
+        password = kept_password(url)
+    found = probe(url.connect_url(password))
+    where = f"Conectado a {url.display} (PostgreSQL {found.server_version})"
+    if found.revision is None:
+        return f"{where}. O banco está vazio: as tabelas são criadas na primeira abertura."
+    if not found.known:
+        install = f"a versão {found.app_version}" if found.app_version else "uma versão mais nova"
+        raise OfficeConnectionFailed(
+            f"{where}, mas o banco foi atualizado por uma versão mais nova do Captura DF-e: instale {install} "
+            "nesta estação para usá-lo."
+        )
+    if found.revision != head_revision():
+        return f"{where}. O banco é de uma versão anterior e será atualizado na próxima abertura."
+    return f"{where}. O banco está pronto para uso."

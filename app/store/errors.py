@@ -119,9 +119,9 @@ def server_unreachable(error: BaseException) -> bool:
 
 
 def office_unavailable(error: BaseException) -> StorageUnavailable:
-    original = error.orig if isinstance(error, sa_exc.DBAPIError) else error
-    detail = str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__
-    return StorageUnavailable(f"Sem conexão com o banco do escritório: {detail}.")
+    from app.store.probe import explain
+
+    return StorageUnavailable(f"Sem conexão com o banco do escritório: {explain(error)}.")
 
 
 def is_environmental(error: BaseException) -> bool:
