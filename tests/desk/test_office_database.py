@@ -31,7 +31,7 @@ def test_an_empty_database_a_ready_one_and_one_too_new_are_told_apart(postgres_c
     with open_database(url.connect_url(None)) as db, db.engine.begin() as connection:
         connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0099'")
         connection.exec_driver_sql("INSERT INTO schema_versions VALUES ('0099', '3.1.0', now())")
-    with pytest.raises(OfficeConnectionFailed, match="instale a versão 3.1.0 nesta estação"):
+    with pytest.raises(OfficeConnectionFailed, match=r"instale a versão 3\.1\.0 nesta estação"):
         office_database.test_connection(url, None)
 
 
