@@ -50,6 +50,11 @@ class OfficeUrl:
         return self._url("postgresql+psycopg", password)
 
     @property
+    def sslmode(self) -> str:
+        """libpq's TLS mode asked for (``prefer``, its default, when the address names none)."""
+        return dict(self.options).get("sslmode", "prefer")
+
+    @property
     def display(self) -> str:
         return f"{self.user}@{self.host}:{self.port}/{self.database}"
 

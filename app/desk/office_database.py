@@ -14,12 +14,38 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.certs.vault import VaultError, keep_secret, read_secret
-from app.config.office_database import ENV_DATABASE, OfficeUrl, is_local_choice, parse_office_url
+from app.config.office_database import (
+    ENV_DATABASE,
+    OfficeDatabaseError,
+    OfficeUrl,
+    is_local_choice,
+    parse_office_url,
+)
 from app.config.settings import load_settings, save_settings
 from app.store.db import head_revision
 from app.store.probe import OfficeConnectionFailed, probe
 
+__all__ = [
+    "KEPT",
+    "TLS_LABELS",
+    "OfficeConnectionFailed",
+    "OfficeDatabaseError",
+    "choose",
+    "chosen",
+    "office_url",
+    "remember",
+    "target",
+    "test_connection",
+]
+
 KEYRING_SERVICE = "CapturaDFe"
+# The TLS choices of Configurações, in libpq's sslmode words.
+TLS_LABELS = {
+    "prefer": "Usar se o servidor oferecer",
+    "require": "Exigir",
+    "verify-full": "Exigir e conferir o certificado do servidor",
+    "disable": "Não usar",
+}
 KEPT = "a senha do banco do escritório"
 
 
@@ -49,6 +75,25 @@ def remember(data_dir: Path, url: OfficeUrl | None, password: str | None = None)
     chosen = url.url if url is not None else None
     if settings.office_database != chosen:
         save_settings(data_dir, replace(settings, office_database=chosen))
+
+
+def office_url(host: str, port: int, database: str, user: str, tls: str = "prefer") -> OfficeUrl:
+    """The address typed in Configurações, checked field by field (Portuguese refusals)."""
+    missing = [
+        name for name, value in (("o servidor", host), ("o banco", database), ("o usuário", user)) if not value.strip()
+    ]
+    if missing:
+        raise OfficeDatabaseError(f"Informe {', '.join(missing)} do banco do escritório.")
+    if not 1 <= port <= 65535:
+        raise OfficeDatabaseError("A porta vai de 1 a 65535 (a do PostgreSQL costuma ser 5432).")
+    if tls not in TLS_LABELS:
+        raise OfficeDatabaseError(f"Modo de TLS desconhecido: {tls}.")
+    options = () if tls == "prefer" else (("sslmode", tls),)
+    return OfficeUrl(host.strip(), port, database.strip(), user.strip(), None, options)
+
+
+def has_password(url: OfficeUrl) -> bool:
+    return kept_password(url) is not None
 
 
 def chosen(data_dir: Path) -> OfficeUrl | None:

@@ -68,7 +68,7 @@ def probe(connect_url: str) -> ProbeResult:
 
     target = make_url(connect_url)
     conninfo = target.set(drivername="postgresql").render_as_string(hide_password=False)
-    where = target.render_as_string(hide_password=True)
+    where = f"{target.username}@{target.host}:{target.port or 5432}/{target.database}"
     try:
         with psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as connection:
             number = connection.info.server_version
