@@ -56,14 +56,17 @@ class MigrationSummary:
             "",
             f"Linhas: {sum(c.source for c in report.counts)} no SQLite, "
             f"{sum(c.target for c in report.counts)} no PostgreSQL.",
-            f"XML conferidos pelo SHA-256: {report.xml_checked}; "
-            f"outros arquivos guardados conferidos: {report.blobs_checked}.",
+            f"Linhas conferidas coluna por coluna: {report.rows_checked}; "
+            f"XML conferidos pelo SHA-256: {report.xml_checked}.",
         ]
         lines += [f"Diferença: {problem}" for problem in report.mismatches[:20]]
         if report.ok:
             lines.append(f"Esta pasta de dados passa a usar o banco do escritório {self.target}.")
         else:
-            lines.append("Esta pasta de dados continua no SQLite. Rode a migração de novo para completar a cópia.")
+            lines.append(
+                "Esta pasta de dados continua no SQLite. Rode a migração de novo para completar a cópia; "
+                "se a pasta foi usada durante a cópia, migre para um banco novo, vazio."
+            )
         return lines
 
 

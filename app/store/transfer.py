@@ -3,9 +3,9 @@
 ``copy_tables`` copies every table in the order of its foreign keys, in batches by primary key,
 each batch its own transaction on the target: an interrupted copy is taken up where it stopped by
 calling it again (the target's highest key says how far each table got). ``verify`` then compares
-the row count of every table and every stored blob: the XML of each document version and event
-must hash back to its recorded SHA-256 on the server, and that hash must be the source's; the
-other blobs (archived exchanges, manifestation results) must be byte-identical.
+the row count of every table and every row, column by column (blobs by SHA-256): a row changed in
+the SQLite file after it was copied shows up. The XML of each document version and event must
+also hash back to its recorded SHA-256 on the server.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ class TableCount:
 
 @dataclass(frozen=True, slots=True)
 class TransferReport:
-    """What ``verify`` found: rows per table on both sides, blobs checked, and what differs."""
+    """What ``verify`` found: rows per table on both sides, rows and XML compared, what differs."""
 
     counts: tuple[TableCount, ...]
     xml_checked: int
-    blobs_checked: int
+    rows_checked: int
     mismatches: tuple[str, ...]  # "document_versions 12: ..." for each row that differs
 
     @property
@@ -122,57 +122,59 @@ def copy_tables(
                 connection.exec_driver_sql(follow_ids(table.name))
 
 
-def _blob_columns(table: Table) -> list[str]:
-    return [column.name for column in table.columns if isinstance(column.type, LargeBinary)]
-
-
 def _digest(blob: bytes | None) -> str | None:
     return hashlib.sha256(blob).hexdigest() if blob is not None else None
 
 
-def _compare_blobs(source: Database, target: Database, table: Table, batch_rows: int) -> tuple[int, int, list[str]]:
-    """(XML checked, other blobs checked, mismatches) of one table, page by page on both sides."""
-    key = [column.name for column in _key(table)]
-    blobs = _blob_columns(table)
-    xml, other, wrong = 0, 0, []
+def _comparable(row: Any, table: Table) -> tuple[Any, ...]:
+    """A row as compared across engines: blobs by their SHA-256, the rest as the models read them."""
+    return tuple(
+        _digest(value) if isinstance(column.type, LargeBinary) else value
+        for column, value in zip(table.columns, row, strict=True)
+    )
+
+
+def _compare_rows(source: Database, target: Database, table: Table, batch_rows: int) -> tuple[int, list[str]]:
+    """(XML checked, mismatches) of one table: every target row against the source's, page by page;
+    each stored XML must also hash back to its recorded SHA-256 on the server."""
+    key = _key(table)
+    names = [column.name for column in key]
+    has_xml = "xml_zlib" in table.columns
+    xml, wrong = 0, []
     for page in _pages(target, table, batch_rows):
-        first = tuple(getattr(page[0], name) for name in key)
-        last = tuple(getattr(page[-1], name) for name in key)
+        first = tuple(getattr(page[0], name) for name in names)
+        last = tuple(getattr(page[-1], name) for name in names)
         with source.read_connection() as connection:
-            query = _after(table, None).where(
-                tuple_(*_key(table)) >= tuple_(*first), tuple_(*_key(table)) <= tuple_(*last)
-            )
-            theirs = {tuple(getattr(row, name) for name in key): row for row in connection.execute(query)}
+            query = _after(table, None).where(tuple_(*key) >= tuple_(*first), tuple_(*key) <= tuple_(*last))
+            theirs = {tuple(getattr(row, name) for name in names): row for row in connection.execute(query)}
         for row in page:
-            where = f"{table.name} {'/'.join(str(getattr(row, name)) for name in key)}"
-            original = theirs.get(tuple(getattr(row, name) for name in key))
+            at = tuple(getattr(row, name) for name in names)
+            where = f"{table.name} {'/'.join(str(part) for part in at)}"
+            original = theirs.get(at)
             if original is None:
                 wrong.append(f"{where}: não existe no banco de origem")
                 continue
-            for column in blobs:
-                if column == "xml_zlib":
-                    xml += 1
-                    try:
-                        unpack_xml(row.xml_zlib, row.xml_sha256)
-                    except StorageCorrupt as error:
-                        wrong.append(f"{where}: {error.message}")
-                    if row.xml_sha256 != original.xml_sha256:
-                        wrong.append(f"{where}: SHA-256 do XML diferente do banco de origem")
-                else:
-                    other += 1
-                    if _digest(getattr(row, column)) != _digest(getattr(original, column)):
-                        wrong.append(f"{where}: {column} diferente do banco de origem")
-    return xml, other, wrong
+            if has_xml:
+                xml += 1
+                try:
+                    unpack_xml(row.xml_zlib, row.xml_sha256)
+                except StorageCorrupt as error:
+                    wrong.append(f"{where}: {error.message}")
+                    continue
+            if _comparable(row, table) != _comparable(original, table):
+                differ = [c.name for c, a, b in zip(table.columns, row, original, strict=True) if a != b]
+                wrong.append(f"{where}: diferente do banco de origem ({', '.join(differ)})")
+    return xml, wrong
 
 
 def verify(source: Database, target: Database, *, batch_rows: int = BATCH_ROWS) -> TransferReport:
     """Row counts of every table and every blob of the target against the source."""
     counts, mismatches = [], []
-    xml_checked = blobs_checked = 0
+    xml_checked = rows_checked = 0
     for table in tables():
-        counts.append(TableCount(table.name, row_count(source, table), row_count(target, table)))
-        if _blob_columns(table):
-            xml, other, wrong = _compare_blobs(source, target, table, batch_rows)
-            xml_checked, blobs_checked = xml_checked + xml, blobs_checked + other
-            mismatches.extend(wrong)
-    return TransferReport(tuple(counts), xml_checked, blobs_checked, tuple(mismatches))
+        count = TableCount(table.name, row_count(source, table), row_count(target, table))
+        counts.append(count)
+        xml, wrong = _compare_rows(source, target, table, batch_rows)
+        xml_checked, rows_checked = xml_checked + xml, rows_checked + count.target
+        mismatches.extend(wrong)
+    return TransferReport(tuple(counts), xml_checked, rows_checked, tuple(mismatches))

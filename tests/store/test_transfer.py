@@ -37,4 +37,7 @@ def test_verify_sees_a_changed_xml_and_a_missing_row(db_path: Path, postgres_url
         assert not report.ok
         assert {c.table: (c.source, c.target) for c in report.counts}["documents"] == (7, 8)
         assert any(m.startswith("document_versions 3: XML armazenado corrompido") for m in report.mismatches)
+        with source.session() as session:  # a row changed in the SQLite file after its copy
+            session.execute(text("UPDATE documents SET emitter_name = 'OUTRO' WHERE id = 2"))
+        assert "documents 2: diferente do banco de origem (emitter_name)" in verify(source, target).mismatches
         assert "document_versions 8: não existe no banco de origem" in report.mismatches
