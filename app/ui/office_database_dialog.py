@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.desk import office_database
+from app.ui.buttons import save_cancel
 from app.ui.tasks import Tasks
 
 NOTE = (
@@ -94,13 +95,7 @@ class OfficeDatabaseDialog(QDialog):
         actions.addStretch(1)
         actions.addWidget(self.local_button)
         layout.addLayout(actions)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
-        )
-        self.buttons.button(QDialogButtonBox.StandardButton.Save).setText("Usar este banco")
-        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText("Cancelar")
-        self.buttons.accepted.connect(self.save)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = save_cancel(self, self.save, self.reject, "Usar este banco")
         layout.addWidget(self.buttons)
         self._busy(True)
         self.tasks.run(self._read, self._loaded, self._failed)

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.desk import office_database, preferences
 from app.desk.preferences import Preferences
+from app.ui.buttons import save_cancel
 from app.ui.office_database_dialog import OfficeDatabaseDialog
 from app.ui.tasks import Tasks
 
@@ -143,13 +144,7 @@ class SettingsDialog(QDialog):
         self.message.setObjectName("settings-message")
         self.message.setWordWrap(True)
         layout.addWidget(self.message)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
-        )
-        self.buttons.button(QDialogButtonBox.StandardButton.Save).setText("Salvar")
-        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText("Cancelar")
-        self.buttons.accepted.connect(self.save)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = save_cancel(self, self.save, self.reject)
         layout.addWidget(self.buttons)
         self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(False)
         self.tasks.run(lambda: preferences.read(desk), self._loaded, self._failed)
