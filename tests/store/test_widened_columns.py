@@ -80,7 +80,7 @@ def test_0012_goes_down_and_up_again_keeping_every_row(
         command.downgrade(alembic_config(connection), "0011")
     db.close()
     with open_database(db_target, clock=clock) as again:
-        assert again.revision() == head_revision() == "0012"
+        assert again.revision() == head_revision()
         lengths = {
             c["name"]: getattr(c["type"], "length", None) for c in inspect(again.engine).get_columns("documents")
         }
