@@ -24,8 +24,10 @@ from app.store.models import Base
 from app.store.types import unpack_xml
 
 BATCH_ROWS = 2_000
-# The target's own rows: written by its migration, not copied.
-OWN_TABLES = frozenset({"schema_versions"})
+# The target's own rows, written by its migrations, not copied: which app version made its schema,
+# and the capture node's lease (the office's starts free: the workstation that held the SQLite
+# file's was that folder's node, not the office's).
+OWN_TABLES = frozenset({"schema_versions", "node_lease"})
 Progress = Callable[[str, int, int], None]  # (table, rows copied so far, rows in the source)
 
 
