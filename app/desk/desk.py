@@ -135,9 +135,7 @@ class Desk:
             self._running = True
             self.opened = Opened(False, None, None)
         else:
-            # The office server named here (a test, a child process) or remembered in the data folder;
-            # None: the data folder's own SQLite file.
-            database = self._database or office_database.target(self.data_dir)
+            database = self._database or office_database.target(self.data_dir)  # None: the SQLite file
             office = self._office = Office(self.data_dir, clock=self._clock, database=database)
             ctx = self._ctx = office.capture_context()
             ctx.listeners.append(self._notify)

@@ -3,7 +3,7 @@ the hook that lets the capture node's lease hold a migration back."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -68,3 +68,20 @@ def test_a_guard_holds_a_migration_back_and_the_schema_stays_as_it_was(
     with open_database(db_target, clock=clock) as again:
         assert again.revision() == head_revision()
         assert _versions(again) == [(head_revision(), __version__)]
+
+
+def test_every_desk_brings_the_node_guard_and_a_live_node_holds_the_office_back(
+    db: Database, engine_name: str, clock: FakeClock
+) -> None:
+    import app.desk.desk  # noqa: F401  (what every workstation imports before it opens a database)
+    from app.store.lease import NodeIdentity, NodeLeases, no_live_node
+
+    assert no_live_node in db_module.MIGRATION_GUARDS
+    token = NodeLeases(db).acquire(NodeIdentity("a" * 32, "ESTACAO-ALFA", 101), clock.now(), timedelta(seconds=60))
+    assert token is not None
+    with db.engine.begin() as connection:
+        if engine_name == "sqlite":  # a single desktop's file: its node is this program, stopped to update
+            no_live_node(connection, "0013", "0014", clock.now())
+            return
+        with pytest.raises(StorageUnavailable, match="só é atualizado quando nenhuma estação captura"):
+            no_live_node(connection, "0013", "0014", clock.now())
