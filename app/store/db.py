@@ -36,18 +36,16 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, insert, inspect, select
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.clock import Clock, SystemClock
 from app.store.driver import driver_of
-from app.store.errors import SchemaTooNew, StorageBug, StorageUnavailable, translate_errors
+from app.store.errors import StorageBug, translate_errors
 from app.store.notify import ChangeFeed
 
 if TYPE_CHECKING:
@@ -434,35 +432,6 @@ def _stored_revisions(connection: Connection) -> list[str] | None:
     return [row[0] for row in connection.exec_driver_sql("SELECT version_num FROM alembic_version")]
 
 
-# Called before a database is moved to a newer schema, inside the migration's transaction (on the
-# office server: under the writer lock, so no other workstation migrates at the same time), with
-# (connection, current revision, head, now): raise StorageUnavailable to refuse.
-Guard = Callable[[Connection, str | None, str, datetime], None]
-
-
-# app.store.lease adds its own when imported (every desk imports it): no move to a newer schema
-# while a capture node with the older app holds the office (app.store.lease.no_live_node).
-MIGRATION_GUARDS: list[Guard] = []
-
-
-def _too_new(connection: Connection, current: str, location: Path | str) -> StorageUnavailable:
-    """The refusal of an app older than the database's schema, naming the version to install."""
-    from app.store.models import SchemaVersionRow
-
-    try:
-        with connection.begin_nested():
-            found = select(SchemaVersionRow.app_version).where(SchemaVersionRow.revision == current)
-            version = connection.execute(found).scalar()
-    except DBAPIError:  # no schema_versions table: a schema from before revision 0012
-        version = None
-    install = f"Instale a versão {version} do Captura DF-e (ou mais nova)" if version else "Atualize o Captura DF-e"
-    return SchemaTooNew(
-        f"O banco de dados {location} foi atualizado por uma versão mais nova do Captura DF-e "
-        f"(revisão {current}). {install} nesta estação para usá-lo; nada foi gravado nele.",
-        version,
-    )
-
-
 def _upgrade(engine: Engine, location: Path | str, clock: Clock) -> None:
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
@@ -482,7 +451,7 @@ def _alembic_upgrade(connection: Connection, location: Path | str, clock: Clock)
     from alembic.util.exc import CommandError
 
     from app import __version__
-    from app.store.models import SchemaVersionRow
+    from app.store.versions import guard_migration, record_version, too_new
 
     known = ScriptDirectory.from_config(alembic_config())
     current = MigrationContext.configure(connection).get_current_revision()
@@ -490,18 +459,15 @@ def _alembic_upgrade(connection: Connection, location: Path | str, clock: Clock)
         try:
             known.get_revision(current)
         except CommandError:
-            raise _too_new(connection, current, location) from None
+            raise too_new(connection, current, location) from None
     head = known.get_current_head()
     if head is None:
         raise StorageBug("no migration found in app/store/migrations/versions")
     if current == head:
         return
-    if current is not None:
-        for guard in MIGRATION_GUARDS:
-            guard(connection, current, head, clock.now())
+    guard_migration(connection, current, head, clock.now())
     command.upgrade(alembic_config(connection), "head")
-    connection.execute(delete(SchemaVersionRow).where(SchemaVersionRow.revision == head))
-    connection.execute(insert(SchemaVersionRow).values(revision=head, app_version=__version__, migrated_at=clock.now()))
+    record_version(connection, head, __version__, clock.now())
 
 
 def is_server_url(target: Path | str) -> bool:

@@ -29,9 +29,10 @@ from typing import Any, NamedTuple
 from sqlalchemy import Connection, inspect, text
 
 from app.core.errors import CapturaError
-from app.store.db import MIGRATION_GUARDS, Database
+from app.store.db import Database
 from app.store.errors import StorageUnavailable
 from app.store.types import utc_text
+from app.store.versions import MIGRATION_GUARDS
 
 LEASE_NAME = "capture"
 

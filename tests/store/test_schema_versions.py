@@ -12,7 +12,7 @@ from sqlalchemy import Connection, text
 
 from app import __version__
 from app.core.clock import FakeClock
-from app.store import db as db_module
+from app.store import versions
 from app.store.db import Database, alembic_config, head_revision, open_database
 from app.store.errors import SchemaTooNew, StorageUnavailable
 
@@ -51,7 +51,7 @@ def refusing_guard(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str | None, st
         asked.append((current, head))
         raise StorageUnavailable("Uma estação captura com outra versão: o banco não é atualizado agora.")
 
-    monkeypatch.setattr(db_module, "MIGRATION_GUARDS", [guard])
+    monkeypatch.setattr(versions, "MIGRATION_GUARDS", [guard])
     return asked
 
 
@@ -64,7 +64,7 @@ def test_a_guard_holds_a_migration_back_and_the_schema_stays_as_it_was(
     with pytest.raises(StorageUnavailable, match="não é atualizado agora"):
         open_database(db_target, clock=clock)
     assert refusing_guard == [("0011", head_revision())]
-    db_module.MIGRATION_GUARDS.clear()  # the node gone: the next opening migrates
+    versions.MIGRATION_GUARDS.clear()  # the node gone: the next opening migrates
     with open_database(db_target, clock=clock) as again:
         assert again.revision() == head_revision()
         assert _versions(again) == [(head_revision(), __version__)]
@@ -76,7 +76,7 @@ def test_every_desk_brings_the_node_guard_and_a_live_node_holds_the_office_back(
     import app.desk.desk  # noqa: F401  (what every workstation imports before it opens a database)
     from app.store.lease import NodeIdentity, NodeLeases, no_live_node
 
-    assert no_live_node in db_module.MIGRATION_GUARDS
+    assert no_live_node in versions.MIGRATION_GUARDS
     token = NodeLeases(db).acquire(NodeIdentity("a" * 32, "ESTACAO-ALFA", 101), clock.now(), timedelta(seconds=60))
     assert token is not None
     with db.engine.begin() as connection:
