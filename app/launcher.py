@@ -73,6 +73,10 @@ def main(argv: Sequence[str] | None = None, *, runtime: Runtime | None = None) -
         return EXIT_REFUSED
     try:
         data_dir = ensure_data_dir(resolve_data_dir(args.data_dir, demo=args.demo))
+        if not args.demo:  # --database / CAPTURA_DATABASE: remembered, then opened by the desk
+            from app.desk import office_database
+
+            office_database.choose(data_dir, args.database)
     except CapturaError as error:  # a network folder (SQLite there corrupts), an unwritable one
         print(f"Erro: {error.message}", file=sys.stderr)
         if not args.headless:  # started from a shortcut, nobody reads stderr

@@ -12,6 +12,7 @@ import keyring
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from tests.support.engines import engine_name, migrated_postgres, office_database  # noqa: F401  (fixtures)
 from tests.support.postgres import postgres_cluster, postgres_url  # noqa: F401  (fixtures)
 
 # No example database: nothing is written into the work tree, and every run is reproducible

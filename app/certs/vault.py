@@ -191,15 +191,7 @@ class CertificateVault:
         return sorted(found, key=lambda h: h.value)
 
     def _set(self, username: str, secret: str) -> None:
-        try:
-            keyring.set_password(self.service_name, username, secret)
-            stored = keyring.get_password(self.service_name, username)
-        except NoKeyringError:
-            raise NoSecureStorage() from None
-        except KeyringError as exc:
-            raise SecureStorageFailed(f"O cofre de senhas do sistema recusou guardar o certificado: {exc}") from None
-        if stored != secret:  # e.g. the null backend accepts and forgets
-            raise NoSecureStorage()
+        keep_secret(self.service_name, username, secret)
 
     def _restore(self, previous: dict[str, str | None]) -> None:
         for name, secret in previous.items():
@@ -211,12 +203,31 @@ class CertificateVault:
                     keyring.set_password(self.service_name, name, secret)
 
     def _get(self, username: str) -> str | None:
-        try:
-            return keyring.get_password(self.service_name, username)
-        except NoKeyringError:
-            raise NoSecureStorage() from None
-        except KeyringError as exc:
-            raise SecureStorageFailed(f"O cofre de senhas do sistema não pôde ser lido: {exc}") from None
+        return read_secret(self.service_name, username)
+
+
+def keep_secret(service_name: str, entry: str, secret: str, what: str = "o certificado") -> None:
+    """Keep ``secret`` in the OS keyring under ``entry`` and read it back (a backend that accepts
+    and forgets is no storage); ``what`` names it in the errors."""
+    try:
+        keyring.set_password(service_name, entry, secret)
+        stored = keyring.get_password(service_name, entry)
+    except NoKeyringError:
+        raise NoSecureStorage(what) from None
+    except KeyringError as exc:
+        raise SecureStorageFailed(f"O cofre de senhas do sistema recusou guardar {what}: {exc}") from None
+    if stored != secret:  # e.g. the null backend accepts and forgets
+        raise NoSecureStorage(what)
+
+
+def read_secret(service_name: str, entry: str, what: str = "o certificado") -> str | None:
+    """The secret kept under ``entry``, or None when there is none."""
+    try:
+        return keyring.get_password(service_name, entry)
+    except NoKeyringError:
+        raise NoSecureStorage(what) from None
+    except KeyringError as exc:
+        raise SecureStorageFailed(f"O cofre de senhas do sistema não pôde ser lido: {exc}") from None
 
 
 # keyrings.alt (installed for the tests) holds secrets in plain or weakly protected files; keyring

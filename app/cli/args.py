@@ -86,6 +86,14 @@ def add_password_options(parser: argparse.ArgumentParser, what: str = "a senha d
     )
 
 
+def add_group(sub: Any, name: str, help_text: str, dest: str = "action") -> Any:
+    """A command group (``database``) whose actions (``migrate``) are subparsers of the result;
+    the group given alone shows its help (app.cli.main)."""
+    group = sub.add_parser(name, help=help_text)
+    group.set_defaults(group_parser=group)
+    return group.add_subparsers(dest=dest, metavar="AÇÃO")
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` speaking Portuguese; its subparsers are of this class too."""
 

@@ -9,7 +9,6 @@ data folder itself, as in production.
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,9 +26,6 @@ if TYPE_CHECKING:  # imported on use: `--help` and the window's start load none 
     from app.desk.desk import Desk
     from app.desk.nodes import LeaseTiming
 
-# The office server's URL when no --database is given (pgwire's option reads the same name).
-DATABASE_ENV = "CAPTURA_DATABASE"
-
 
 @dataclass(frozen=True, slots=True)
 class Runtime:
@@ -44,11 +40,6 @@ def runtime_of(args: argparse.Namespace) -> Runtime:
     return runtime if isinstance(runtime, Runtime) else Runtime()
 
 
-def database_of(args: argparse.Namespace) -> str | None:
-    """The office server's URL (``--database`` or ``CAPTURA_DATABASE``); None: the data folder's file."""
-    return getattr(args, "database", None) or os.environ.get(DATABASE_ENV) or None
-
-
 def data_dir_of(args: argparse.Namespace) -> Path:
     return resolve_data_dir(args.data_dir, demo=args.demo)
 
@@ -58,17 +49,13 @@ def open_desk(args: argparse.Namespace, *, capture: bool = False, owner: str = "
     """The data folder through the desk: by default without a capture service of its own (a
     command reads, or sends one request and ends); ``capture`` runs the service (``capture
     --daemon``), refused when another instance captures here."""
+    from app.desk import office_database
     from app.desk.desk import Desk
 
     runtime = runtime_of(args)
-    desk = Desk(
-        data_dir_of(args),
-        clock=runtime.clock,
-        capture=capture,
-        owner=owner,
-        database=database_of(args),
-        lease=runtime.lease,
-    )
+    data_dir = data_dir_of(args)
+    office_database.choose(data_dir, getattr(args, "database", None))  # --database / CAPTURA_DATABASE, remembered
+    desk = Desk(data_dir, clock=runtime.clock, capture=capture, owner=owner, lease=runtime.lease)
     opened = desk.open()
     try:
         if capture and opened.read_only:

@@ -34,6 +34,13 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         help="pasta de dados (padrão: variável CAPTURA_DATA_DIR ou a pasta do usuário do sistema)",
     )
     parser.add_argument(
+        "--database",
+        metavar="URL",
+        help="banco do escritório, postgresql://usuario@servidor:5432/banco (também a variável "
+        "CAPTURA_DATABASE): lembrado na pasta de dados, a senha no cofre de senhas; 'sqlite' volta ao "
+        "arquivo da pasta de dados",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help="demonstração contra o ambiente nacional simulado, numa pasta de dados separada",
@@ -51,9 +58,33 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         parser.set_defaults(command=None)
         return parser
     sub = parser.add_subparsers(dest="command", metavar="COMANDO")
-    from app.cli import capture, certificates, companies, documents, export, handoff, manifest, reports, sandbox, status
+    from app.cli import (
+        capture,
+        certificates,
+        companies,
+        database,
+        documents,
+        export,
+        handoff,
+        manifest,
+        reports,
+        sandbox,
+        status,
+    )
 
-    modules = (certificates, companies, capture, documents, export, reports, handoff, manifest, status, sandbox)
+    modules = (
+        certificates,
+        companies,
+        capture,
+        documents,
+        export,
+        reports,
+        handoff,
+        manifest,
+        status,
+        database,
+        sandbox,
+    )
     for module in modules:
         module.register(sub)
     return parser

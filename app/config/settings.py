@@ -14,6 +14,7 @@ Format (UTF-8, a BOM is tolerated)::
       "archive_retention_days": 365,            // integer, 1..36500
       "call_timeout_seconds": {"nfe": 300, "cte": 300, "nfse": 60},   // each 1..3600
       "icp_brasil_bundle": "icp-brasil.pem",    // trust for the real services; relative = data_dir
+      "office_database": "postgresql://captura@servidor:5432/captura",  // absent: the SQLite file
       "endpoints": {
         "homologacao": {                        // or "producao"
           "nfe_distribuicao": {                 // any app.config.endpoints.Service value
@@ -32,6 +33,9 @@ not carry: the chain (roots and intermediates of the ICP-Brasil hierarchy, publi
 https://www.gov.br/iti/pt-br/assuntos/repositorio, "ACcompactado") goes, concatenated as PEM, into
 ``<data_dir>/icp-brasil.pem`` (the default of ``icp_brasil_bundle``) or wherever that key says.
 Without it the system trust store is used, and the real services will refuse the handshake.
+
+``office_database`` is the office server shared by the workstations (app.config.office_database):
+its URL never carries the password, which lives in the OS keyring.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.config.endpoints import Service, official_url
+from app.config.office_database import OfficeDatabaseError, parse_office_url
 from app.core.errors import CapturaError
 from app.core.products import Environment, Product
 
@@ -109,6 +114,7 @@ class Settings:
     endpoint_overrides: Mapping[EndpointKey, EndpointOverride] = field(
         default_factory=lambda: MappingProxyType({}), hash=False
     )
+    office_database: str | None = None  # the office server's URL, without password; None = SQLite
 
     def __post_init__(self) -> None:
         # Freeze the mapping too, so a Settings can cross threads safely.
@@ -207,6 +213,7 @@ def settings_to_json(settings: Settings) -> dict[str, Any]:
         "archive_retention_days": settings.archive_retention_days,
         "call_timeout_seconds": {product.value: timeouts.for_product(product) for product in Product},
         **({"icp_brasil_bundle": str(settings.icp_brasil_bundle)} if settings.icp_brasil_bundle else {}),
+        **({"office_database": settings.office_database} if settings.office_database else {}),
         "endpoints": endpoints,
     }
 
@@ -254,6 +261,7 @@ class _Reader:
                 "archive_retention_days",
                 "call_timeout_seconds",
                 "icp_brasil_bundle",
+                "office_database",
                 "endpoints",
             },
         )
@@ -286,6 +294,9 @@ class _Reader:
             bundle = Path(value) if Path(value).is_absolute() else self.data_dir / value
         elif (self.data_dir / DEFAULT_ICP_BUNDLE).is_file():
             bundle = self.data_dir / DEFAULT_ICP_BUNDLE
+        office_database = None
+        if "office_database" in obj:
+            office_database = self.office_database(obj["office_database"])
         return Settings(
             log_level=log_level,
             notifications=notifications,
@@ -293,7 +304,19 @@ class _Reader:
             call_timeouts=timeouts,
             icp_brasil_bundle=bundle,
             endpoint_overrides=overrides,
+            office_database=office_database,
         )
+
+    def office_database(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.fail("'office_database' deve ser o endereço do banco do escritório (texto).")
+        try:
+            parsed = parse_office_url(value)
+        except OfficeDatabaseError as error:
+            raise self.fail(f"'office_database': {error.message}") from None
+        if parsed.password is not None:
+            raise self.fail("'office_database' não pode conter a senha: ela fica no cofre de senhas do sistema.")
+        return parsed.url
 
     def object(self, value: Any, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):

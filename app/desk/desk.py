@@ -24,7 +24,7 @@ from app.core.clock import Clock
 from app.core.ids import Cnpj
 from app.core.products import Product
 from app.core.subscribers import Subscribers
-from app.desk import background, fetching, live
+from app.desk import background, fetching, live, office_database
 from app.desk.alerts import alerts
 from app.desk.capturing import CaptureRounds
 from app.desk.companies import CompanyAdmin, company_lines
@@ -135,7 +135,8 @@ class Desk:
             self._running = True
             self.opened = Opened(False, None, None)
         else:
-            office = self._office = Office(self.data_dir, clock=self._clock, database=self._database)
+            database = self._database or office_database.target(self.data_dir)  # None: the SQLite file
+            office = self._office = Office(self.data_dir, clock=self._clock, database=database)
             ctx = self._ctx = office.capture_context()
             ctx.listeners.append(self._notify)
             self._service = CaptureService(ctx)

@@ -45,7 +45,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.clock import Clock, SystemClock
 from app.store.driver import driver_of
-from app.store.errors import StorageBug, StorageUnavailable, translate_errors
+from app.store.errors import StorageBug, translate_errors
 from app.store.notify import ChangeFeed
 
 if TYPE_CHECKING:
@@ -432,7 +432,7 @@ def _stored_revisions(connection: Connection) -> list[str] | None:
     return [row[0] for row in connection.exec_driver_sql("SELECT version_num FROM alembic_version")]
 
 
-def _upgrade(engine: Engine, location: Path | str) -> None:
+def _upgrade(engine: Engine, location: Path | str, clock: Clock) -> None:
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             from app.store.driver import WRITE_LOCK_SQL
@@ -441,26 +441,33 @@ def _upgrade(engine: Engine, location: Path | str) -> None:
         head = _scripted_head()
         if head is not None and _stored_revisions(connection) == [head]:
             return  # already at head: Alembic is not even imported
-        _alembic_upgrade(connection, location)
+        _alembic_upgrade(connection, location, clock)
 
 
-def _alembic_upgrade(connection: Connection, location: Path | str) -> None:
+def _alembic_upgrade(connection: Connection, location: Path | str, clock: Clock) -> None:
     from alembic import command
     from alembic.runtime.migration import MigrationContext
     from alembic.script import ScriptDirectory
     from alembic.util.exc import CommandError
+
+    from app import __version__
+    from app.store.versions import guard_migration, record_version, too_new
 
     known = ScriptDirectory.from_config(alembic_config())
     current = MigrationContext.configure(connection).get_current_revision()
     if current is not None:
         try:
             known.get_revision(current)
-        except CommandError as error:
-            raise StorageUnavailable(
-                f"O banco de dados {location} foi gravado por uma versão mais nova do Captura DF-e "
-                f"(revisão {current}). Atualize o programa para abri-lo."
-            ) from error
+        except CommandError:
+            raise too_new(connection, current, location) from None
+    head = known.get_current_head()
+    if head is None:
+        raise StorageBug("no migration found in app/store/migrations/versions")
+    if current == head:
+        return
+    guard_migration(connection, current, head, clock.now())
     command.upgrade(alembic_config(connection), "head")
+    record_version(connection, head, __version__, clock.now())
 
 
 def is_server_url(target: Path | str) -> bool:
@@ -485,7 +492,7 @@ def open_database(target: Path | str, *, clock: Clock | None = None) -> Database
         _configure_engine(engine)
     try:
         with translate_errors(location):
-            _upgrade(engine, location)
+            _upgrade(engine, location, clock or SystemClock())
     except BaseException:
         engine.dispose()
         raise

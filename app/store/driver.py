@@ -50,6 +50,12 @@ _FOLLOW_IDS = (
 )
 
 
+def follow_ids(table: str) -> str:
+    """The statement that moves ``table``'s id sequence past the ids written into it explicitly
+    (PostgreSQL; the table's primary key is ``id``)."""
+    return _FOLLOW_IDS.format(table=table)
+
+
 def last_ids(*tables: str) -> str:
     """PostgreSQL's ``SELECT max(id)`` of each table as the lot writer means it: the last id handed
     out, by its sequence (which never hands an id back, where SQLite reuses a deleted last one)."""
@@ -183,7 +189,7 @@ class PgDriver:
         inserted = _Inserted(cursor)
         given = _GIVEN_ID.match(sql)
         if given:
-            self.connection.execute(_FOLLOW_IDS.format(table=given[1]))
+            self.connection.execute(follow_ids(given[1]))
         return inserted
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
@@ -197,7 +203,7 @@ class PgDriver:
         cursor.executemany(text, rows)
         given = _GIVEN_ID.match(sql)
         if given:  # ids chosen by the writer (the lot's max(id) + 1): the sequence follows them
-            cursor.execute(_FOLLOW_IDS.format(table=given[1]))
+            cursor.execute(follow_ids(given[1]))
         return cursor
 
     def _transaction(self, sql: str) -> Any:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import exc as sa_exc
 
@@ -55,6 +56,15 @@ class StorageUnavailable(CapturaError):
     def __init__(self, message: str, sqlite_code: int | None = None) -> None:
         super().__init__(message)
         self.sqlite_code = sqlite_code
+
+
+class SchemaTooNew(StorageUnavailable):
+    """The database's schema is newer than this app knows: it refuses to write there, and names
+    the ``app_version`` to install when the database recorded it (``schema_versions``)."""
+
+    def __init__(self, message: str, app_version: str | None = None) -> None:
+        super().__init__(message)
+        self.app_version = app_version
 
 
 class StorageCorrupt(StorageUnavailable):
@@ -109,10 +119,40 @@ def server_unreachable(error: BaseException) -> bool:
     return psycopg is not None and isinstance(original, psycopg.OperationalError)
 
 
+def explain(error: BaseException) -> str:
+    """What a psycopg connection error means for the person at the desk, in Portuguese."""
+    original: Any = error.orig if isinstance(error, sa_exc.DBAPIError) else error
+    state = getattr(original, "sqlstate", None)
+    text = str(original).lower()
+    first = str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__
+    if state == "28P01" or "password authentication failed" in text:
+        return "o servidor recusou a senha: confira a senha do usuário (maiúsculas e minúsculas contam)"
+    if "no password supplied" in text or "fe_sendauth" in text:
+        return "o servidor pede uma senha e nenhuma foi informada"
+    if state == "3D000" or ("database" in text and "does not exist" in text):
+        return "o banco informado não existe nesse servidor: crie-o (CREATE DATABASE) ou corrija o nome"
+    if "role" in text and "does not exist" in text:
+        return "o usuário informado não existe nesse servidor"
+    if "server does not support ssl" in text:
+        return "a conexão pede TLS (criptografia) e o servidor não oferece: ative ssl no servidor ou use 'Se oferecer'"
+    if "no pg_hba.conf entry" in text:
+        tls = " sem criptografia: o servidor exige TLS" if "no encryption" in text else ""
+        return f"o servidor não aceita conexões desta estação com esse usuário e banco{tls} (pg_hba.conf)"
+    if "certificate" in text or "ssl" in text or "tls" in text:
+        return f"a conexão TLS falhou ({first})"
+    if "connection refused" in text:
+        return "nenhum PostgreSQL respondeu nesse servidor e porta (desligado, porta errada ou firewall)"
+    if "translate host name" in text or "name or service not known" in text or "nodename nor servname" in text:
+        return "o nome do servidor não foi encontrado na rede: confira o nome ou use o endereço IP"
+    if "timeout" in text or "timed out" in text:
+        return "o servidor não respondeu a tempo (rede, VPN ou firewall)"
+    if state == "42501" or "permission denied" in text:
+        return "o usuário não tem permissão nesse banco: o dono do banco deve ser ele (ALTER DATABASE … OWNER TO …)"
+    return first
+
+
 def office_unavailable(error: BaseException) -> StorageUnavailable:
-    original = error.orig if isinstance(error, sa_exc.DBAPIError) else error
-    detail = str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__
-    return StorageUnavailable(f"Sem conexão com o banco do escritório: {detail}.")
+    return StorageUnavailable(f"Sem conexão com o banco do escritório: {explain(error)}.")
 
 
 def is_environmental(error: BaseException) -> bool:

@@ -26,11 +26,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 
 from app.core.errors import CapturaError
 from app.store.db import Database
+from app.store.errors import StorageUnavailable
 from app.store.types import utc_text
+from app.store.versions import MIGRATION_GUARDS
 
 LEASE_NAME = "capture"
 
@@ -173,6 +175,20 @@ def migration_refusal(connection: Connection, now: datetime) -> str | None:
         "Captura DF-e: o banco do escritório só é atualizado quando nenhuma estação captura. Pare a "
         "captura nela (ou atualize-a primeiro) e abra de novo; nada foi alterado no banco."
     )
+
+
+def no_live_node(connection: Connection, _current: str | None, _head: str, now: datetime) -> None:
+    """app.store.db's migration guard: the office server moves to a newer schema only when no
+    capture node holds the lease (:func:`migration_refusal`). A single desktop's SQLite file is its
+    own: its node is this very program, stopped for the update."""
+    if connection.dialect.name != "postgresql" or not inspect(connection).has_table("node_lease"):
+        return  # before revision 0013 no node could hold the office
+    refusal = migration_refusal(connection, now)
+    if refusal is not None:
+        raise StorageUnavailable(refusal)
+
+
+MIGRATION_GUARDS.append(no_live_node)
 
 
 def fence_in(driver: Any, token: int) -> None:

@@ -1,5 +1,6 @@
-"""Configurações: data folder, log level, notifications, start with Windows, the retention of
-archived exchanges and the ICP-Brasil trust bundle, with a note on where to obtain it.
+"""Configurações: data folder, the office database (its own dialog), log level, notifications,
+start with Windows, the retention of archived exchanges and the ICP-Brasil trust bundle, with a
+note on where to obtain it.
 
 Reads and saves on the window's workers; what takes effect only on the next start says so.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -27,8 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.desk import preferences
+from app.desk import office_database, preferences
 from app.desk.preferences import Preferences
+from app.ui.buttons import save_cancel
+from app.ui.office_database_dialog import OfficeDatabaseDialog
 from app.ui.tasks import Tasks
 
 if TYPE_CHECKING:
@@ -75,6 +78,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.desk, self.tasks = desk, tasks
         self.current: Preferences | None = None
+        self.office_dialog: OfficeDatabaseDialog | None = None
         self.setWindowTitle("Configurações")
         self.setObjectName("settings-dialog")
         self.setMinimumWidth(680)
@@ -93,6 +97,16 @@ class SettingsDialog(QDialog):
         self.data_note.setStyleSheet(NOTE_STYLE)
         self.data_note.setMinimumHeight(2 * self.data_note.fontMetrics().lineSpacing() + 4)
         form.addRow("", self.data_note)
+        self.office_current = QLabel("…", self)
+        self.office_current.setObjectName("office-current")
+        office = QPushButton("Banco do escritório…", self)
+        office.setObjectName("office-database")
+        office.setToolTip("Um banco PostgreSQL dividido por todas as estações do escritório")
+        office.clicked.connect(self.open_office_database)
+        office_row = QHBoxLayout()
+        office_row.addWidget(self.office_current, 1)
+        office_row.addWidget(office)
+        form.addRow("Banco de dados", office_row)
         self.log_level = QComboBox(self)
         self.log_level.setObjectName("log-level")
         for level, text in preferences.LOG_LEVEL_LABELS.items():
@@ -130,16 +144,18 @@ class SettingsDialog(QDialog):
         self.message.setObjectName("settings-message")
         self.message.setWordWrap(True)
         layout.addWidget(self.message)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
-        )
-        self.buttons.button(QDialogButtonBox.StandardButton.Save).setText("Salvar")
-        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText("Cancelar")
-        self.buttons.accepted.connect(self.save)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = save_cancel(self, self.save, self.reject)
         layout.addWidget(self.buttons)
         self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(False)
         self.tasks.run(lambda: preferences.read(desk), self._loaded, self._failed)
+        self.tasks.run(lambda: office_database.chosen(desk.data_dir), self._office_shown, self._failed)
+
+    def _office_shown(self, url: Any) -> None:
+        self.office_current.setText(
+            f"Banco do escritório {url.display}"
+            if url is not None
+            else "SQLite desta pasta de dados (um computador só)"
+        )
 
     def _loaded(self, current: Preferences) -> None:
         self.current = current
@@ -159,6 +175,12 @@ class SettingsDialog(QDialog):
 
     def _choose_folder(self) -> None:
         choose_folder(self, self.data_dir, "Pasta de dados")
+
+    def open_office_database(self) -> OfficeDatabaseDialog:
+        dialog = self.office_dialog = OfficeDatabaseDialog(self.desk.data_dir, self.tasks, self)
+        dialog.saved.connect(lambda sentence: self.message.setText(sentence))
+        dialog.open()
+        return dialog
 
     def _choose_bundle(self) -> None:
         choose_bundle(self, self.bundle)

@@ -59,6 +59,7 @@ EXPECTED_TABLES = {
     "document_reform",  # revision 0011
     "document_reform_items",
     "nfe_references",
+    "schema_versions",  # revision 0012
 }
 
 

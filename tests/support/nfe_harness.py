@@ -75,25 +75,35 @@ class Harness:
 
 
 @contextmanager
-def nfe_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> Iterator[Harness]:
-    with product_harness(tmp_path, Product.NFE, in_process=in_process, seed=seed) as harness:
+def nfe_harness(
+    tmp_path: Path, *, in_process: bool = False, seed: int = 3, database: str | None = None
+) -> Iterator[Harness]:
+    with product_harness(tmp_path, Product.NFE, in_process=in_process, seed=seed, database=database) as harness:
         yield harness
 
 
 @contextmanager
-def cte_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> Iterator[Harness]:
-    with product_harness(tmp_path, Product.CTE, in_process=in_process, seed=seed) as harness:
+def cte_harness(
+    tmp_path: Path, *, in_process: bool = False, seed: int = 3, database: str | None = None
+) -> Iterator[Harness]:
+    with product_harness(tmp_path, Product.CTE, in_process=in_process, seed=seed, database=database) as harness:
         yield harness
 
 
 @contextmanager
-def nfse_harness(tmp_path: Path, *, in_process: bool = False, seed: int = 3) -> Iterator[Harness]:
-    with product_harness(tmp_path, Product.NFSE, in_process=in_process, seed=seed) as harness:
+def nfse_harness(
+    tmp_path: Path, *, in_process: bool = False, seed: int = 3, database: str | None = None
+) -> Iterator[Harness]:
+    with product_harness(tmp_path, Product.NFSE, in_process=in_process, seed=seed, database=database) as harness:
         yield harness
 
 
 @contextmanager
-def product_harness(tmp_path: Path, product: Product, *, in_process: bool = False, seed: int = 3) -> Iterator[Harness]:
+def product_harness(
+    tmp_path: Path, product: Product, *, in_process: bool = False, seed: int = 3, database: str | None = None
+) -> Iterator[Harness]:
+    """``database``: an office server's URL (a PostgreSQL database at head); None: the data
+    folder's SQLite file."""
     clock = FakeClock(START)
     sandbox = Sandbox(clock, seed=seed)
     if in_process:
@@ -107,7 +117,7 @@ def product_harness(tmp_path: Path, product: Product, *, in_process: bool = Fals
     ca = tmp_path / "sandbox-ca.pem"
     ca.write_bytes(sandbox.ca_cert_pem)
     write_settings(sandbox, data_dir, ca)
-    office = Office(data_dir, clock=clock)
+    office = Office(data_dir, clock=clock, database=database)
     company = office.register_company(cert.pfx, cert.password, environment=Environment.HOMOLOGACAO, products=(product,))
     office.companies.save_settings(
         CaptureSettings(company.id, product, environment=Environment.HOMOLOGACAO, c_uf_autor="35")

@@ -108,6 +108,9 @@ from app.store.models.operations import (
 from app.store.models.operations import (
     RunRow as RunRow,
 )
+from app.store.models.operations import (
+    SchemaVersionRow as SchemaVersionRow,
+)
 from app.store.models.reform import (
     DocumentReformItemRow as DocumentReformItemRow,
 )

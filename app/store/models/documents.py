@@ -83,15 +83,15 @@ class DocumentRow(Base):
     serie: Mapped[int | None] = mapped_column(Integer)
     number: Mapped[int | None] = mapped_column(BigInteger)
     emitter_id: Mapped[str | None] = mapped_column(String(ID_LEN))
-    emitter_name: Mapped[str | None] = mapped_column(String(200))
+    emitter_name: Mapped[str | None] = mapped_column(String(300))  # NFS-e xNome: 300 (0012)
     recipient_id: Mapped[str | None] = mapped_column(String(ID_LEN))
-    recipient_name: Mapped[str | None] = mapped_column(String(200))
+    recipient_name: Mapped[str | None] = mapped_column(String(300))
     total_cents: Mapped[int | None] = mapped_column(BigInteger)
     issued_at: Mapped[datetime | None]
     issued_offset_minutes: Mapped[int | None] = mapped_column(SmallInteger)
     direction: Mapped[str] = mapped_column(String(10))
     status: Mapped[str] = mapped_column(String(12))
-    situation: Mapped[str | None] = mapped_column(String(40))
+    situation: Mapped[str | None] = mapped_column(String(255))  # a CT-e's xMotivo (0012)
     quarantined: Mapped[bool] = mapped_column(Boolean)
     parse_error: Mapped[str | None]
     version_count: Mapped[int] = mapped_column(Integer)
@@ -140,7 +140,7 @@ class DocumentPartyRow(Base):
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
     role: Mapped[str] = mapped_column(String(16))
     tax_id: Mapped[str | None] = mapped_column(String(ID_LEN))
-    name: Mapped[str | None] = mapped_column(String(200))
+    name: Mapped[str | None] = mapped_column(String(300))
 
 
 class EventRow(Base):

@@ -151,7 +151,7 @@ class GovernmentCallRow(Base):
     company_id: Mapped[int | None] = mapped_column(company_fk("SET NULL"))
     product: Mapped[str | None] = mapped_column(String(8))
     service: Mapped[str] = mapped_column(String(40))
-    operation: Mapped[str | None] = mapped_column(String(20))
+    operation: Mapped[str | None] = mapped_column(String(100))  # event ids, consChNFe:<key> (0012)
     outcome: Mapped[str] = mapped_column(String(16))
     cstat: Mapped[str | None] = mapped_column(String(CSTAT_LEN))
     http_status: Mapped[int | None] = mapped_column(Integer)
@@ -159,3 +159,14 @@ class GovernmentCallRow(Base):
     at: Mapped[datetime]
     error_text: Mapped[str | None]
     run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
+
+
+class SchemaVersionRow(Base):
+    """Which version of the app brought the schema to each revision (0012): a workstation whose
+    app is older than the database's schema reads here which version to install."""
+
+    __tablename__ = "schema_versions"
+
+    revision: Mapped[str] = mapped_column(String(32), primary_key=True)
+    app_version: Mapped[str] = mapped_column(String(40))
+    migrated_at: Mapped[datetime]

@@ -34,8 +34,8 @@ NFE_KEY = "35261199888777000100550010000000011000000010"
 
 
 @pytest.fixture
-def cte(tmp_path: Path) -> Iterator[Harness]:
-    with cte_harness(tmp_path) as h:
+def cte(tmp_path: Path, office_database: str | None) -> Iterator[Harness]:
+    with cte_harness(tmp_path, database=office_database) as h:  # on both engines
         h.sandbox.party(CARRIER)
         yield h
 

@@ -39,9 +39,11 @@ def _settings(h: Harness, product: Product) -> CaptureSettings:
     return settings
 
 
-def test_every_registered_product_has_an_adapter_logged_under_its_own_names(tmp_path: Path) -> None:
+def test_every_registered_product_has_an_adapter_logged_under_its_own_names(
+    tmp_path: Path, office_database: str | None
+) -> None:
     assert set(ADAPTERS) == set(REGISTRY)
-    with product_harness(tmp_path, Product.NFE) as h:
+    with product_harness(tmp_path, Product.NFE, database=office_database) as h:
         adapters: list[DistributionAdapter] = [ADAPTERS[p](h.ctx) for p in REGISTRY]
     assert [a.product for a in adapters] == list(REGISTRY)
     assert [a.job_type for a in adapters] == [f"{p.value}_distribution" for p in REGISTRY]
@@ -50,8 +52,10 @@ def test_every_registered_product_has_an_adapter_logged_under_its_own_names(tmp_
 
 
 @pytest.mark.parametrize("product", list(Product))
-def test_one_lot_comes_back_in_the_engines_terms_and_stores_in_one_unit(tmp_path: Path, product: Product) -> None:
-    with product_harness(tmp_path, product) as h:
+def test_one_lot_comes_back_in_the_engines_terms_and_stores_in_one_unit(
+    tmp_path: Path, office_database: str | None, product: Product
+) -> None:
+    with product_harness(tmp_path, product, database=office_database) as h:
         adapter = ADAPTERS[product](h.ctx)
         for _ in range(2):
             _publish(h, product)

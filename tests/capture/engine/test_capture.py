@@ -18,10 +18,10 @@ from app.store.records import ManifestationStatus
 from tests.support.nfe_harness import CARRIER, RECIPIENT, SUPPLIER, Harness, cte_harness
 
 
-def test_a_product_without_manifestations_dispatches_nothing(tmp_path: Path) -> None:
+def test_a_product_without_manifestations_dispatches_nothing(tmp_path: Path, office_database: str | None) -> None:
     nothing = NoDispatch()
     assert (nothing.dispatch(), nothing.dispatch(5, company_id=1), nothing.next_due_at()) == (0, 0, None)
-    with cte_harness(tmp_path) as cte:
+    with cte_harness(tmp_path, database=office_database) as cte:
         assert isinstance(cte.capture.manifestation, NoDispatch)
 
 
@@ -34,8 +34,10 @@ def test_every_registered_product_is_one_bundle_over_the_context(harness: Harnes
         assert not hasattr(capture, "run_due")  # one schedule: the service's job table
 
 
-def test_distribution_and_point_queries_of_a_product_share_one_lock_per_cnpj(tmp_path: Path) -> None:
-    with cte_harness(tmp_path) as cte:
+def test_distribution_and_point_queries_of_a_product_share_one_lock_per_cnpj(
+    tmp_path: Path, office_database: str | None
+) -> None:
+    with cte_harness(tmp_path, database=office_database) as cte:
         cte.sandbox.party(CARRIER)
         cte.sandbox.publish_cte(CARRIER, SUPPLIER, RECIPIENT)
         locks = CompanyLocks()

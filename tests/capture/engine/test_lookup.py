@@ -42,8 +42,8 @@ def test_an_unknown_nfe_key_is_not_found_with_the_services_words(harness: Harnes
     assert result.message.startswith("cStat 217")
 
 
-def test_an_nfse_key_comes_back_through_the_same_result(tmp_path: Path) -> None:
-    with nfse_harness(tmp_path) as nfse:
+def test_an_nfse_key_comes_back_through_the_same_result(tmp_path: Path, office_database: str | None) -> None:
+    with nfse_harness(tmp_path, database=office_database) as nfse:
         note = nfse.sandbox.publish_nfse(provider=SUPPLIER, taker=RECIPIENT)
         fetch = NfseFetch(nfse.ctx)
         fetched = fetch.fetch(nfse.company.id, note.key)

@@ -23,8 +23,8 @@ PRODUCT = Product.CTE
 
 
 @pytest.fixture
-def cte(tmp_path: Path) -> Iterator[Harness]:
-    with cte_harness(tmp_path) as h:
+def cte(tmp_path: Path, office_database: str | None) -> Iterator[Harness]:
+    with cte_harness(tmp_path, database=office_database) as h:
         h.sandbox.party(CARRIER)
         yield h
         assert h.sandbox.referee.violations() == []

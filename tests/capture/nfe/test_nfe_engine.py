@@ -13,6 +13,7 @@ from app.core.products import Product
 from app.fiscal.errors import ConnectionFailed, ServiceTimeout
 from app.store.records import DocumentKind, RunStatus
 from tests.capture.conftest import CARRIER, RECIPIENT, SUPPLIER, Harness
+from tests.support.engines import harness_on_both_engines  # noqa: F401  (its "harness": both engines)
 
 
 def test_new_company_starts_at_nsu_zero_and_chains_until_max(harness: Harness) -> None:

@@ -12,6 +12,7 @@ from app.core.products import Product
 from app.fiscal.xmldsig import verify_enveloped
 from app.store.records import CallOutcome, DocumentKind, ManifestationStatus
 from tests.capture.conftest import RECIPIENT, SUPPLIER, Harness
+from tests.support.engines import harness_on_both_engines  # noqa: F401  (its "harness": both engines)
 
 
 def _key(harness: Harness) -> str:

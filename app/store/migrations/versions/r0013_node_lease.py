@@ -1,7 +1,7 @@
 """The capture node's lease: one workstation captures for the office, with a fencing token.
 
 Revision ID: 0013
-Revises: 0011 (0012 is pgwire's widening, not on main yet: the lead re-chains this onto it)
+Revises: 0012 (pgwire's widening)
 Create Date: 2026-12-02
 
 One row, ``name`` 'capture', created here free (token 0): acquiring it is always a conditional
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 
 revision: str = '0013'
-down_revision: Union[str, Sequence[str], None] = '0011'
+down_revision: Union[str, Sequence[str], None] = '0012'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
