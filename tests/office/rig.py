@@ -237,15 +237,6 @@ def office_rig(root: Path, url: str, *, companies: int = 2, seed: int = 1) -> It
     clock = ScaledClock(FACTOR, real_origin, real_origin=real_origin)
     sandbox = Sandbox(clock, seed=seed)
     db = open_database(url, clock=clock)
-    with db.engine.begin() as connection:
-        # A manifestation's call logs its event id (54 characters) where String(20) stood: SQLite
-        # never checked, PostgreSQL refuses. Migration 0012 (pgwire) widens it; until it is here:
-        length = connection.exec_driver_sql(
-            "SELECT character_maximum_length FROM information_schema.columns "
-            "WHERE table_name = 'government_calls' AND column_name = 'operation'"
-        ).scalar()
-        if length is not None and length < 64:
-            connection.exec_driver_sql("ALTER TABLE government_calls ALTER COLUMN operation TYPE varchar(64)")
     rig = OfficeRig(root, url, sandbox, clock, db, [crash_cnpj(i) for i in range(companies)])
     try:
         sandbox.start_https()
