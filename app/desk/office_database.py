@@ -22,7 +22,6 @@ from app.config.office_database import (
     parse_office_url,
 )
 from app.config.settings import load_settings, save_settings
-from app.store.db import head_revision
 from app.store.probe import OfficeConnectionFailed, probe
 
 __all__ = [
@@ -135,6 +134,8 @@ def test_connection(url: OfficeUrl, password: str | None) -> str:
             f"{where}, mas o banco foi atualizado por uma versão mais nova do Captura DF-e: instale {install} "
             "nesta estação para usá-lo."
         )
+    from app.store.db import head_revision  # SQLAlchemy loads on this worker, never with the window
+
     if found.revision != head_revision():
         return f"{where}. O banco é de uma versão anterior e será atualizado na próxima abertura."
     return f"{where}. O banco está pronto para uso."

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.errors import CapturaError
-from app.store.errors import explain
 
 CONNECT_TIMEOUT_S = 8
 
@@ -51,6 +50,8 @@ def probe(connect_url: str) -> ProbeResult:
                 ).fetchone()
                 app_version = row[0] if row else None
     except psycopg.Error as error:
+        from app.store.errors import explain  # with SQLAlchemy: loaded here, never with the window
+
         raise OfficeConnectionFailed(f"Não foi possível conectar a {where}: {explain(error)}.") from None
     known = True
     if revision is not None:

@@ -35,7 +35,8 @@ class PostgresCluster:
             self.server = PostgresServer()
             self.address = self.server.address
         parts = urlsplit(self.address)
-        self.host_port = f"{parts.hostname}:{parts.port or 5432}"
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 5432
+        self.host_port = f"{self.host}:{self.port}"
         self.user = parts.username or "postgres"
         # Unique per session: a server named in CAPTURA_TEST_POSTGRES may outlive this run.
         self._names = (f"t{os.getpid()}_{n}" for n in itertools.count(1))
