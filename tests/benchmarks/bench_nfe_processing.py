@@ -103,9 +103,10 @@ def _zip(xml: bytes) -> str:
     return base64.b64encode(gzip.compress(xml, compresslevel=6)).decode("ascii")
 
 
-def build_stream(n: int, seed: int = 7) -> list[Doc]:
+def build_stream(n: int, seed: int = 7, reform_share: float = 0.0) -> list[Doc]:
+    """``reform_share``: the nfeProc carrying the tax reform's IBS/CBS/IS groups (issue 23)."""
     rng = random.Random(seed)
-    factory = DocumentFactory(TestPki.create(now=START - timedelta(days=30)), seed=seed)
+    factory = DocumentFactory(TestPki.create(now=START - timedelta(days=30)), seed=seed, reform_share=reform_share)
     suppliers = _suppliers(rng, 25)
     carrier = Party("12ABC34501DE35", "TRANSPORTADORA ALFA LTDA", "SC", "4205407", ie="254123456")
     n_proc = n * 25 // 100
@@ -474,10 +475,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.add_argument("--cte-n", type=int, default=2000, help="CT-e documents for the CT-e row (0: skip it)")
     args.add_argument("--nfse-n", type=int, default=2000, help="NFS-e documents for the NFS-e row (0: skip it)")
     args.add_argument("--profile", action="store_true", help="cProfile one pipeline run and print the top")
+    args.add_argument(
+        "--reform-share", type=float, default=0.0, help="share of the nfeProc with the IBS/CBS groups (0 to 1)"
+    )
     opts = args.parse_args(argv)
 
     t0 = time.perf_counter()
-    docs = build_stream(opts.n)
+    docs = build_stream(opts.n, reform_share=opts.reform_share)
     mix: dict[str, int] = {}
     for _nsu, schema, _text in docs:
         mix[schema.split("_")[0]] = mix.get(schema.split("_")[0], 0) + 1
@@ -554,6 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             {
                 "documents": len(docs),
                 "mix": mix,
+                "reform_share": opts.reform_share,
                 "avg_inflated_kib": round(inflated / len(docs) / 1024, 2),
                 "ours_parse_per_s": round(ours_parse_rate),
                 "ours_pipeline_per_s": round(pipeline_rate),
