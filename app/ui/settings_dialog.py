@@ -157,10 +157,18 @@ class SettingsDialog(QDialog):
             else "SQLite desta pasta de dados (um computador só)"
         )
 
+    def _fit_data_note(self) -> None:
+        """A long folder path wraps to more lines than the two reserved: the note gets their height
+        (a form row does not ask a wrapped label), and the dialog grows to keep every row whole."""
+        note = self.data_note
+        note.setMinimumHeight(note.heightForWidth(note.width()))
+        self.resize(self.width(), max(self.height(), self.sizeHint().height()))
+
     def _loaded(self, current: Preferences) -> None:
         self.current = current
         self.data_dir.setText(str(current.next_data_dir or current.data_dir))
         self.data_note.setText(f"Esta janela usa {current.data_dir}. Uma pasta nova vale a partir da próxima abertura.")
+        self._fit_data_note()
         self.log_level.setCurrentIndex(max(0, self.log_level.findData(current.log_level)))
         self.notifications.setChecked(current.notifications)
         self.autostart.setChecked(current.autostart)

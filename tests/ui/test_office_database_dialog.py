@@ -72,6 +72,8 @@ def test_configuracoes_opens_the_office_database_page_and_fits_the_screen(
     qtbot.addWidget(settings)
     settings.show()
     qtbot.waitUntil(lambda: settings.current is not None, timeout=10_000)
+    note = settings.data_note  # pytest's long folder path wraps to four lines: none of them clipped
+    qtbot.waitUntil(lambda: note.height() >= note.heightForWidth(note.width()), timeout=10_000)
     qtbot.waitUntil(lambda: settings.office_current.text().startswith("SQLite desta pasta"), timeout=10_000)
     page = settings.open_office_database()
     qtbot.waitUntil(lambda: page.loaded, timeout=10_000)
