@@ -383,6 +383,8 @@ class CaptureService:
         return True
 
     def _execute(self, capture: ProductCapture, flight: Flight, trigger: str) -> None:
+        if self._stopping.is_set():
+            return  # queued before the stop and dequeued before its pool was shut down: dropped
         self.flights.started(flight, self.ctx.clock.now())
         self._run_safely(capture, flight.company_id, trigger)
 
