@@ -53,6 +53,7 @@ class ServiceHost(JobHost, Protocol):
     rate: float
     flights: FlightTable
     passes: dict[Product, int]
+    may_query: Callable[[], bool]  # False: the node is offline or its lease in doubt, no job works
 
     @property
     def running(self) -> bool: ...
@@ -174,6 +175,8 @@ class BackgroundJobs:
 
     def _distribution(self, product: Product) -> None:
         service = self.service
+        if not service.may_query():  # the node's database unreachable: not even a look at who is due
+            return
         distribution = service.captures[product].distribution
         now = service.ctx.clock.now()
         for company in distribution.due(now):
@@ -213,6 +216,8 @@ class BackgroundJobs:
             pass  # the old wake already fired, or the service is stopping
 
     def _routine(self, name: str, work: Callable[[], Any]) -> None:
+        if not self.service.may_query():  # as a pass: the routine runs at its next tick
+            return
         with self._lock:
             previous = self._routine_futures.get(name)
             if previous is not None and not previous.done():
