@@ -19,14 +19,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QSplitter,
-    QStatusBar,
     QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from app import APP_NAME, __version__
+from app import APP_NAME
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.desk.search import parse_search
@@ -43,6 +42,7 @@ from app.ui.live import LiveGrids
 from app.ui.manifest_actions import ManifestActions
 from app.ui.portuguese import install_portuguese
 from app.ui.qt_fixes import guard_none_refcount
+from app.ui.status_line import StatusLine
 from app.ui.tasks import Tasks
 from app.ui.window_menus import WindowMenus
 
@@ -213,16 +213,11 @@ class MainWindow(QMainWindow):
         self.split.setSizes([250, 1110])
         outer.addWidget(self.split)
         self.setCentralWidget(central)
-        status = QStatusBar(self)
-        self.folder_label = QLabel(self)
-        self.folder_label.setObjectName("data-folder")
-        status.addWidget(self.folder_label)  # stays: notices show beside it and expire
-        self.capture_label = QLabel(self)
-        self.count_label = QLabel(self)  # wide enough for millions: no relayout squeezing it as counts change
-        self.count_label.setMinimumWidth(self.count_label.fontMetrics().horizontalAdvance("9.999.999 documentos"))
-        status.addPermanentWidget(self.count_label)
-        status.addPermanentWidget(self.capture_label)
-        self.setStatusBar(status)
+        self.status_line = StatusLine(self)
+        self.folder_label = self.status_line.folder_label
+        self.capture_label = self.status_line.capture_label
+        self.count_label = self.status_line.count_label
+        self.setStatusBar(self.status_line)
         self.menus = WindowMenus(self)
         column.insertWidget(1, self.menus.first_run.panel)  # no company yet: points to the assistant
         self.company_actions = self.menus.company_actions
@@ -256,17 +251,10 @@ class MainWindow(QMainWindow):
         self.day_clock.turned.connect(self.filters.follow_today)  # the period follows today
         self.day_clock.start()
         self.live.start(desk)
-        if opened.read_only:
-            holder = f" ({opened.holder})" if opened.holder else ""
-            self.capture_label.setText(f"Somente leitura: outra instância captura nesta pasta{holder}")
-            self.capture_label.setStyleSheet("color: #8a5300; font-weight: bold;")
-        elif self.desk.capturing:
-            self.capture_label.setText("Captura em segundo plano ligada")
-        else:
-            self.capture_label.setText("Captura desligada nesta janela")
+        self.status_line.show_opened(
+            desk.data_dir, read_only=opened.read_only, holder=opened.holder, capturing=desk.capturing
+        )
         self._unsubscribe = self.desk.subscribe(self.notice.emit, office=True)  # other workstations too
-        self.statusBar().clearMessage()
-        self.folder_label.setText(f"Pasta de dados: {self.desk.data_dir}   ·   versão {__version__}")
         self.dashboard.attach(desk)
         self.company_actions.enable()
         self.refresh_companies(first=True)
