@@ -29,7 +29,7 @@ from app import APP_NAME
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.desk.search import parse_search
-from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow
+from app.desk.views import OFFICE_BACK, OFFICE_LOST, CompanyLine, DocumentDetail, GridFilter, GridRow
 from app.ui import grid_columns
 from app.ui.company_list import ALL, CompanyList
 from app.ui.dashboard import Dashboard
@@ -213,7 +213,7 @@ class MainWindow(QMainWindow):
         self.split.setSizes([250, 1110])
         outer.addWidget(self.split)
         self.setCentralWidget(central)
-        self.status_line = StatusLine(self)
+        self.status_line = StatusLine(self, self.banner)
         self.folder_label = self.status_line.folder_label
         self.capture_label = self.status_line.capture_label
         self.count_label = self.status_line.count_label
@@ -372,6 +372,8 @@ class MainWindow(QMainWindow):
         self.banner.setVisible(bool(parts))
 
     def refresh(self) -> None:
+        if self.status_line.offline:
+            return  # nothing to read: what is on screen stays (the connection back refreshes it)
         self.refresh_companies()
         self.filters.follow_today(self.filters.today(), emit=False)
         self.apply_filters(force=True)
@@ -382,6 +384,8 @@ class MainWindow(QMainWindow):
             self._notice_timer.start()
         elif notice.kind in ("alert", "manifestation"):
             self.statusBar().showMessage(notice.message, 10_000)
+        elif notice.kind in (OFFICE_LOST, OFFICE_BACK) and self.status_line.office_link(notice.kind, notice.message):
+            self.refresh()  # back: the grids read in place what changed meanwhile (as F5), the list too
 
     def _documents_arrived(self) -> None:
         self.live.poke()  # the grids take them in place (app.ui.live)
@@ -445,7 +449,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ errors, settings, closing
 
     def _show_error(self, message: str) -> None:
-        self.statusBar().showMessage(f"Erro: {message}", 15_000)
+        self.status_line.error(message)
 
     def _background_error(self, error: BaseException) -> None:
         self._show_error(getattr(error, "message", None) or str(error))

@@ -1,4 +1,5 @@
-"""The office's PostgreSQL goes away in the middle of a capture, and comes back (issue 24).
+"""The office's PostgreSQL goes away in the middle of a capture, or under a clerk's window, and
+comes back (issue 24).
 
 A server of this module's own (tests.support.pg_server, stopped and started again with
 ``pg_ctl``: the session's cluster serves the other tests undisturbed). The capture node runs for
@@ -12,20 +13,34 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from PySide6.QtWidgets import QApplication, QMessageBox
+from pytestqt.qtbot import QtBot
 
 from app.capture.node import CaptureNode, LeaseTiming
 from app.capture.service import CaptureService
+from app.core.clock import SystemClock
+from app.core.keys import key44_check_digit
 from app.core.products import Product
+from app.desk import Desk
 from app.sandbox.router import PATHS
+from app.store.companies import CompanyRepository
+from app.store.db import open_database
+from app.store.documents import DocumentRepository
 from app.store.lease import NodeIdentity, NodeLeases
 from tests.conftest import wait_until
+from tests.office.test_live_office import LIVE_MS
+from tests.store.conftest import CNPJ_A
+from tests.store.test_documents import KEY, _res_nfe, _summary_input
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
 from tests.support.pg_server import SUPERUSER, PostgresServer
+from tests.support.screens import keep_screenshot, open_window
 
 ALFA = NodeIdentity("a" * 32, "ESTACAO-ALFA", 101)
 TIMING = LeaseTiming()  # 60 s, renewed every 20 s: the virtual clock stands still, the lease holds
@@ -125,3 +140,66 @@ def test_a_restart_of_the_server_mid_chain_loses_no_answer_and_the_node_resumes_
         assert holder is not None and holder.token == 1  # the same lease, re-validated, not taken anew
         gone = [r for r in caplog.records if "Sem conexão com o banco do escritório" in r.getMessage()]
         assert len([r for r in gone if r.name == "app.capture.node"]) == 1  # once per outage, not per attempt
+
+
+def _another_key() -> str:
+    body = KEY[:25] + "000026664" + KEY[34:43]  # the same emitter and month, the next number
+    return body + str(key44_check_digit(body))
+
+
+def _store(url: str, company_id: int, key: str, nsu: int) -> None:
+    """A document committed by another workstation (its own connection to the office server)."""
+    other = open_database(url, clock=SystemClock())
+    try:
+        summary = replace(_summary_input(_res_nfe(key), nsu=nsu), access_key=key, issued_at=datetime.now(UTC))
+        DocumentRepository(other).store(company_id, summary)
+    finally:
+        other.close()
+
+
+def test_a_clerks_window_says_the_office_is_away_keeps_its_grid_and_recovers_by_itself(
+    qtbot: QtBot, server: PostgresServer, office_url: str, tmp_path: Path
+) -> None:
+    with open_database(office_url, clock=SystemClock()) as db:
+        company = CompanyRepository(db).add(CNPJ_A, "Alfa Comércio Ltda")
+    _store(office_url, company.id, KEY, 10)
+    desk = Desk(tmp_path / "estacao-c", capture=False, database=office_url, owner="teste (cliente)")
+    desk.open()
+    try:
+        window = open_window(qtbot, desk, tmp_path)
+        model = window.models[Product.NFE]
+        qtbot.waitUntil(lambda: [r.access_key for r in model.rows] == [KEY], timeout=20_000)
+        changes = desk._context().db.changes
+        assert changes is not None
+        qtbot.waitUntil(changes.listening.is_set, timeout=20_000)
+        window.views[Product.NFE].selectRow(0)
+        qtbot.waitUntil(lambda: window.tasks.pending == 0, timeout=20_000)  # its detail shown
+
+        server.pause()  # the office's PostgreSQL restarts (or the network drops)
+        line = window.status_line
+        qtbot.waitUntil(lambda: line.offline, timeout=20_000)
+        assert line.office_label.text() == "Sem conexão com o banco do escritório"
+        assert window.banner.isVisible() and "o que está na tela continua à mostra" in window.banner.text()
+        window.refresh()  # F5 reads nothing meanwhile; the timers' reads fail: the grid stays as it was
+        window.live.poke()
+        qtbot.waitUntil(lambda: window.tasks.pending == 0 and not model.loading, timeout=20_000)
+        assert [r.access_key for r in model.rows] == [KEY] and model.total == 1
+        assert window.count_label.text() == "1 documento" and len(window.selected_rows()) == 1
+        assert not line.currentMessage().startswith("Erro")  # the failed reads are not repeated beside it
+        assert not [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+        assert window.width() == 1366  # the bar's message does not widen the window
+        keep_screenshot(window, "sem-conexao-escritorio.png")
+
+        server.resume()
+        qtbot.waitUntil(lambda: not line.offline, timeout=30_000)  # by itself: LISTEN again
+        assert changes.listening.is_set() and changes.connections == 2
+        assert line.currentMessage() == "Conexão com o banco do escritório restabelecida."
+        assert not window.banner.isVisible()
+        window.live.timer.stop()  # from here only the server's notification can bring a change
+        second = _another_key()
+        _store(office_url, company.id, second, 11)
+        qtbot.waitUntil(lambda: {r.access_key for r in model.rows} == {KEY, second}, timeout=LIVE_MS)
+        assert model.total == 2
+        window.close()
+    finally:
+        desk.close()
