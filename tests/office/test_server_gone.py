@@ -23,6 +23,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
+from app.capture.context import CaptureNotice
 from app.capture.node import CaptureNode, LeaseTiming
 from app.capture.service import CaptureService
 from app.core.clock import SystemClock
@@ -33,6 +34,7 @@ from app.sandbox.router import PATHS
 from app.store.companies import CompanyRepository
 from app.store.db import open_database
 from app.store.documents import DocumentRepository
+from app.store.errors import StorageUnavailable
 from app.store.lease import NodeIdentity, NodeLeases
 from tests.conftest import wait_until
 from tests.office.test_live_office import LIVE_MS
@@ -203,3 +205,37 @@ def test_a_clerks_window_says_the_office_is_away_keeps_its_grid_and_recovers_by_
         window.close()
     finally:
         desk.close()
+
+
+def test_a_node_back_to_a_schema_moved_on_meanwhile_writes_nothing_and_names_the_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with nfe_harness(tmp_path) as harness:
+        notices: list[CaptureNotice] = []
+        harness.ctx.listeners.append(notices.append)
+        service = CaptureService(harness.ctx, captures={})
+        node = CaptureNode(service, ALFA, timing=TIMING)
+        node.tick()
+        assert node.holding
+
+        def unreachable(*_args: object, **_kwargs: object) -> bool:  # the fault: the server went away
+            raise StorageUnavailable("Sem conexão com o banco do escritório: connection refused.")
+
+        with monkeypatch.context() as fault:
+            fault.setattr(NodeLeases, "renew", unreachable)
+            node.tick()
+            assert node.offline
+            with harness.ctx.db.engine.begin() as connection:  # meanwhile a newer app migrated the office
+                connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0099'")
+                connection.exec_driver_sql(
+                    "INSERT INTO schema_versions (revision, app_version, migrated_at) "
+                    "VALUES ('0099', '2.3.0', '2027-01-01')"
+                )
+        node.tick()  # back: the lease is still ours, but this app is older than the schema
+        assert not node.holding and not service.running and harness.ctx.db.fence is None
+        assert node.refusal is not None and "Instale a versão 2.3.0 do Captura DF-e" in node.refusal.message
+        assert [n.message for n in notices if n.kind == "alert"] == [node.refusal.message]
+        harness.clock.advance(TIMING.ttl * 2)
+        node.tick()  # it stays out: never takes the office again with the older app
+        assert not node.holding and not node.may_query()
+        node.stop(5)
