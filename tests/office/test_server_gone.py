@@ -239,3 +239,15 @@ def test_a_node_back_to_a_schema_moved_on_meanwhile_writes_nothing_and_names_the
         node.tick()  # it stays out: never takes the office again with the older app
         assert not node.holding and not node.may_query()
         node.stop(5)
+
+
+def test_every_connection_to_the_office_finds_a_silent_network_out_in_seconds(office_url: str) -> None:
+    with open_database(office_url + "?connect_timeout=3", clock=SystemClock()) as db:
+        with db.driver_connection() as driver:
+            told = driver.connection.info.get_parameters()
+        with db.engine.connect() as connection:
+            engine_told = connection.connection.driver_connection.info.get_parameters()  # type: ignore[union-attr]
+        assert db.changes is not None
+    for parameters in (told, engine_told):
+        assert parameters["keepalives_idle"] == "10" and parameters["tcp_user_timeout"] == "30000"
+        assert parameters["connect_timeout"] == "3"  # what the office's address says stays
