@@ -33,6 +33,7 @@ from app.capture.watchdog import ClockWatch, Flight, FlightTable
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.core.recovery import DAILY_RUN_AT, next_daily_run
+from app.store.errors import StorageUnavailable
 from app.store.lease import LeaseLost
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class ServiceHost(JobHost, Protocol):
     flights: FlightTable
     passes: dict[Product, int]
     may_query: Callable[[], bool]  # False: the node is offline or its lease in doubt, no job works
+    on_storage_lost: Callable[[StorageUnavailable], None] | None
 
     @property
     def running(self) -> bool: ...
@@ -235,6 +237,10 @@ class BackgroundJobs:
                 work()
             except LeaseLost as error:  # another workstation captures now: the node stands by
                 log.warning("Rotina %s não gravada: %s", name, error)
+            except StorageUnavailable as error:  # the database went away: the node waits for it
+                log.warning("Rotina %s adiada: %s", name, error)
+                if self.service.on_storage_lost is not None:
+                    self.service.on_storage_lost(error)
             except Exception as error:
                 log.exception("Falha na rotina %s", name)
                 self.service.ctx.notify(CaptureNotice("alert", None, None, f"Falha na rotina {name}: {error}"))

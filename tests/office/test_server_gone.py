@@ -14,7 +14,7 @@ import itertools
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +32,16 @@ from app.core.products import Product
 from app.desk import Desk
 from app.sandbox.router import PATHS
 from app.store.companies import CompanyRepository
-from app.store.db import open_database
+from app.store.db import Database, open_database
 from app.store.documents import DocumentRepository
 from app.store.errors import StorageUnavailable
 from app.store.lease import NodeIdentity, NodeLeases
 from tests.conftest import wait_until
+from tests.office.rig import office_rig
 from tests.office.test_live_office import LIVE_MS
 from tests.store.conftest import CNPJ_A
 from tests.store.test_documents import KEY, _res_nfe, _summary_input
+from tests.support.crash import graceful_stop_signal
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
 from tests.support.pg_server import SUPERUSER, PostgresServer
 from tests.support.screens import keep_screenshot, open_window
@@ -78,20 +80,23 @@ def _running(server: PostgresServer) -> bool:
 
 
 class Outage:
-    """Stops the server while the sandbox holds its answer to the ``at``-th distribution call."""
+    """Stops the server while the sandbox holds its answer to the ``at``-th distribution call
+    (of ``cnpj`` when given) made through ``dispatch`` (a router's or a workstation's door)."""
 
-    def __init__(self, harness: Harness, server: PostgresServer, at: int) -> None:
-        self.server, self.at = server, at
+    def __init__(
+        self, dispatch: Any, server: PostgresServer, at: int, *, cnpj: str | None = None, mode: str = "fast"
+    ) -> None:
+        self.server, self.at, self.cnpj, self.mode = server, at, cnpj, mode
         self.calls = 0
         self.done = threading.Event()  # the server is down (pg_ctl returned)
-        self._dispatch = harness.sandbox.router.dispatch
+        self._dispatch = dispatch
 
     def dispatch(self, request: Any) -> Any:
         response = self._dispatch(request)
-        if request.path == PATHS["nfe_dist"]:
+        if request.path == PATHS["nfe_dist"] and (self.cnpj is None or self.cnpj.encode() in request.body):
             self.calls += 1
             if self.calls == self.at:
-                self.server.pause()  # the answer is on its way; the office's database is gone
+                self.server.pause(self.mode)  # the answer is on its way; the office's database is gone
                 self.done.set()
         return response
 
@@ -105,7 +110,7 @@ def test_a_restart_of_the_server_mid_chain_loses_no_answer_and_the_node_resumes_
 ) -> None:
     with nfe_harness(tmp_path, database=office_url) as harness:
         published = [harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT).key for _ in range(50 * LOTS - 10)]
-        outage = Outage(harness, server, at=2)
+        outage = Outage(harness.sandbox.router.dispatch, server, at=2)
         monkeypatch.setattr(harness.sandbox.router, "dispatch", outage.dispatch)
         service = CaptureService(harness.ctx, captures={Product.NFE: harness.capture})
         node = CaptureNode(service, ALFA, timing=TIMING)
@@ -142,6 +147,14 @@ def test_a_restart_of_the_server_mid_chain_loses_no_answer_and_the_node_resumes_
         assert holder is not None and holder.token == 1  # the same lease, re-validated, not taken anew
         gone = [r for r in caplog.records if "Sem conexão com o banco do escritório" in r.getMessage()]
         assert len([r for r in gone if r.name == "app.capture.node"]) == 1  # once per outage, not per attempt
+
+
+def _answers(db: Database) -> bool:
+    try:
+        NodeLeases(db).holder()
+    except StorageUnavailable:
+        return False
+    return True
 
 
 def _another_key() -> str:
@@ -251,3 +264,60 @@ def test_every_connection_to_the_office_finds_a_silent_network_out_in_seconds(of
     for parameters in (told, engine_told):
         assert parameters["keepalives_idle"] == "10" and parameters["tcp_user_timeout"] == "30000"
         assert parameters["connect_timeout"] == "3"  # what the office's address says stays
+
+
+def test_a_capture_daemon_rides_out_a_restart_of_the_office_server(
+    tmp_path: Path, server: PostgresServer, office_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``capture --daemon`` in its own process (tests.office.rig), on the sped-up clock: the server
+    restarts in the middle of a chain of lots; the daemon stops asking, waits, and finishes it."""
+    with office_rig(tmp_path, office_url) as rig:
+        first, second = rig.cnpjs
+        for cnpj in rig.cnpjs:
+            rig.publish(cnpj, 6, ago=timedelta(minutes=30))
+        rig.spawn("A")
+        rig.wait_for(lambda: rig.holder_is("A"), 60, "A holding the lease")
+        rig.wait_for(rig.caught_up, 60, "A capturing the backlog")
+        holder = rig.holder()
+        assert holder is not None
+        token = holder.token
+
+        a = rig.stations["A"]
+        # The server stops (as in a crash: the answer must beat the daemon's 1 s call timeout)
+        # while the sandbox holds its answer to the chain's second lot.
+        outage = Outage(a.door.dispatch, server, at=2, cnpj=second, mode="immediate")
+        monkeypatch.setattr(a.door, "dispatch", outage.dispatch)
+        rig.publish(second, 130)  # three lots of 50
+        app_log = a.data_dir / "logs" / "captura.log"  # the daemon's own log (its console says less)
+
+        def logged() -> str:
+            return app_log.read_text(encoding="utf-8", errors="replace")
+
+        wait_until(lambda: outage.done.is_set() and "a captura para até ele voltar" in logged(), timeout=60)
+        asked_while_away = outage.calls
+        server.resume()
+        wait_until(lambda: _answers(rig.db), timeout=30)  # the test's own connections, dropped, renewed
+        rig.wait_for(rig.caught_up, 90, "A finishing the chain once the server is back")
+        assert "Conexão com o banco do escritório restabelecida: a captura continua" in logged()
+        holder = rig.holder()
+        assert holder is not None and holder.pid == rig.pid("A") and holder.token == token  # re-validated
+        assert asked_while_away == 2 and outage.calls == 3  # the kept second answer was not asked again
+
+        process = a.process
+        assert process is not None
+        process.send_signal(graceful_stop_signal())
+        assert process.wait(60) == 0, a.log_text()[-2000:]
+        assert logged().count("a captura para até ele voltar") == 1  # logged once, not per attempt
+        assert "Traceback" not in logged()  # an outage is no failure of the program
+        stored = rig.stored_nsus()
+        for cnpj, published in rig.published_nsus().items():
+            assert sorted(stored[cnpj]) == sorted(published), cnpj  # nothing lost, nothing twice
+        for cnpj, history in rig.cursor_history.items():
+            assert history == sorted(history), (cnpj, history)  # no cursor ever moved back
+        report = rig.sandbox.referee.report()
+        assert report["violations"] == []  # no 656, no rule broken
+        assert 656 not in [r.cstat for r in rig.sandbox.referee.requests]
+        for cnpj in (first, second):
+            nsus = [e.nsu for e in rig.sandbox.entries("nfe", cnpj)]
+            twice = [n for n in nsus if rig.sandbox.referee.delivery_count("nfe", cnpj, n) != 1]
+            assert twice == [], (cnpj, twice)  # no lot fetched again
