@@ -206,14 +206,14 @@ class MainWindow(QMainWindow):
         column.addWidget(self.vsplit)
         self.pages.addTab(right, "Documentos")
         self.dashboard = Dashboard(self.tasks, self.pages)
-        self.dashboard.message.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+        self.dashboard.message.connect(lambda text: self.status_line.notice(text))
         self.pages.addTab(self.dashboard, "Painel de captura")
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
         self.split.setSizes([250, 1110])
         outer.addWidget(self.split)
         self.setCentralWidget(central)
-        self.status_line = StatusLine(self, self.banner)
+        self.status_line: StatusLine = StatusLine(self, self.banner)
         self.folder_label = self.status_line.folder_label
         self.capture_label = self.status_line.capture_label
         self.count_label = self.status_line.count_label

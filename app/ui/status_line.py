@@ -66,10 +66,14 @@ class StatusLine(QStatusBar):
             self.showMessage(message, 10_000)
         return kind == OFFICE_BACK
 
-    def error(self, message: str) -> None:
-        """An error beside the folder, for a while; not while the server is away (that says it)."""
+    def notice(self, message: str) -> None:
+        """A notice beside the folder, for a while; not while the server is away (the reads that
+        fail meanwhile would repeat what the bar already says)."""
         if not self.offline:
-            self.showMessage(f"Erro: {message}", 15_000)
+            self.showMessage(message, 15_000)
+
+    def error(self, message: str) -> None:
+        self.notice(f"Erro: {message}")
 
     def show_opened(self, data_dir: Path, *, read_only: bool, holder: str | None, capturing: bool) -> None:
         """The data folder just opened: where it is, and whether this window captures."""

@@ -34,7 +34,7 @@ from app.sandbox.router import PATHS
 from app.store.companies import CompanyRepository
 from app.store.db import Database, open_database
 from app.store.documents import DocumentRepository
-from app.store.errors import StorageUnavailable
+from app.store.errors import StorageUnavailable, translate_errors
 from app.store.lease import NodeIdentity, NodeLeases
 from tests.conftest import wait_until
 from tests.office.rig import office_rig
@@ -54,11 +54,10 @@ _names = itertools.count(1)
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PostgresServer]:
+    """The module's own server: its tests stop and start it (pytest tears it down after any outcome)."""
     own = PostgresServer().start()
-    try:
-        yield own
-    finally:
-        own.stop()
+    yield own
+    own.stop()
 
 
 @pytest.fixture
@@ -321,3 +320,9 @@ def test_a_capture_daemon_rides_out_a_restart_of_the_office_server(
             nsus = [e.nsu for e in rig.sandbox.entries("nfe", cnpj)]
             twice = [n for n in nsus if rig.sandbox.referee.delivery_count("nfe", cnpj, n) != 1]
             assert twice == [], (cnpj, twice)  # no lot fetched again
+
+
+def test_a_full_disk_on_the_server_is_an_outage_the_node_waits_out_not_a_bug() -> None:
+    full = psycopg.errors.DiskFull("could not extend file: No space left on device")
+    with pytest.raises(StorageUnavailable, match="Sem conexão com o banco do escritório"), translate_errors("servidor"):
+        raise full  # the node goes offline and retries, as for a restart (not StorageBug: no traceback)
