@@ -230,6 +230,9 @@ class CaptureNode:
     def _unreachable(self, error: StorageUnavailable | None) -> None:
         """The database cannot be reached (from any thread): no query starts from now on; the
         loop retries with a growing pause. Logged once per outage."""
+        # A standby's watch of the holder starts over once it sees the server again: the holder
+        # was most likely cut off too, and renews as soon as it can (no takeover after every outage).
+        self._seen = None
         if self._offline.is_set():
             return
         self._retry_s = FIRST_RETRY_S

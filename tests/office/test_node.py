@@ -249,3 +249,33 @@ def test_a_node_back_after_another_took_over_stands_by_without_writing(
     assert not a.offline and not a.holding and not service.running and harness.ctx.db.fence is None
     b.stop(5)
     a.stop(5)
+
+
+def test_after_an_outage_of_the_whole_office_the_standby_lets_the_node_renew_first(
+    harness: Harness, second: Office, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = _node(_idle_service(harness.office), ALFA)
+    b = _node(_idle_service(second), BETA)
+    a.tick()
+    b.tick()  # B watches A's renewals
+
+    def unreachable(*_args: object, **_kwargs: object) -> object:  # the server is away for everyone
+        raise StorageUnavailable("Sem conexão com o banco do escritório: connection refused.")
+
+    with monkeypatch.context() as fault:
+        fault.setattr(NodeLeases, "renew", unreachable)
+        fault.setattr(NodeLeases, "holder", unreachable)
+        harness.clock.advance(TIMING.renew_every)
+        a.tick()
+        b.tick()
+        assert a.offline and b.offline
+        harness.clock.advance(TIMING.ttl * 2)  # longer than a lease
+    b.tick()  # B sees the server first: A's renewal is old, but B did not watch it for a lease
+    assert not b.holding and not b.offline
+    a.tick()  # A renews on its own token
+    assert a.holding and a.may_query()
+    harness.clock.advance(TIMING.renew_every)
+    b.tick()
+    assert not b.holding
+    b.stop(5)
+    a.stop(5)
