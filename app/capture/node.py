@@ -56,7 +56,7 @@ from app.store.errors import SchemaTooNew, StorageUnavailable
 from app.store.lease import LeaseHolder, NodeIdentity, NodeLeases, fence_in
 from app.store.notify import BACK, LOST, Change
 from app.store.presence import Presence
-from app.store.versions import newer_schema
+from app.store.schema_check import newer_schema
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,6 @@ schema, inside the migration's transaction (on the office server under the write
 workstation migrates at a time) with (connection, current revision, head, now), and refuse by
 raising ``StorageUnavailable``; app.store.lease adds its own when imported (every desk imports it):
 no move while a capture node with the older app holds the office.
-
-A workstation that was cut off from the server (its lease expired meanwhile) may come back to a
-schema another workstation moved on: :func:`newer_schema` tells it, before it writes again.
 """
 
 from __future__ import annotations
@@ -17,16 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, delete, insert, select
 from sqlalchemy.exc import DBAPIError
 
-from app.store.errors import SchemaTooNew, translate_errors
+from app.store.errors import SchemaTooNew
 from app.store.models import SchemaVersionRow
-
-if TYPE_CHECKING:
-    from app.store.db import Database
 
 Guard = Callable[[Connection, str | None, str, datetime], None]
 MIGRATION_GUARDS: list[Guard] = []
@@ -59,16 +52,3 @@ def record_version(connection: Connection, head: str, app_version: str, now: dat
     """After the migration: ``app_version`` brought the schema to ``head``."""
     connection.execute(delete(SchemaVersionRow).where(SchemaVersionRow.revision == head))
     connection.execute(insert(SchemaVersionRow).values(revision=head, app_version=app_version, migrated_at=now))
-
-
-def newer_schema(db: Database) -> SchemaTooNew | None:
-    """The refusal when the database's schema is no longer this app's head (the one it opened
-    the database at: another workstation migrated it to a newer version while this one was away),
-    else None."""
-    from app.store.db import head_revision
-
-    with translate_errors(db.location), db.engine.connect() as connection:
-        stored = [row[0] for row in connection.exec_driver_sql("SELECT version_num FROM alembic_version")]
-        if stored == [head_revision()]:
-            return None
-        return too_new(connection, stored[0] if stored else "?", db.location)
