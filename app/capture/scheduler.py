@@ -176,9 +176,22 @@ class BackgroundJobs:
     # ------------------------------------------------------------------ jobs
 
     def _distribution(self, product: Product) -> None:
-        service = self.service
-        if not service.may_query():  # the node's database unreachable: not even a look at who is due
+        if not self.service.may_query():  # the node's database unreachable: not even a look at who is due
             return
+        try:
+            self._pass(product)
+        except StorageUnavailable as error:  # it went away during the look
+            self._postponed(job_id(product), error)
+
+    def _postponed(self, name: str, error: StorageUnavailable) -> None:
+        """A job the database's absence interrupted: said without a traceback (no bug of ours),
+        and the node told (it stops every query and waits for the server)."""
+        log.warning("Rotina %s adiada: %s", name, error)
+        if self.service.on_storage_lost is not None:
+            self.service.on_storage_lost(error)
+
+    def _pass(self, product: Product) -> None:
+        service = self.service
         distribution = service.captures[product].distribution
         now = service.ctx.clock.now()
         for company in distribution.due(now):
@@ -238,9 +251,7 @@ class BackgroundJobs:
             except LeaseLost as error:  # another workstation captures now: the node stands by
                 log.warning("Rotina %s não gravada: %s", name, error)
             except StorageUnavailable as error:  # the database went away: the node waits for it
-                log.warning("Rotina %s adiada: %s", name, error)
-                if self.service.on_storage_lost is not None:
-                    self.service.on_storage_lost(error)
+                self._postponed(name, error)
             except Exception as error:
                 log.exception("Falha na rotina %s", name)
                 self.service.ctx.notify(CaptureNotice("alert", None, None, f"Falha na rotina {name}: {error}"))
