@@ -18,6 +18,19 @@ Clients' requests (manifestations, fetch by key) reach the node through the data
 there by any workstation, sent by the node's dispatch jobs. On the office server the node hears
 each request's commit (app.store.notify) and runs those jobs at once (``wake``), so a clerk's
 manifestation goes out in about a second instead of at the next interval.
+
+**The server gone** (a network drop, a restart of PostgreSQL, a full disk): the first look, write
+or feed that finds it unreachable puts the node **offline** (``offline``): ``may_query`` is False,
+so no run, chained lot or dispatch starts and no cursor moves; the service's scheduled work waits
+(app.capture.scheduler); an answer that came just before the drop stays in its engine's memory
+(app.capture.engine.distribution). The node's loop then retries with a growing pause
+(``FIRST_RETRY_S`` up to ``LAST_RETRY_S`` real seconds, or the renewal interval if shorter),
+logging once when the server goes and once when it is back, not per attempt. Back, it renews the
+lease with its token before anything else: the lease still ours (nobody took it meanwhile, even
+past its expiry: a takeover changes the token) re-validates the fence; taken, the node stands by.
+Then the schema is checked (another workstation may have moved it to a newer version meanwhile:
+the node stops and names the version to install), the kept answers are stored and the capture
+resumes at once.
 """
 
 from __future__ import annotations
@@ -35,18 +48,24 @@ from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 
+from app.capture.context import CaptureNotice
 from app.capture.instance import DataFolderLock
 from app.capture.service import CaptureService
 from app.core.errors import CapturaError
+from app.store.errors import SchemaTooNew, StorageUnavailable
 from app.store.lease import LeaseHolder, NodeIdentity, NodeLeases, fence_in
-from app.store.notify import Change
+from app.store.notify import BACK, LOST, Change
 from app.store.presence import Presence
+from app.store.schema_check import newer_schema
 
 log = logging.getLogger(__name__)
 
 NODE_ID_NAME = "captura.node-id"  # the data folder's identity among the office's workstations
 STOP_ON_LOSS_SECONDS = 30.0  # real seconds a lost node waits for its runs in flight (their writes fail)
 STANDING_BY = "o nó de captura do escritório"  # who captures, when no workstation holds the lease now
+FIRST_RETRY_S = 0.5  # real seconds before the first new attempt on an unreachable database
+LAST_RETRY_S = 10.0  # the longest pause between two attempts (bounded: the server back is seen soon)
+OFFLINE_TEXT = "Sem conexão com o banco do escritório: a captura está parada e volta sozinha quando ele voltar."
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +131,12 @@ class CaptureNode:
         self._unheard: Callable[[], None] | None = None
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._offline = threading.Event()  # the database unreachable: nothing is queried or written
+        self._retry_s = FIRST_RETRY_S
+        self.refusal: SchemaTooNew | None = None  # the schema moved past this app: it writes no more
         service.may_query = self.may_query
         service.on_lease_lost = self.wake
+        service.on_storage_lost = self._unreachable
 
     # ------------------------------------------------------------------ state
 
@@ -126,11 +149,17 @@ class CaptureNode:
     def token(self) -> int | None:
         return self._token
 
+    @property
+    def offline(self) -> bool:
+        """The database is unreachable now (the node retries by itself)."""
+        return self._offline.is_set()
+
     def may_query(self) -> bool:
-        """Whether the service may start a call now: the lease is ours with at least one renewal
-        interval left (a late renewal stops the queries before anyone may take over)."""
+        """Whether the service may start a call now: the database reachable and the lease ours
+        with at least one renewal interval left (a late renewal stops the queries before anyone
+        may take over)."""
         expires = self._expires
-        if self._token is None or expires is None:
+        if self._token is None or expires is None or self._offline.is_set():
             return False
         return self._clock.now() < expires - self.timing.renew_every
 
@@ -187,15 +216,44 @@ class CaptureNode:
 
     def _heard(self, change: Change) -> None:
         """On the feed's thread: a committed change; a client's request wakes the node (not what
-        this process wrote: its own dispatch settling a request must not start another)."""
+        this process wrote: its own dispatch settling a request must not start another). The
+        feed's connection dropped: offline at once; back: look now."""
+        if change.link == LOST:
+            self._unreachable(None)
+            return
+        if change.link == BACK:
+            self.wake()
         if change.requests and not change.mine:
             self._requests.set()
             self.wake()
 
+    def _unreachable(self, error: StorageUnavailable | None) -> None:
+        """The database cannot be reached (from any thread): no query starts from now on; the
+        loop retries with a growing pause. Logged once per outage."""
+        # A standby's watch of the holder starts over once it sees the server again: the holder
+        # was most likely cut off too, and renews as soon as it can (no takeover after every outage).
+        self._seen = None
+        if self._offline.is_set():
+            return
+        self._retry_s = FIRST_RETRY_S
+        self._offline.set()
+        why = f" ({error.message})" if error is not None else ""
+        log.warning("Sem conexão com o banco do escritório%s: a captura para até ele voltar", why)
+        self.service.ctx.notify(CaptureNotice("status", None, None, OFFLINE_TEXT))
+        self.wake()
+
+    def _pause(self, interval: float) -> float:
+        """The loop's wait: the renewal interval, or the next attempt's growing pause offline."""
+        if not self._offline.is_set():
+            return interval
+        pause = min(self._retry_s, interval, LAST_RETRY_S)
+        self._retry_s = min(self._retry_s * 2, LAST_RETRY_S)
+        return pause
+
     def _loop(self) -> None:
         interval = self.timing.renew_every.total_seconds() / self._clock.factor
         while not self._stopping.is_set():
-            self._wake.wait(interval)
+            self._wake.wait(self._pause(interval))
             self._wake.clear()
             if self._stopping.is_set():
                 return
@@ -209,32 +267,50 @@ class CaptureNode:
                 log.exception("Falha ao verificar a concessão do nó de captura")
 
     def tick(self) -> None:
-        """One look: renew the lease held, or try to take it (standby); and this app's heartbeat."""
+        """One look: renew the lease held, or try to take it (standby); and this app's heartbeat.
+        Offline, the look is the next attempt: back, the node resumes (see the module)."""
         with self._lock:
             if self._stopping.is_set() and self._thread is not None:
                 return
+            if self.refusal is not None:
+                return  # the schema is newer than this app: it stays out of the office's database
             now = self._clock.now()
-            if self._token is not None:
-                self._renew(self._token, now)
-            else:
-                self._try_acquire(now)
             try:
+                if self._token is not None:
+                    self._renew(self._token, now)
+                else:
+                    self._try_acquire(now)
                 self.presence.beat(self.identity, now, self.timing.ttl)
-            except CapturaError as error:  # the server unreachable: the next look beats again
-                log.warning("Presença da estação não registrada: %s", error)
+                if self._offline.is_set():
+                    self._back()
+            except StorageUnavailable as error:  # the server unreachable: the lease may still be ours
+                self._unreachable(error)
 
     def _renew(self, token: int, now: datetime) -> None:
-        try:
-            renewed = self.leases.renew(token, now, self.timing.ttl)
-        except CapturaError as error:  # the server unreachable: the lease may still be ours
-            log.warning("Concessão do nó de captura não renovada: %s", error)
-            if self._expires is not None and now >= self._expires:
-                self._demote("a concessão expirou sem conexão com o banco")
-            return
-        if renewed:
+        if self.leases.renew(token, now, self.timing.ttl):
             self._expires = now + self.timing.ttl
         else:
             self._demote("outra estação assumiu a captura")
+
+    def _back(self) -> None:
+        """The database answers again and the lease is settled (renewed with its token, or lost
+        and the service stopped): the schema checked, the kept answers stored, queries resume."""
+        refusal = newer_schema(self.service.ctx.db)
+        if refusal is not None:
+            self.refusal = refusal
+            log.error("%s", refusal.message)
+            if self._token is not None:
+                self._demote("o banco do escritório foi atualizado por uma versão mais nova")
+            self.service.ctx.notify(CaptureNotice("alert", None, None, refusal.message))
+            self._offline.clear()
+            return
+        if self._token is not None:
+            self.service.store_unstored()  # before any query: the cursors first take what was answered
+        self._offline.clear()
+        log.info("Conexão com o banco do escritório restabelecida: a captura continua")
+        self.service.ctx.notify(CaptureNotice("status", None, None, "Conexão com o banco do escritório restabelecida."))
+        if self._token is not None:
+            self.service.dispatch_soon(passes=True)
 
     def _stale(self, holder: LeaseHolder | None, now: datetime) -> LeaseHolder | None:
         """``holder`` when another node's lease went unrenewed for a whole ``ttl`` of this clock

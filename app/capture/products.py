@@ -40,6 +40,8 @@ class DistributionEngine(Protocol):
 
     def release_lease(self) -> None: ...
 
+    def store_unstored(self) -> int: ...
+
 
 class Dispatcher(Protocol):
     """Asynchronous requests sent when due (manifestations)."""

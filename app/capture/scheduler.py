@@ -33,6 +33,7 @@ from app.capture.watchdog import ClockWatch, Flight, FlightTable
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.core.recovery import DAILY_RUN_AT, next_daily_run
+from app.store.errors import StorageUnavailable
 from app.store.lease import LeaseLost
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ class ServiceHost(JobHost, Protocol):
     rate: float
     flights: FlightTable
     passes: dict[Product, int]
+    may_query: Callable[[], bool]  # False: the node is offline or its lease in doubt, no job works
+    on_storage_lost: Callable[[StorageUnavailable], None] | None
 
     @property
     def running(self) -> bool: ...
@@ -173,6 +176,21 @@ class BackgroundJobs:
     # ------------------------------------------------------------------ jobs
 
     def _distribution(self, product: Product) -> None:
+        if not self.service.may_query():  # the node's database unreachable: not even a look at who is due
+            return
+        try:
+            self._pass(product)
+        except StorageUnavailable as error:  # it went away during the look
+            self._postponed(job_id(product), error)
+
+    def _postponed(self, name: str, error: StorageUnavailable) -> None:
+        """A job the database's absence interrupted: said without a traceback (no bug of ours),
+        and the node told (it stops every query and waits for the server)."""
+        log.warning("Rotina %s adiada: %s", name, error)
+        if self.service.on_storage_lost is not None:
+            self.service.on_storage_lost(error)
+
+    def _pass(self, product: Product) -> None:
         service = self.service
         distribution = service.captures[product].distribution
         now = service.ctx.clock.now()
@@ -213,6 +231,8 @@ class BackgroundJobs:
             pass  # the old wake already fired, or the service is stopping
 
     def _routine(self, name: str, work: Callable[[], Any]) -> None:
+        if not self.service.may_query():  # as a pass: the routine runs at its next tick
+            return
         with self._lock:
             previous = self._routine_futures.get(name)
             if previous is not None and not previous.done():
@@ -230,6 +250,8 @@ class BackgroundJobs:
                 work()
             except LeaseLost as error:  # another workstation captures now: the node stands by
                 log.warning("Rotina %s não gravada: %s", name, error)
+            except StorageUnavailable as error:  # the database went away: the node waits for it
+                self._postponed(name, error)
             except Exception as error:
                 log.exception("Falha na rotina %s", name)
                 self.service.ctx.notify(CaptureNotice("alert", None, None, f"Falha na rotina {name}: {error}"))

@@ -27,7 +27,7 @@ from app.capture.instance import AlreadyRunning, DataFolderLock
 from app.capture.jobs import Job
 from app.capture.other_consumer import other_consumers
 from app.capture.products import REGISTRY, ProductCapture, build_capture
-from app.capture.scheduler import BackgroundJobs
+from app.capture.scheduler import BackgroundJobs, job_id
 from app.capture.status import (
     CONSULTANDO,
     LABELS,
@@ -49,6 +49,7 @@ from app.core.errors import CapturaError
 from app.core.products import Product
 from app.core.quota import QUOTA_WINDOW
 from app.core.recovery import DISPATCH_INTERVAL
+from app.store.errors import StorageUnavailable
 from app.store.lease import LeaseLost
 from app.store.records import RunStatus
 
@@ -110,10 +111,12 @@ class CaptureService:
         # lock: a demo, a daemon, a window): status then shows the state that one writes in the
         # database and leaves the certificates, in its memory or its vault, to it.
         self.captured_elsewhere: str | None = None
-        # The capture node's gate (app.capture.node): asked before a background run or chained lot
-        # may query; and told when a write was fenced (this workstation lost the office's lease).
+        # The capture node's gate (app.capture.node): asked before a background run, chained lot or
+        # scheduled job; told when a write was fenced (this workstation lost the office's lease) or
+        # the database could not be reached (the node retries; the answer waits in its engine).
         self.may_query: Callable[[], bool] = _always
         self.on_lease_lost: Callable[[], None] | None = None
+        self.on_storage_lost: Callable[[StorageUnavailable], None] | None = None
         self.extra_jobs: list[Job] = list(extra_jobs)  # routines of packages above (app.export)
         self.captures: dict[Product, ProductCapture] = (
             dict(captures)
@@ -179,12 +182,17 @@ class CaptureService:
             return 0
         return sum(c.points.dispatch(company_id=company_id) for c in self._selected(product))
 
-    def dispatch_soon(self) -> None:
+    def dispatch_soon(self, *, passes: bool = False) -> None:
         """Send the queued manifestations and fetches now, on the routines' own thread (a
-        client's request was committed: the node need not wait for the next interval)."""
+        client's request was committed: the node need not wait for the next interval); with
+        ``passes``, every product's distribution pass too (the database is back after a drop)."""
         background = self._background
         if background is not None:
-            background.run_soon("manifestacoes", "recuperacoes")
+            background.run_soon("manifestacoes", "recuperacoes", *(job_id(p) for p in self.captures if passes))
+
+    def store_unstored(self) -> int:
+        """The answers kept in memory when the database went away, stored now; how many."""
+        return sum(capture.distribution.store_unstored() for capture in self.captures.values())
 
     def daily_gap_check(self, product: Product | None = None) -> int:
         """Queue the NSUs missing among the last 3 days (23:00 Brasília); returns how many."""
@@ -232,6 +240,11 @@ class CaptureService:
             log.warning("Empresa %s (%s): %s", company_id, capture.product.label, error)
             if self.on_lease_lost is not None:
                 self.on_lease_lost()
+            return error
+        except StorageUnavailable as error:  # the database went away: the node waits for it
+            log.warning("Empresa %s (%s) não gravada: %s", company_id, capture.product.label, error)
+            if self.on_storage_lost is not None:
+                self.on_storage_lost(error)
             return error
         except Exception as error:  # one company's failure never stops the others
             log.exception("Falha na captura de %s da empresa %s", capture.product.label, company_id)
@@ -359,6 +372,7 @@ class CaptureService:
                 return True
             try:
                 finished = background.stop(timeout)
+                self.store_unstored()  # unreachable: the call lease stays, the next start honours it
                 self.ctx.runs.mark_interrupted("O serviço de captura foi encerrado durante esta execução.")
                 if finished:  # else a call may still be in flight: the next start honours the lease
                     self._release_leases()

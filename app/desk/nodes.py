@@ -31,11 +31,18 @@ from app.capture.service import CaptureService
 from app.core.cadence import display_time
 from app.core.clock import to_brasilia
 from app.desk.sending import Sender
+from app.desk.views import OFFICE_BACK, OFFICE_LOST
 from app.store.db import Database
 from app.store.lease import LeaseHolder, NodeIdentity, NodeLeases
+from app.store.notify import BACK, LOST, Change
 from app.store.presence import Connected, Presence
 
 OFFICE_NOTICE = "office"  # another commit on the office server: grids look again
+LOST_TEXT = (
+    "Sem conexão com o banco do escritório: o que está na tela continua à mostra, e tudo se "
+    "atualiza sozinho quando a conexão voltar."
+)
+BACK_TEXT = "Conexão com o banco do escritório restabelecida."
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +133,23 @@ class NodeStart:
 def hear_office(db: Database, listener: Callable[[CaptureNotice], None]) -> Callable[[], None]:
     """``listener`` gets an "office" notice (on the feed's thread) whenever the office server tells
     of a commit another workstation (or this one) made to what the grids show or the node sends:
-    a window's grids then read their change mark at once. Returns the unsubscribe (nothing to
-    hear on SQLite)."""
+    a window's grids then read their change mark at once. When the connection to the server
+    drops, one ``OFFICE_LOST`` notice (the window says so and keeps what it shows); once it is
+    back, one ``OFFICE_BACK`` (the window reads again what changed meanwhile). Returns the
+    unsubscribe (nothing to hear on SQLite)."""
     changes = db.changes
     if changes is None:
         return lambda: None
-    return changes.subscribe(lambda _change: listener(CaptureNotice(OFFICE_NOTICE, None, None, "")))
+    return changes.subscribe(lambda change: listener(office_notice(change)))
+
+
+def office_notice(change: Change) -> CaptureNotice:
+    """What a window hears of one of the office feed's changes."""
+    if change.link == LOST:
+        return CaptureNotice(OFFICE_LOST, None, None, LOST_TEXT)
+    if change.link == BACK:
+        return CaptureNotice(OFFICE_BACK, None, None, BACK_TEXT)
+    return CaptureNotice(OFFICE_NOTICE, None, None, "")
 
 
 def holds_certificates(office: Office) -> bool:

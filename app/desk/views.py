@@ -22,6 +22,9 @@ from app.store.records import (
 )
 
 PAGE = 200  # rows a grid fetches at a time
+# The notices of the office server's connection (app.desk.nodes.hear_office): gone, and back.
+OFFICE_LOST = "office-offline"
+OFFICE_BACK = "office-online"
 
 if TYPE_CHECKING:  # the values only: the window's first paint loads no XML reader
     from app.documents.reform_model import ReformValues

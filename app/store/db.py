@@ -10,10 +10,9 @@ them and fsync, on the capture thread (bench_nfe_processing: ~8% of the pipeline
 (a few commits an hour) it left the last hours' commits unsynced. The size-based checkpoint stays
 as a backstop at ``WAL_BACKSTOP_PAGES`` should the thread fall behind.
 
-SQLAlchemy emits BEGIN itself: write
-sessions take ``BEGIN IMMEDIATE`` so two writers serialise at the start of the transaction (a
-deferred transaction that reads and then writes could fail with SQLITE_BUSY without waiting);
-read sessions use a plain deferred ``BEGIN`` and never block.
+SQLAlchemy emits BEGIN itself: write sessions take ``BEGIN IMMEDIATE`` so two writers serialise at
+the start of the transaction (a deferred transaction that reads and then writes could fail with
+SQLITE_BUSY without waiting); read sessions use a plain deferred ``BEGIN`` and never block.
 
 Migrations live in ``app/store/migrations`` and run through Alembic's API with a
 ``Config`` built in code (no alembic.ini). Alembic (and Mako under it, ~11 MB of the tray's
@@ -212,8 +211,7 @@ def _sqlite_driver(path: Path) -> sqlite3.Connection:
 
 class DriverPool:
     """DBAPI connections (sqlite3's, or ``PgDriver``s on PostgreSQL) for the driver paths
-    (``write_driver`` units and one-statement reads),
-    kept apart from SQLAlchemy's pool.
+    (``write_driver`` units and one-statement reads), kept apart from SQLAlchemy's pool.
 
     Those paths run a few times per government call; SQLAlchemy's checkout and return (events,
     reset-on-return, weakref bookkeeping) cost more than the statements themselves. Here a
@@ -246,8 +244,11 @@ class DriverPool:
         try:
             if connection.in_transaction:  # an error ended the block mid-transaction
                 connection.execute("ROLLBACK")
-        except self._errors:
-            connection.close()  # unusable: a new one is opened on demand
+        except self._errors:  # unusable, and so are the ones kept (the server restarted): new ones on demand
+            with self._lock:
+                broken, self._idle = [connection, *self._idle], []
+            for dead in broken:
+                dead.close()
             return
         with self._lock:
             if not self._closed and len(self._idle) < self.max_idle:
@@ -345,8 +346,7 @@ class Database:
 
     @contextmanager
     def driver_connection(self) -> Iterator[Any]:
-        """A pooled sqlite3 connection in autocommit for ONE read statement (a statement is its
-        own snapshot): the cheapest read there is, for the reads done before every decision."""
+        """A pooled driver connection in autocommit for ONE read statement: the cheapest read there is."""
         with translate_errors(self.location):
             connection = self.drivers.take()
             try:

@@ -32,6 +32,23 @@ describe_schema(
 # office's writer lock until it wakes: the server ends such a session after this long instead (its
 # transaction rolls back; the capture node's lease meanwhile passes to another workstation).
 SESSION_OPTIONS = "-c idle_in_transaction_session_timeout=30000"
+# A server the network lost (no refusal, just silence) is found out in seconds, not in the minutes
+# of the system's TCP timeouts: a connection attempt waits 10 s at most, an idle connection is
+# probed after 10 s of silence, and a write nobody acknowledges fails after 30 s (Linux; the other
+# systems ignore what they lack). The capture node then retries on its own (app.capture.node).
+LINK_DEFAULTS: dict[str, int] = {
+    "connect_timeout": 10,
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 30_000,
+}
+
+
+def link_options(url: URL) -> dict[str, Any]:
+    """``LINK_DEFAULTS`` but those the office's URL sets itself (its own ``connect_timeout``)."""
+    return {name: value for name, value in LINK_DEFAULTS.items() if name not in url.query}
 
 
 def pg_engine(url: str) -> Engine:
@@ -39,7 +56,9 @@ def pg_engine(url: str) -> Engine:
     target = make_url(url)
     if target.drivername == "postgresql":
         target = target.set(drivername="postgresql+psycopg")
-    engine = create_engine(target, pool_pre_ping=True, connect_args={"options": SESSION_OPTIONS})
+    engine = create_engine(
+        target, pool_pre_ping=True, connect_args={"options": SESSION_OPTIONS, **link_options(target)}
+    )
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
@@ -73,7 +92,8 @@ def pg_connector(url: URL) -> tuple[Callable[[], PgDriver], tuple[type[Exception
     import psycopg
 
     conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    connect = lambda: PgDriver(psycopg.connect(conninfo, autocommit=True, options=SESSION_OPTIONS))  # noqa: E731
+    link = link_options(url)
+    connect = lambda: PgDriver(psycopg.connect(conninfo, autocommit=True, options=SESSION_OPTIONS, **link))  # noqa: E731
     return connect, (psycopg.Error,)
 
 
@@ -83,7 +103,8 @@ def pg_feed(url: URL) -> ChangeFeed:
     import psycopg
 
     conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    connect = lambda: psycopg.connect(conninfo, autocommit=True, application_name=FEED_NAME, connect_timeout=10)  # noqa: E731
+    link = link_options(url)
+    connect = lambda: psycopg.connect(conninfo, autocommit=True, application_name=FEED_NAME, **link)  # noqa: E731
     return ChangeFeed(connect, (psycopg.Error,))
 
 

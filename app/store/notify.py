@@ -10,9 +10,11 @@ and connections (the engine's events, app.store.dialect).
 **Listeners.** ``ChangeFeed`` holds one dedicated connection per process on a background thread,
 ``LISTEN``\\s there and hands each :class:`Change` to its subscribers on that thread (they must
 only signal: set an event, emit a queued Qt signal). When the connection drops (a network cut, a
-restart of the server), it reconnects with a growing pause and, once listening again, tells its
-subscribers that anything may have changed meanwhile (``Change.everything``): notifications sent
-while nobody listened are not kept by the server.
+restart of the server, its disk full), it tells its subscribers once (``Change.link`` ``LOST``: a
+window says "sem conexão com o banco do escritório", the capture node stops querying), reconnects
+with a growing pause (bounded by ``LAST_RETRY_S``; logged once per drop, not per attempt) and, once
+listening again, tells them that anything may have changed meanwhile (``BACK``, with
+``Change.everything``): notifications sent while nobody listened are not kept by the server.
 
 On SQLite nothing of this runs: a desktop's own file has no other writer to hear from, and its
 grids keep polling their change mark.
@@ -47,9 +49,11 @@ NOTIFY_SQL = "SELECT pg_notify(%s, %s)"  # psycopg's placeholders: run on the dr
 _WRITE = re.compile(r'^\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+"?(\w+)"?', re.IGNORECASE)
 
 FIRST_RETRY_S = 0.5
-LAST_RETRY_S = 30.0
+LAST_RETRY_S = 10.0  # a server back from a restart is heard within this (each attempt is one connect)
 LOOK_EVERY_S = 0.5  # how soon ``stop`` is heard
 PING_EVERY_S = 15.0  # a silent connection is asked once in a while whether the server is there
+LOST = "lost"  # Change.link: the connection to the office server dropped
+BACK = "back"  # ... and is back (after a drop): everything may have changed meanwhile
 
 
 @lru_cache(maxsize=4096)
@@ -75,11 +79,13 @@ def send_before_commit(connection: Any, written: set[str]) -> None:
 @dataclass(frozen=True, slots=True)
 class Change:
     """The watched tables a committed transaction wrote, and which process (``by``) wrote them;
-    ``everything`` after a reconnection."""
+    ``everything`` after a reconnection; ``link``: ``LOST`` or ``BACK`` when the connection to the
+    server dropped or came back (no tables then)."""
 
     tables: frozenset[str]
     everything: bool = False
     by: str | None = None
+    link: str | None = None
 
     @property
     def mine(self) -> bool:
@@ -118,6 +124,7 @@ class ChangeFeed:
         self._stopping = threading.Event()
         self.listening = threading.Event()
         self.connections = 0  # how many times it connected (a reconnection counts)
+        self._lost = False
         self._thread: threading.Thread | None = None
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
@@ -136,6 +143,11 @@ class ChangeFeed:
         if thread is not None:
             thread.join(timeout)
 
+    @property
+    def lost(self) -> bool:
+        """The connection dropped and is not back yet (the subscribers were told ``LOST``)."""
+        return self._lost
+
     def _run(self) -> None:
         delay = FIRST_RETRY_S
         while not self._stopping.is_set():
@@ -144,7 +156,10 @@ class ChangeFeed:
                 delay = FIRST_RETRY_S
             except self._errors as error:
                 self.listening.clear()
-                log.warning("Sem conexão com o banco do escritório (nova tentativa em %.1f s): %s", delay, error)
+                if not self._lost:  # once per drop: the attempts that follow are not news
+                    self._lost = True
+                    log.warning("Sem conexão com o banco do escritório; novas tentativas sozinhas: %s", error)
+                    self._subscribers.tell(Change(frozenset(), link=LOST))
                 self._stopping.wait(delay)
                 delay = min(delay * 2, LAST_RETRY_S)
 
@@ -155,7 +170,10 @@ class ChangeFeed:
             self.connections += 1
             self.listening.set()
             if self.connections > 1:  # what was sent while nobody listened is lost: look at everything
-                self._subscribers.tell(Change(WATCHED, everything=True))
+                if self._lost:
+                    log.info("Conexão com o banco do escritório restabelecida")
+                self._lost = False
+                self._subscribers.tell(Change(WATCHED, everything=True, link=BACK))
             silent = 0.0
             while not self._stopping.is_set():
                 heard = False

@@ -19,18 +19,17 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QSplitter,
-    QStatusBar,
     QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from app import APP_NAME, __version__
+from app import APP_NAME
 from app.core.clock import BRASILIA
 from app.core.products import Product
 from app.desk.search import parse_search
-from app.desk.views import CompanyLine, DocumentDetail, GridFilter, GridRow
+from app.desk.views import OFFICE_BACK, OFFICE_LOST, CompanyLine, DocumentDetail, GridFilter, GridRow
 from app.ui import grid_columns
 from app.ui.company_list import ALL, CompanyList
 from app.ui.dashboard import Dashboard
@@ -43,6 +42,7 @@ from app.ui.live import LiveGrids
 from app.ui.manifest_actions import ManifestActions
 from app.ui.portuguese import install_portuguese
 from app.ui.qt_fixes import guard_none_refcount
+from app.ui.status_line import StatusLine
 from app.ui.tasks import Tasks
 from app.ui.window_menus import WindowMenus
 
@@ -206,23 +206,18 @@ class MainWindow(QMainWindow):
         column.addWidget(self.vsplit)
         self.pages.addTab(right, "Documentos")
         self.dashboard = Dashboard(self.tasks, self.pages)
-        self.dashboard.message.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+        self.dashboard.message.connect(lambda text: self.status_line.notice(text))
         self.pages.addTab(self.dashboard, "Painel de captura")
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
         self.split.setSizes([250, 1110])
         outer.addWidget(self.split)
         self.setCentralWidget(central)
-        status = QStatusBar(self)
-        self.folder_label = QLabel(self)
-        self.folder_label.setObjectName("data-folder")
-        status.addWidget(self.folder_label)  # stays: notices show beside it and expire
-        self.capture_label = QLabel(self)
-        self.count_label = QLabel(self)  # wide enough for millions: no relayout squeezing it as counts change
-        self.count_label.setMinimumWidth(self.count_label.fontMetrics().horizontalAdvance("9.999.999 documentos"))
-        status.addPermanentWidget(self.count_label)
-        status.addPermanentWidget(self.capture_label)
-        self.setStatusBar(status)
+        self.status_line: StatusLine = StatusLine(self, self.banner)
+        self.folder_label = self.status_line.folder_label
+        self.capture_label = self.status_line.capture_label
+        self.count_label = self.status_line.count_label
+        self.setStatusBar(self.status_line)
         self.menus = WindowMenus(self)
         column.insertWidget(1, self.menus.first_run.panel)  # no company yet: points to the assistant
         self.company_actions = self.menus.company_actions
@@ -256,17 +251,10 @@ class MainWindow(QMainWindow):
         self.day_clock.turned.connect(self.filters.follow_today)  # the period follows today
         self.day_clock.start()
         self.live.start(desk)
-        if opened.read_only:
-            holder = f" ({opened.holder})" if opened.holder else ""
-            self.capture_label.setText(f"Somente leitura: outra instância captura nesta pasta{holder}")
-            self.capture_label.setStyleSheet("color: #8a5300; font-weight: bold;")
-        elif self.desk.capturing:
-            self.capture_label.setText("Captura em segundo plano ligada")
-        else:
-            self.capture_label.setText("Captura desligada nesta janela")
+        self.status_line.show_opened(
+            desk.data_dir, read_only=opened.read_only, holder=opened.holder, capturing=desk.capturing
+        )
         self._unsubscribe = self.desk.subscribe(self.notice.emit, office=True)  # other workstations too
-        self.statusBar().clearMessage()
-        self.folder_label.setText(f"Pasta de dados: {self.desk.data_dir}   ·   versão {__version__}")
         self.dashboard.attach(desk)
         self.company_actions.enable()
         self.refresh_companies(first=True)
@@ -384,6 +372,8 @@ class MainWindow(QMainWindow):
         self.banner.setVisible(bool(parts))
 
     def refresh(self) -> None:
+        if self.status_line.offline:
+            return  # nothing to read: what is on screen stays (the connection back refreshes it)
         self.refresh_companies()
         self.filters.follow_today(self.filters.today(), emit=False)
         self.apply_filters(force=True)
@@ -394,6 +384,8 @@ class MainWindow(QMainWindow):
             self._notice_timer.start()
         elif notice.kind in ("alert", "manifestation"):
             self.statusBar().showMessage(notice.message, 10_000)
+        elif notice.kind in (OFFICE_LOST, OFFICE_BACK) and self.status_line.office_link(notice.kind, notice.message):
+            self.refresh()  # back: the grids read in place what changed meanwhile (as F5), the list too
 
     def _documents_arrived(self) -> None:
         self.live.poke()  # the grids take them in place (app.ui.live)
@@ -457,7 +449,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ errors, settings, closing
 
     def _show_error(self, message: str) -> None:
-        self.statusBar().showMessage(f"Erro: {message}", 15_000)
+        self.status_line.error(message)
 
     def _background_error(self, error: BaseException) -> None:
         self._show_error(getattr(error, "message", None) or str(error))

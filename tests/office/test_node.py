@@ -201,21 +201,81 @@ def test_a_folder_where_the_id_cannot_be_written_still_gets_a_node(tmp_path: Pat
     assert node_identity(missing).node_id != node_identity(missing).node_id
 
 
-def test_a_node_cut_off_from_the_database_stops_querying_then_stands_by(
+def test_a_node_cut_off_from_the_database_stops_querying_at_once_and_resumes_on_the_same_lease(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     service = _idle_service(harness.office)
     a = _node(service, ALFA)
     a.tick()
+    token = a.token
 
     def unreachable(*_args: object, **_kwargs: object) -> bool:  # the fault: the server went away
         raise StorageUnavailable("Sem conexão com o banco do escritório: connection refused.")
 
-    monkeypatch.setattr(NodeLeases, "renew", unreachable)
-    harness.clock.advance(TIMING.ttl - TIMING.renew_every)
-    a.tick()  # not renewed, but the lease may still be ours: it stays, and queries stop already
-    assert a.holding and not a.may_query()
+    with monkeypatch.context() as fault:
+        fault.setattr(NodeLeases, "renew", unreachable)
+        a.tick()  # the first look that fails: offline, no query from now on
+        assert a.offline and a.holding and not a.may_query()
+        harness.clock.advance(TIMING.ttl * 3)  # away for longer than the lease: nobody took it
+        a.tick()
+        assert a.offline and a.holding and not a.may_query() and service.running
+    a.tick()  # the server is back: the lease renewed with its own token before anything is written
+    assert not a.offline and a.holding and a.may_query() and a.token == token
+    holder = a.holder()
+    assert holder is not None and holder.token == token and holder.renewed_at == harness.clock.now()
+    a.stop(5)
+
+
+def test_a_node_back_after_another_took_over_stands_by_without_writing(
+    harness: Harness, second: Office, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = CaptureService(harness.ctx, captures={})
+    a = _node(service, ALFA)
+    a.tick()
+
+    def unreachable(*_args: object, **_kwargs: object) -> bool:  # only A is cut off from the server
+        raise StorageUnavailable("Sem conexão com o banco do escritório: connection refused.")
+
+    b = _node(_idle_service(second), BETA)
+    b.tick()
+    with monkeypatch.context() as fault:
+        fault.setattr(NodeLeases, "renew", unreachable)
+        a.tick()
+        assert a.offline
+        harness.clock.advance(TIMING.ttl)
+        b.tick()  # B saw A's renewal unchanged for a whole lease: the office is B's
+        assert b.holding
+    a.tick()  # back: the renewal with A's token is refused, so A stands by, its fence gone
+    assert not a.offline and not a.holding and not service.running and harness.ctx.db.fence is None
+    b.stop(5)
+    a.stop(5)
+
+
+def test_after_an_outage_of_the_whole_office_the_standby_lets_the_node_renew_first(
+    harness: Harness, second: Office, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = _node(_idle_service(harness.office), ALFA)
+    b = _node(_idle_service(second), BETA)
+    a.tick()
+    b.tick()  # B watches A's renewals
+
+    def unreachable(*_args: object, **_kwargs: object) -> object:  # the server is away for everyone
+        raise StorageUnavailable("Sem conexão com o banco do escritório: connection refused.")
+
+    with monkeypatch.context() as fault:
+        fault.setattr(NodeLeases, "renew", unreachable)
+        fault.setattr(NodeLeases, "holder", unreachable)
+        harness.clock.advance(TIMING.renew_every)
+        a.tick()
+        b.tick()
+        assert a.offline and b.offline
+        harness.clock.advance(TIMING.ttl * 2)  # longer than a lease
+    b.tick()  # B sees the server first: A's renewal is old, but B did not watch it for a lease
+    assert not b.holding and not b.offline
+    a.tick()  # A renews on its own token
+    assert a.holding and a.may_query()
     harness.clock.advance(TIMING.renew_every)
-    a.tick()  # expired without a renewal: another may take it now
-    assert not a.holding and not service.running and harness.ctx.db.fence is None
+    b.tick()
+    assert not b.holding
+    b.stop(5)
     a.stop(5)

@@ -83,6 +83,10 @@ class PostgresServer:
         )  # fmt: skip
         if init.returncode != 0:
             raise RuntimeError(f"initdb falhou: {init.stderr or init.stdout}")
+        return self.resume()
+
+    def resume(self) -> PostgresServer:
+        """Start the server on its folder and port (again, after ``pause``), and wait until ready."""
         options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c full_page_writes=off"
         started = self._run(
             str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"),
@@ -105,6 +109,13 @@ class PostgresServer:
                 return
             if time.monotonic() > deadline:
                 raise RuntimeError(f"PostgreSQL não ficou pronto em {READY_TIMEOUT_S:.0f} s na porta {self.port}")
+
+    def pause(self, mode: str = "fast") -> None:
+        """Stop the server and keep its folder (a restart of the office's PostgreSQL): ``fast``
+        ends every session at once; ``immediate`` as a crash. ``resume`` starts it again."""
+        stopped = self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+        if stopped.returncode != 0:
+            raise RuntimeError(f"pg_ctl stop falhou: {stopped.stderr or stopped.stdout}")
 
     def stop(self) -> None:
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")

@@ -6,6 +6,13 @@ then store the lot and the new cursor in ONE transaction (the cursor never advan
 whole lot is persisted), and chain while the answer says there is more (spaced by the rules'
 ``chain_spacing``, up to the rules' lots per run). The rules are the product's pure answer
 policy; the product's own writes are the adapter's; this module does the store's I/O.
+
+An answer whose transaction fails because the database cannot be reached (the office server
+gone, a full disk) is kept in memory, with its cursor, and stored first when the database is back
+(``store_unstored``, or the company's next run): never asked again, so no answer is lost and no
+lot is fetched twice (a second ask of what was already given is the 656 the rule book warns of).
+A process that ends before storing it leaves its call lease behind: the next start gives the
+companies it may have asked their hour's wait (app.capture.engine.lease).
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
+from typing import NamedTuple
 
 from app.capture.context import CaptureContext, CaptureNotice, call_record
 from app.capture.engine.adapter import DistributionAdapter, LotAnswer, RunSoFar, StoredLot
@@ -30,6 +39,7 @@ from app.core.cadence import (
     decide,
     rules_for,
 )
+from app.store.errors import StorageUnavailable
 from app.store.records import (
     CallRecord,
     CaptureSettings,
@@ -83,6 +93,15 @@ class _LotResult:
     spacing: float = 0.0  # seconds to wait before the next lot (the rules' chain spacing)
 
 
+class _Unstored(NamedTuple):
+    """An answer whose transaction the unreachable database refused: stored before anything else."""
+
+    cnpj: str
+    state: CaptureState  # the state its transaction writes (already there: it did commit after all)
+    run: _Run  # the run as it was before that answer (the retry closes it)
+    commit: Callable[[], _LotResult]
+
+
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """What one company's run did."""
@@ -115,6 +134,7 @@ class DistributionEngine:
         # Called after every lot with the company id (the service's heartbeat); returning False
         # ends the run after that lot (graceful stop): the lot and its cursor are committed.
         self.lot_done: Callable[[int], bool] | None = None
+        self._unstored: dict[int, _Unstored] = {}  # per company: see the module
 
     # ------------------------------------------------------------------ planning
 
@@ -245,6 +265,7 @@ class DistributionEngine:
         if not lock.acquire(blocking=False):
             return RunResult(company_id, 0, 0, 0, Decision(Action.WAIT, "Consulta já em andamento."), skipped=True)
         try:
+            self._store_kept(company_id)  # an answer kept from a drop: stored before any new ask
             result = self._run_locked(company, settings, trigger, passed)
         finally:
             lock.release()
@@ -335,7 +356,8 @@ class DistributionEngine:
         call: CallRecord | None,
     ) -> _LotResult:
         now = self.ctx.clock.now()
-        transition, items, exchange, corrupt = answer.transition, answer.items, answer.exchange, answer.corrupt
+        before, given = replace(run), call  # what a retry after a drop starts from
+        transition, items, corrupt = answer.transition, answer.items, answer.corrupt
         bad = sum(1 for item in items if getattr(item, "parse_error", None))
         run.queries += 1 if call is not None else 0
         run.documents += len(items) - bad
@@ -351,7 +373,33 @@ class DistributionEngine:
         # The damaged payloads (bad base64/gzip, ``corrupt``) are fetched again by consNSU while
         # the service still holds them; the quarantined copy is kept until then.
         recover = tuple(sorted({*transition.gap_nsus, *corrupt}))
-        prepared = self.adapter.prepare_lot(company, items) if items else None
+        try:
+            prepared = self.adapter.prepare_lot(company, items) if items else None  # it may read the store
+            run_id = self._store(company, settings, answer, now, run, call, final, decision, recover, prepared)
+        except StorageUnavailable:  # the database went away: the answer waits here (see the module)
+            retry = partial(self._commit, company, settings, answer, pause_until, before, given)
+            self._unstored[company.id] = _Unstored(company.cnpj.value, transition.state, before, retry)
+            raise
+        run.id = run_id  # once committed: a failed commit leaves the run to the error path
+        run.finished = final
+        self._apply_effects(company, settings, transition)
+        return _LotResult(decision, final, spacing if not final else 0.0)
+
+    def _store(
+        self,
+        company: Company,
+        settings: CaptureSettings,
+        answer: LotAnswer,
+        now: datetime,
+        run: _Run,
+        call: CallRecord | None,
+        final: bool,
+        decision: Decision,
+        recover: tuple[int, ...],
+        prepared: object,
+    ) -> int:
+        """The answer's one transaction; the run's id."""
+        transition, items, exchange = answer.transition, answer.items, answer.exchange
         with self.ctx.unit() as unit:
             run_id = run.id
             if run_id is None:
@@ -383,10 +431,7 @@ class DistributionEngine:
                 unit.record_other_consumer(company.id, self.product, transition.other_consumer)
             if final and not closed:
                 unit.finish_run(run_id, RunStatus.SUCCEEDED, run.summary(decision))
-        run.id = run_id  # once committed: a failed commit leaves the run to the error path
-        run.finished = final
-        self._apply_effects(company, settings, transition)
-        return _LotResult(decision, final, spacing if not final else 0.0)
+        return run_id
 
     def _spacing(self, transition: Transition, decision: Decision, now: datetime) -> float:
         """Seconds until the next lot of a chain the rules space out (the ADN's 1 s); 0 otherwise."""
@@ -398,6 +443,33 @@ class DistributionEngine:
         return max(0.0, (decision.until - now).total_seconds())
 
     # ------------------------------------------------------------------ crash safety
+
+    def store_unstored(self) -> int:
+        """Store every answer kept from a drop (each under its company's lock); how many. Raises
+        ``StorageUnavailable`` while the database is still away (they stay kept)."""
+        stored = 0
+        for company_id, kept in list(self._unstored.items()):
+            with self.locks.for_cnpj(kept.cnpj):
+                stored += self._store_kept(company_id)
+        return stored
+
+    def _store_kept(self, company_id: int) -> int:
+        """Under the company's lock: its kept answer stored (1), or none kept (0). Refused for a
+        reason other than the database's absence (this node fenced: the new node's start gave the
+        company its hour), the answer is dropped."""
+        kept = self._unstored.pop(company_id, None)
+        if kept is None:
+            return 0
+        try:
+            if self.ctx.cursors.get(company_id, self.product) == kept.state:
+                return 1  # its commit did land (the connection dropped with the COMMIT's answer)
+            decision = kept.commit().decision
+            if kept.run.id is not None and not kept.run.finished:  # its chain ended with the drop
+                self.ctx.runs.finish(kept.run.id, RunStatus.SUCCEEDED, kept.run.summary(decision))
+        except StorageUnavailable:
+            self._unstored.setdefault(company_id, kept)
+            raise
+        return 1
 
     def recover_lost_answers(self) -> int:
         """At start-up, with the data folder held: the hour's wait for every company a process
