@@ -1,12 +1,14 @@
 """Which workstations are connected to the office database: a heartbeat per running app.
 
 Every app that runs a capture node (the window, ``capture --daemon``) beats with the node's own
-renewals: one row per data folder, refreshed every ``renew_every`` and valid until ``expires_at``;
-a clean stop removes it, a killed app's row expires. The Painel lists the rows still valid.
+renewals, a read-only window with its own thread (``app.desk.presence_beat``): one row per
+process, refreshed every ``renew_every`` and valid until ``expires_at``; a clean stop removes it,
+a killed app's row expires. The Painel lists the rows still valid.
 
 No table of its own yet (no migration slot this round): the rows live in ``node_lease`` beside the
-capture lease, named ``ws:`` + the first 17 characters of the node id (the table's key is 20
-characters), ``token`` unused (0). Nothing else reads them: the lease is the row ``capture``
+capture lease, named ``ws:`` + 9 characters of the node id + the pid in hex (a read-only window
+beats beside its folder's daemon, which has the same node id; the table's key is 20 characters),
+``token`` unused (0). Nothing else reads them: the lease is the row ``capture``
 (app.store.lease) and every statement there names it. Instants are the store's UTC text, as the
 lease's; a workstation's "since" is when its process started beating.
 """
@@ -49,7 +51,9 @@ class Connected:
 
 
 def _name(identity: NodeIdentity) -> str:
-    return PREFIX + identity.node_id[:17]
+    """One row per process: a read-only window on a folder whose ``capture --daemon`` runs shares
+    the folder's node id, and both are listed (9 characters of the id, the pid in hex: 20 at most)."""
+    return PREFIX + identity.node_id[:9] + format(identity.pid, "x")[-8:]
 
 
 class Presence:
