@@ -250,7 +250,10 @@ class PointQueries:
                     error=error.message,
                 )
             )
-            self.ctx.quota.record(company.cnpj, self.product, queried_at=at, returned_document=False)
+            nsu = query.nsu.value if isinstance(query, ConsNsu) else None
+            self.ctx.quota.record(
+                company.cnpj, self.product, queried_at=at, returned_document=False, nsu=nsu, access_key=key
+            )
             return None, error.message
         except CapturaError as error:  # certificate unusable or request refused before sending
             return None, error.message
