@@ -24,8 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.clock import SystemClock
+from app.core.products import Product
 from app.sandbox.sandbox import Sandbox
+from app.store.companies import CompanyRepository
 from app.store.db import Database, open_database
+from app.store.items import DistributionItemRepository
 from app.store.lease import NodeLeases
 from tests.conftest import wait_until
 from tests.office.rig import Door, point_at_door
@@ -99,14 +102,10 @@ def _office(root: Path) -> Iterator[tuple[Sandbox, dict[str, Station]]]:
 
 
 def _stored(db: Database) -> dict[str, set[int]]:
-    with db.driver_connection() as connection:
-        rows = connection.execute(
-            "SELECT c.cnpj, i.nsu FROM distribution_items i JOIN companies c ON c.id = i.company_id"
-        ).fetchall()
-    stored: dict[str, set[int]] = {}
-    for cnpj, nsu in rows:
-        stored.setdefault(cnpj, set()).add(int(nsu))
-    return stored
+    """The NF-e NSUs the office database holds, per company CNPJ (the app's own repositories)."""
+    items = DistributionItemRepository(db)
+    companies = CompanyRepository(db).list_companies()
+    return {c.cnpj.value: set(items.received(c.id, Product.NFE, 1, 10**9)) for c in companies}
 
 
 def _stop(station: Station) -> None:
