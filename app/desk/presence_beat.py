@@ -3,8 +3,9 @@ its data folder, e.g. ``capture --daemon`` on the same folder) is connected to t
 
 A node beats with its lease renewals (``app.capture.node``); a desk without one starts this
 thread instead, so the Painel's "Estações conectadas" lists every window open on the office
-database. Same rows, same times (``app.store.presence``): one row per process, refreshed every
-``renew_every``, removed by a clean stop, expired after ``ttl`` when the process is killed.
+database. Same table, same times (``app.store.presence``): a row of its own beside the folder's
+(``alongside``), refreshed every ``renew_every``, removed by a clean stop, expired after ``ttl``
+when the process is killed.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class PresenceBeat:
 
     def beat(self) -> None:
         try:
-            self.presence.beat(self.identity, self._clock.now(), self.timing.ttl)
+            self.presence.beat(self.identity, self._clock.now(), self.timing.ttl, alongside=True)
         except CapturaError as error:  # the server unreachable: the next beat tries again
             log.warning("Presença da estação não registrada: %s", error)
 
@@ -56,4 +57,4 @@ class PresenceBeat:
         if thread is not None:
             thread.join(timeout)
         with contextlib.suppress(CapturaError):  # unreachable server: the row expires
-            self.presence.leave(self.identity)
+            self.presence.leave(self.identity, alongside=True)
