@@ -3,8 +3,9 @@
 A 44-character NF-e key goes to NF-e's point query (the database first, then ``consChNFe`` within
 the point-query quota of rule book §4.6, saying when it can run when there is no slot); a
 50-character key to the NFS-e capture by key (the database first, then the Sefin Nacional, §6.6).
-CT-e has no query by key. ``queued`` asks for an NF-e query to be left to the capture service
-that runs elsewhere on the same data folder (it dispatches it within the quota).
+CT-e has no query by key. ``queued`` asks for the query to be left to the capture service that
+runs elsewhere (on the same data folder, or the office's capture node): it dispatches it within
+the quota.
 """
 
 from __future__ import annotations
@@ -50,5 +51,6 @@ def fetch_by_key(
     except InvalidIdentifier as error:
         return ReprocessResult("rejected", error.message)
     if product is Product.NFSE:
-        return NfseFetch(ctx).fetch(company_id, plain)
+        fetcher = NfseFetch(ctx)
+        return fetcher.queue(company_id, plain) if queued else fetcher.fetch(company_id, plain)
     return NfePointQueries(ctx, locks or CompanyLocks()).reprocess_key(company_id, plain, queue=queued)

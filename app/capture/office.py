@@ -175,6 +175,17 @@ class Office:
         stored = self.companies.get_settings(settings.company_id, settings.product)
         return stored is not None and stored.enabled
 
+    def registered_elsewhere(self, pfx: bytes, password: str, *, cnpj: Cnpj | None = None) -> Company | None:
+        """On an office database, the active company this certificate is for when another
+        workstation registered it (its certificate then comes into this workstation's vault with
+        ``replace_certificate``: one able to take the capture over); None otherwise, and always on
+        the data folder's own SQLite file (a company added twice there is refused)."""
+        if self.db.path is not None:
+            return None
+        cert = load_a1(pfx, password, now=self.clock.now())
+        existing = self.companies.find(self._company_cnpj(cert, cnpj))
+        return existing if existing is not None and existing.active else None
+
     def replace_certificate(self, company_id: int, pfx: bytes, password: str) -> A1Certificate:
         """A new A1 for a registered company (the old one expiring): the cursor, the documents
         and the settings stay; only the vault entry and the company's reference change."""

@@ -163,17 +163,27 @@ def _add(args: argparse.Namespace) -> int:
         raise CapturaError(f"Não foi possível ler o arquivo {args.pfx}: {error.strerror}.") from error
     products = _products(args.products)
     password = read_secret("Senha do certificado: ", from_stdin=args.password_stdin, password_file=args.password_file)
+    cnpj = Cnpj.parse(args.cnpj).value if args.cnpj else None
     with open_desk(args) as desk:
-        company = desk.admin.add_company(
-            pfx,
-            password,
-            cnpj=Cnpj.parse(args.cnpj).value if args.cnpj else None,
-            name=args.name,
-            environment=_ENVIRONMENTS[args.environment],
-            products=products,
-        )
+        # Registered at another workstation of the office database: its certificate comes here too.
+        company = imported = desk.admin.import_certificate(pfx, password, cnpj=cnpj)
+        if company is None:
+            company = desk.admin.add_company(
+                pfx,
+                password,
+                cnpj=cnpj,
+                name=args.name,
+                environment=_ENVIRONMENTS[args.environment],
+                products=products,
+            )
     if args.json:
-        print_json({"id": company.id, "cnpj": company.cnpj.value, "name": company.name})
+        print_json({"id": company.id, "cnpj": company.cnpj.value, "name": company.name, "imported": bool(imported)})
+    elif imported is not None:
+        print(
+            f"Certificado importado nesta estação: {company.cnpj.formatted()} {company.name} "
+            "(empresa já cadastrada no banco do escritório; as configurações de captura ficam as de lá)"
+        )
+        return 0
     else:
         print(f"Empresa cadastrada: {company.cnpj.formatted()} {company.name}")
     for product in products:  # enabled as asked, but never silently left uncaptured

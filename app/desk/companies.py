@@ -94,6 +94,15 @@ class CompanyAdmin:
         self._replan(company.id)
         return company
 
+    def import_certificate(self, pfx: bytes, password: str, *, cnpj: str | None) -> Company | None:
+        """A company another workstation registered in the office database: its certificate into
+        this workstation's vault (``company add`` at a second workstation); None when the company
+        is not registered yet (or the database is this folder's own file): ``add_company`` then."""
+        company = self._office.registered_elsewhere(pfx, password, cnpj=Cnpj.parse(cnpj) if cnpj else None)
+        if company is not None:
+            self.replace_certificate(company.id, pfx, password)
+        return company
+
     def replace_certificate(self, company_id: int, pfx: bytes, password: str) -> CertificatePreview:
         company = self._ctx.companies.get(company_id)
         cert = self._office.replace_certificate(company_id, pfx, password)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.capture.context import CaptureContext, CaptureNotice
-from app.capture.node import CaptureNode, LeaseTiming
+from app.capture.node import CaptureNode, LeaseTiming, node_identity
 from app.capture.office import Office
 from app.capture.service import CaptureService
 from app.config.settings import Settings
@@ -38,6 +38,7 @@ from app.desk.handoff import Handoffs
 from app.desk.manifesting import Manifestations, nfe_actions, taker_actions
 from app.desk.nodes import NodeView, hear_office, node_view, sender_for, start_node
 from app.desk.pdfs import PdfCache
+from app.desk.presence_beat import PresenceBeat
 from app.desk.reform import reform_of, related_of
 from app.desk.search import parse_search
 from app.desk.sending import company_locks
@@ -94,6 +95,7 @@ class Desk:
         self._database = database
         self._lease = lease
         self._node: CaptureNode | None = None
+        self._beat: PresenceBeat | None = None  # a window without a node is connected to the office too
         self._clock = clock
         self._capture = capture
         self._demo_options = demo
@@ -148,6 +150,7 @@ class Desk:
                 self._node = started.node
                 if started.refusal is not None:
                     self.opened = Opened(True, started.refusal.holder, started.refusal.message)
+                    self._beat = PresenceBeat(office.db, node_identity(self.data_dir), self._lease).start()
         assert self._service is not None and self._office is not None and self._ctx is not None
         capturing = self._capturing_now
         self._sender = sender_for(self._ctx.db, self.data_dir, self._owner, capturing, self._node)
@@ -173,6 +176,9 @@ class Desk:
             node, self._node = self._node, None
             if node is not None:
                 finished = node.stop(timeout)
+            beat, self._beat = self._beat, None
+            if beat is not None:
+                beat.stop()
             if self._office is not None:
                 self._office.close()
         self._running = False

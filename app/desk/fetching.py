@@ -138,10 +138,7 @@ def fetch(
         company_id = asking_company(plain, product, ctx.companies.list_companies(), holders, capturing)
     asking = company_id
     sent = sender.now_or_leave(lambda: fetch_by_key(ctx, asking, plain, locks=locks), "buscando pela chave")
-    if sent.value is None and product is Product.NFSE:  # no queue for an NFS-e: never a client's query
-        where = f"na estação que captura ({sent.holder})" if sent.holder else "na estação que captura"
-        message = f"A NFS-e não foi buscada: a busca de NFS-e pela chave é feita {where}; peça a busca nela."
-        return FetchOutcome(product, plain, asking, "rejected", message, queued_elsewhere=True)
+    # Left to the sender elsewhere: queued in the database, one row per key (asked twice, one query).
     result = sent.value if sent.value is not None else fetch_by_key(ctx, asking, plain, queued=True)
     found = [r for r in find_key(plain, (asking,)) if r.product is product and not r.is_event_row]
     row = found[0] if found and result.status in ("local", "fetched") else None

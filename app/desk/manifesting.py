@@ -159,7 +159,11 @@ class Manifestations:
             if taker:
                 if rectify:
                     raise CapturaError("A manifestação do tomador de uma NFS-e não tem retificação.")
-                stored = self._nfse.request(company_id, key, tp_evento, reason_code, justification)
+                # A client of the office's node holds no certificate: the node checks it when it sends.
+                elsewhere = self._sender.node_elsewhere() is not None
+                stored = self._nfse.request(
+                    company_id, key, tp_evento, reason_code, justification, certificate_here=not elsewhere
+                )
             else:
                 if reason_code is not None:
                     raise CapturaError("O motivo numerado só se aplica à rejeição do tomador de uma NFS-e.")

@@ -104,6 +104,27 @@ class GapRecoveryRepository:
                 access_key=access_key,
             )
 
+    def queue_key(self, company_id: int, product: Product, access_key: str) -> bool:
+        """A user's fetch by key left to the capture node: queued now, or a finished one of the same
+        key (found, not found, given up) queued again; False when it is pending already (asked
+        twice: one query)."""
+        now = self._db.clock.now()
+        with self._db.session() as s:
+            row = s.scalars(
+                select(GapRecoveryRow).where(
+                    GapRecoveryRow.company_id == company_id,
+                    GapRecoveryRow.product == product.value,
+                    GapRecoveryRow.access_key == access_key,
+                )
+            ).first()
+            if row is None:
+                return add_recoveries_in(s, company_id, product, now, next_attempt_at=now, access_key=access_key) == 1
+            if row.status == GapStatus.PENDING.value:
+                return False
+            row.status, row.attempts, row.next_attempt_at = GapStatus.PENDING.value, 0, now
+            row.last_error, row.updated_at = None, now
+            return True
+
     def next_attempt_at(self, product: Product) -> datetime | None:
         """The earliest pending attempt of ``product`` (the scheduler's wake-up), in one indexed read."""
         with self._db.driver_connection() as connection:  # autocommit: one statement, its own snapshot

@@ -1,6 +1,7 @@
 """A month of the capture service against the sandbox: the proof issue 5 asks for.
 
     .venv/bin/python tests/benchmarks/bench_month.py [--companies 200] [--days 30] [--seed 5] [--profile]
+        [--engine postgresql | --database postgresql://user@host:port/db]
 
 Every product the service drives (NF-e and CT-e), reached in-process (the sandbox's own request
 handlers through ``Sandbox.transport``, no sockets) on a ``FakeClock`` driven by
@@ -29,6 +30,11 @@ Goals (issue 5): 0 lost, 0 duplicated, 0 x 656 caused by us, 0 violations, NF-e 
 CT-e, per product under ``"per_product"`` (the top-level figures stay NF-e's); issue 12: the same
 goals for NFS-e; issue 22: per product, the NSUs other systems took (``skipped_by_other_system``)
 all recovered by point queries (``recovered_by_point_queries``), the 656s that revealed them apart.
+
+The office's database is the data folder's SQLite file by default; ``--database URL`` puts it on an
+office PostgreSQL server instead (an empty database: the app migrates it), and ``--engine
+postgresql`` on a throwaway cluster of Debian's binaries (tests/support/postgres.py) started for the
+run (issue 24: the same goals on PostgreSQL). The verdict reads the store through the app's engine.
 """
 
 from __future__ import annotations
@@ -41,16 +47,18 @@ import json
 import pstats
 import random
 import resource
-import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy import text
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -61,7 +69,6 @@ from app.capture.office import Office  # noqa: E402
 from app.capture.service import CaptureService  # noqa: E402
 from app.capture.simulation import drive  # noqa: E402
 from app.certs.a1 import A1Certificate  # noqa: E402
-from app.config.paths import database_path  # noqa: E402
 from app.config.runtime import tune_garbage_collector  # noqa: E402
 from app.core.clock import FakeClock  # noqa: E402
 from app.core.ids import Cnpj  # noqa: E402
@@ -98,7 +105,8 @@ def supplier_cnpj(index: int) -> str:
 
 
 class Month:
-    """The office (real SQLite in a temp folder), the sandbox and the month's timeline."""
+    """The office (real SQLite in a temp folder, or the office PostgreSQL database named by
+    ``args.database``), the sandbox and the month's timeline."""
 
     def __init__(self, base: Path, companies: int, days: int, seed: int, args: argparse.Namespace) -> None:
         self.rng = random.Random(seed)
@@ -119,7 +127,7 @@ class Month:
         ca.write_bytes(self.sandbox.ca_cert_pem)
         write_settings(self.sandbox, data_dir, ca)
         self.data_dir = data_dir
-        self.office = Office(data_dir, clock=self.clock)
+        self.office = Office(data_dir, clock=self.clock, database=args.database)
         self.certs: dict[str, IssuedCert] = {}
         self.companies: list[Company] = []
         self.auto_ciencia: set[str] = set()
@@ -524,9 +532,9 @@ class Month:
         return quiet
 
     def _stored_nsus(self, product: str = "nfe") -> dict[int, set[int]]:
-        with sqlite3.connect(database_path(self.data_dir)) as db:
-            sql = "SELECT company_id, nsu FROM distribution_items WHERE product = ?"
-            rows = db.execute(sql, (product,)).fetchall()
+        with self.office.db.read_connection() as db:
+            sql = text("SELECT company_id, nsu FROM distribution_items WHERE product = :product")
+            rows = db.execute(sql, {"product": product}).fetchall()
         stored: dict[int, set[int]] = defaultdict(set)
         for company_id, nsu in rows:
             stored[company_id].add(nsu)
@@ -534,18 +542,20 @@ class Month:
 
     def _duplicates(self, product: str | None = None) -> dict[str, int]:
         """Stored twice, straight from the database (the unique keys should make it impossible)."""
-        where = "" if product is None else f" WHERE product = '{product}'"
-        documents_where = f" AND product = '{product}'" if product is not None else ""
+        where = "" if product is None else " WHERE product = :product"
+        documents_where = " AND product = :product" if product is not None else ""
+        # Every derived table named: PostgreSQL requires the alias SQLite lets go.
         queries = {
             "nsus": f"SELECT count(*) FROM (SELECT 1 FROM distribution_items{where} "
-            "GROUP BY company_id, product, nsu HAVING count(*) > 1)",
+            "GROUP BY company_id, product, nsu HAVING count(*) > 1) AS twice",
             "documents": "SELECT count(*) FROM (SELECT 1 FROM documents WHERE access_key IS NOT NULL"
-            f"{documents_where} GROUP BY company_id, product, access_key HAVING count(*) > 1)",
+            f"{documents_where} GROUP BY company_id, product, access_key HAVING count(*) > 1) AS twice",
             "events": f"SELECT count(*) FROM (SELECT 1 FROM events{where} "
-            "GROUP BY company_id, product, access_key, tp_evento, n_seq_evento HAVING count(*) > 1)",
+            "GROUP BY company_id, product, access_key, tp_evento, n_seq_evento HAVING count(*) > 1) AS twice",
         }
-        with sqlite3.connect(database_path(self.data_dir)) as db:
-            return {name: int(db.execute(sql).fetchone()[0]) for name, sql in queries.items()}
+        params = {} if product is None else {"product": product}
+        with self.office.db.read_connection() as db:
+            return {name: int(db.execute(text(sql), params).scalar_one()) for name, sql in queries.items()}
 
     def close(self) -> None:
         self.office.close()
@@ -568,13 +578,42 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cte-competitor-per-day", type=int, default=0, help="another system's CT-e queries a day")
     parser.add_argument("--nfse-share", type=float, default=0.5, help="companies that also capture NFS-e")
     parser.add_argument("--nfse-per-day", type=int, default=8, help="NFS-e per NFS-e company per day: uniform 0..N")
+    parser.add_argument("--database", help="the office database's URL (postgresql://…): an empty database on a server")
+    parser.add_argument(
+        "--engine",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="postgresql: a throwaway cluster (tests/support/postgres.py) started for the run",
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile the simulation; top 40 by own time")
     parser.add_argument("--profile-out", type=Path, help="also write the cProfile stats to this file")
     return parser.parse_args(argv)
 
 
+@contextmanager
+def _office_database(args: argparse.Namespace) -> Iterator[str | None]:
+    """The URL of the office database for the run: ``--database``, a fresh database of a
+    throwaway cluster (``--engine postgresql``), or None (the data folder's SQLite file)."""
+    if args.database or args.engine == "sqlite":
+        yield args.database
+        return
+    from tests.support.postgres import PostgresCluster
+
+    cluster = PostgresCluster().start()
+    try:
+        yield cluster.new_database()
+    finally:
+        cluster.stop()
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = _parse(argv)
+    with _office_database(args) as url:
+        args.database = url
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> dict[str, Any]:
     tune_garbage_collector()  # as app.launcher does for the service's process
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-month-") as tmp:
@@ -610,6 +649,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             verdict = month.verdict()
             result: dict[str, Any] = {
                 "benchmark": "month",
+                "engine": month.office.db.dialect,
                 "seed": args.seed,
                 "companies": args.companies,
                 "simulated_days": args.days,

@@ -74,6 +74,15 @@ class Door:
         self.server.stop(5.0)
 
 
+def point_at_door(folder: Path, door: Door, ca: Path, timeouts: CallTimeouts | None = None) -> None:
+    """The data folder's homologação endpoints at the workstation's own door (and its call limits)."""
+    settings = load_settings(folder)
+    for service, key in SETTINGS_SERVICE.items():
+        url = door.base_url + PATHS[key]
+        settings = settings.with_endpoint(service, Environment.HOMOLOGACAO, url=url, ca_bundle=ca)
+    save_settings(folder, settings if timeouts is None else replace(settings, call_timeouts=timeouts))
+
+
 @dataclass
 class Workstation:
     name: str
@@ -110,13 +119,8 @@ class OfficeRig:
         folder.mkdir()
         ca = self.root / "sandbox-ca.pem"
         door = Door(self.sandbox)
-        settings = load_settings(folder)
-        for service, key in SETTINGS_SERVICE.items():
-            settings = settings.with_endpoint(
-                service, Environment.HOMOLOGACAO, url=door.base_url + PATHS[key], ca_bundle=ca
-            )
         timeouts = CallTimeouts(nfe=1.0, cte=1.0, nfse=1.0)  # real seconds: see CrashPlan.call_timeout
-        save_settings(folder, replace(settings, call_timeouts=timeouts))
+        point_at_door(folder, door, ca, timeouts)
         ws = self.stations[name] = Workstation(name, folder, self.root / f"keyring-{name}.cfg", door)
         return ws
 

@@ -59,3 +59,13 @@ def test_heartbeats_leave_the_capture_lease_alone(db: Database, clock: FakeClock
     presence.leave(ALFA)
     after = leases.holder()
     assert after is not None and after.token == token and after.is_(ALFA)  # leaving is not releasing
+
+
+def test_a_read_only_window_is_listed_beside_the_app_that_holds_its_folder(db: Database, clock: FakeClock) -> None:
+    presence = Presence(db)
+    window = NodeIdentity(ALFA.node_id, ALFA.workstation, 303)  # the same data folder, another process
+    presence.beat(ALFA, clock.now(), TTL)
+    presence.beat(window, clock.now(), TTL, alongside=True)
+    assert [c.pid for c in presence.connected(clock.now())] == [101, 303]
+    presence.leave(window, alongside=True)  # the window closes: the daemon stays listed
+    assert [c.pid for c in presence.connected(clock.now())] == [101]

@@ -19,3 +19,4 @@ class ReprocessResult:
     message: str
     document_id: int | None = None
     available_at: datetime | None = None
+    unanswered: bool = False  # "rejected" because the service did not answer: a queued fetch tries again

@@ -190,6 +190,9 @@ class PointQueries:
 
     def _slot_problem(self, company: Company, now: datetime, key: str | None) -> datetime | None:
         """None when a point query may run now, else when the internal work may be retried."""
+        paused = self._paused_until(company, now)
+        if paused is not None:  # the service's 108/109 pause holds point queries too (§4.3)
+            return paused
         state = self.ctx.cursors.get(company.id, self.product)
         counted = self._counted(company, now)
         blocked = None if point_queries_allowed(state, now) else state.point_queries_blocked_until
@@ -198,6 +201,11 @@ class PointQueries:
         if key is not None and not self._key_allowed(company, key, now):
             return next_key_query_at(self._key_times(company, key, now), now)
         return deferred_until(counted, now, timedelta(0), blocked_until=blocked)
+
+    def _paused_until(self, company: Company, now: datetime) -> datetime | None:
+        settings = self.ctx.companies.get_settings(company.id, self.product)
+        pause = self.ctx.cursors.get_pause(self.product, settings.environment) if settings is not None else None
+        return pause.paused_until if pause is not None and pause.paused_until > now else None
 
     def _user_wait(self, company: Company, now: datetime, key: str) -> tuple[str, datetime] | None:
         state = self.ctx.cursors.get(company.id, self.product)
@@ -250,7 +258,10 @@ class PointQueries:
                     error=error.message,
                 )
             )
-            self.ctx.quota.record(company.cnpj, self.product, queried_at=at, returned_document=False)
+            nsu = query.nsu.value if isinstance(query, ConsNsu) else None
+            self.ctx.quota.record(
+                company.cnpj, self.product, queried_at=at, returned_document=False, nsu=nsu, access_key=key
+            )
             return None, error.message
         except CapturaError as error:  # certificate unusable or request refused before sending
             return None, error.message
@@ -273,6 +284,11 @@ class PointQueries:
         if reply.cstat == CONSUMO_INDEVIDO:
             state = self.ctx.cursors.get(company.id, self.product)
             self.ctx.cursors.save(apply_point_query_block(state, self.rules, now, reply.dh_resp))
+        pause = self.rules.outage_pause(reply.cstat)
+        if pause is not None and (self._paused_until(company, now) or now) < now + pause:
+            # 108/109 to a point query pauses the service as the distribution's own answer does.
+            reason = f"cStat {reply.cstat}: {reply.xmotivo}"
+            self.ctx.cursors.set_pause(self.product, settings.environment, now + pause, reason, str(reply.cstat))
         if reply.documents:
             self._store(company, settings, reply.documents)
         return reply, None

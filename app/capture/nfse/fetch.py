@@ -10,6 +10,12 @@ fetch notifies nothing.
 Every call is logged (operation ``nfse:{key}``); NT 2018.002's 10 queries of one key per hour
 (``app.core.quota``) applies to these queries too, and the answer is archived when it carried the
 document or a refusal.
+
+A client of the office's capture node holds no certificate and never queries: its request is
+queued (``queue``: a ``gap_recoveries`` row with the key, one per key, asked twice is one query)
+and the node makes it (``dispatch``, the recoveries job, at once when the database tells it of the
+request); the NFS-e reaches the client's grid like any other. A query unanswered is tried again
+with the events' backoff (``app.core.manifestation.event_retry_delay``), then given up.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from app.capture.context import CaptureContext, call_record, outcome_of
+from app.capture.context import CaptureContext, CaptureNotice, call_record, outcome_of
+from app.capture.engine.locks import CompanyLocks
 from app.capture.engine.lookup import ReprocessResult
 from app.capture.nfse.adapter import store_nfse_extras
 from app.capture.nfse.processing import process_nfse_xml
@@ -25,11 +32,21 @@ from app.config.endpoints import Service
 from app.core.cadence import display_time
 from app.core.errors import CapturaError, InvalidIdentifier
 from app.core.keys import NfseKey
+from app.core.manifestation import event_retry_delay
 from app.core.products import Product
 from app.core.quota import QUOTA_WINDOW, key_query_allowed, next_key_query_at
 from app.fiscal.errors import CommunicationError
 from app.fiscal.sefin import SefinClient
-from app.store.records import CallOutcome, CaptureSettings, Company, DocumentInput, DocumentKind, StoredDocument
+from app.store.records import (
+    CallOutcome,
+    CaptureSettings,
+    Company,
+    DocumentInput,
+    DocumentKind,
+    GapRecovery,
+    GapStatus,
+    StoredDocument,
+)
 
 PRODUCT = Product.NFSE
 SERVICE = Service.NFSE_SEFIN
@@ -44,6 +61,59 @@ class NfseFetch:
 
     def __init__(self, ctx: CaptureContext) -> None:
         self.ctx = ctx
+
+    def queue(self, company_id: int, key: str) -> ReprocessResult:
+        """The fetch left to the office's capture node (this workstation holds no certificate)."""
+        try:
+            chave = NfseKey.parse(key)
+        except InvalidIdentifier as error:
+            return ReprocessResult("rejected", error.message)
+        stored = self.ctx.documents.find(company_id, PRODUCT, chave.value)
+        if stored is not None and stored.kind is DocumentKind.NFSE and not stored.quarantined:
+            return ReprocessResult("local", "A NFS-e já está na base; nenhuma consulta foi feita.", stored.id)
+        new = self.ctx.recoveries.queue_key(company_id, PRODUCT, chave.value)
+        already = "" if new else " (já estava agendada: uma consulta só)"
+        where = "a estação que captura consulta a Sefin Nacional e a NFS-e aparece aqui"
+        return ReprocessResult("deferred", f"Busca agendada{already}: {where}.")
+
+    def next_due_at(self) -> datetime | None:
+        return self.ctx.recoveries.next_attempt_at(PRODUCT)
+
+    def dispatch(self, locks: CompanyLocks, limit: int = 100, *, company_id: int | None = None) -> int:
+        """Make every due queued fetch once (of one company when given); returns how many queried."""
+        now = self.ctx.clock.now()
+        tried = 0
+        for queued in self.ctx.recoveries.due(now, limit=limit, product=PRODUCT):
+            if queued.access_key is None or company_id not in (None, queued.company_id):
+                continue
+            lock = locks.for_cnpj(self.ctx.companies.get(queued.company_id).cnpj.value)
+            if not lock.acquire(blocking=False):
+                continue  # its distribution is running: next dispatch
+            try:
+                result = self.fetch(queued.company_id, queued.access_key)
+            finally:
+                lock.release()
+            self._settle(queued, result)
+            tried += result.status in ("fetched", "not_found", "rejected")
+        return tried
+
+    def _settle(self, queued: GapRecovery, result: ReprocessResult) -> None:
+        recoveries = self.ctx.recoveries
+        if result.status in ("local", "fetched"):
+            recoveries.update(queued.id, status=GapStatus.RECOVERED, last_error=None)
+            return
+        if result.status == "deferred":  # the key's quota: not an attempt, it waits for its slot
+            retry = result.available_at or self.ctx.clock.now()
+            recoveries.update(queued.id, status=GapStatus.PENDING, next_attempt_at=retry, count_attempt=False)
+            return
+        delay = event_retry_delay(queued.attempts + 1) if result.unanswered else None
+        if delay is not None:
+            retry = self.ctx.clock.now() + delay
+            recoveries.update(queued.id, status=GapStatus.PENDING, next_attempt_at=retry, last_error=result.message)
+            return
+        status = GapStatus.NOT_FOUND if result.status == "not_found" else GapStatus.ABANDONED
+        recoveries.update(queued.id, status=status, last_error=result.message)
+        self.ctx.notify(CaptureNotice("recovery", queued.company_id, PRODUCT, result.message))
 
     def fetch(self, company_id: int, key: str) -> ReprocessResult:
         company = self.ctx.companies.get(company_id)
@@ -86,7 +156,7 @@ class NfseFetch:
                 SERVICE, PRODUCT, company.id, operation, at, started, outcome_of(error), error=error.message
             )
             self.ctx.audit.log_call(record)
-            return ReprocessResult("rejected", f"NFS-e não consultada: {error.message}")
+            return ReprocessResult("rejected", f"NFS-e não consultada: {error.message}", unanswered=True)
         outcome = CallOutcome.OK if answer.ok else CallOutcome.REJECTED
         record = call_record(
             SERVICE, PRODUCT, company.id, operation, at, started, outcome, cstat=answer.code, http_status=answer.status

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from app.capture.context import CaptureContext, CaptureNotice
 from app.capture.engine.locks import CompanyLocks
+from app.capture.nfse.fetch import NfseFetch
 from app.core.products import Product
 from app.core.recovery import lookback_start
 
@@ -24,17 +25,19 @@ PRODUCT = Product.NFSE
 
 
 class NfseGapCheck:
-    """Satisfies ``app.capture.engine.capture.GapWork``: nothing to dispatch, a daily restart."""
+    """Satisfies ``app.capture.engine.capture.GapWork``: a daily restart, and the dispatch of the
+    fetches by key queued for the office's capture node."""
 
     def __init__(self, ctx: CaptureContext, locks: CompanyLocks) -> None:
         self.ctx = ctx
         self.locks = locks
 
     def dispatch(self, limit: int = 100, *, company_id: int | None = None) -> int:
-        return 0
+        """The fetches by key a client of the office's node queued (``NfseFetch.queue``)."""
+        return NfseFetch(self.ctx).dispatch(self.locks, limit, company_id=company_id)
 
     def next_due_at(self) -> datetime | None:
-        return None
+        return NfseFetch(self.ctx).next_due_at()
 
     def daily_gap_check(self) -> int:
         """Restart every company whose last 3 days of NSUs have a hole; returns how many."""

@@ -76,9 +76,18 @@ class NfseManifestationService:
     # ------------------------------------------------------------------ requests
 
     def request(
-        self, company_id: int, key: str, tp_evento: str, reason_code: str | None = None, reason: str | None = None
+        self,
+        company_id: int,
+        key: str,
+        tp_evento: str,
+        reason_code: str | None = None,
+        reason: str | None = None,
+        *,
+        certificate_here: bool = True,
     ) -> Manifestation:
-        """Queue a user's taker manifestation; raises :class:`TakerManifestationRefused` with the reason."""
+        """Queue a user's taker manifestation; raises :class:`TakerManifestationRefused` with the reason.
+        ``certificate_here`` False: a client of the office's capture node, which holds no certificate:
+        the company's registered certificate is checked instead, the node checks its own when it sends."""
         company = self.ctx.companies.get(company_id)
         try:
             chave = NfseKey.parse(key).value
@@ -87,7 +96,7 @@ class NfseManifestationService:
         except (InvalidIdentifier, CapturaError) as error:
             raise TakerManifestationRefused(error.message) from error
         now = self.ctx.clock.now()
-        problem = self._refusal(company, chave, now)
+        problem = self._refusal(company, chave, now, certificate_here=certificate_here)
         if problem is not None:
             raise TakerManifestationRefused(f"{kind.label} não enviada: {problem}")
         existing = self.ctx.manifestations.for_key(company_id, PRODUCT, chave)
@@ -129,19 +138,29 @@ class NfseManifestationService:
             if m.tp_evento in TAKER_TYPES
         ]
 
-    def _refusal(self, company: Company, key: str, now: datetime, a1: A1Certificate | None = None) -> str | None:
+    def _refusal(
+        self,
+        company: Company,
+        key: str,
+        now: datetime,
+        a1: A1Certificate | None = None,
+        *,
+        certificate_here: bool = True,
+    ) -> str | None:
         """Why this company may not manifest this NFS-e now (before anything is signed), or None."""
         summary = self.ctx.documents.find(company.id, PRODUCT, key)
         if summary is None:
             return "a NFS-e não está na base desta empresa; busque-a antes pela chave (documents fetch)."
-        try:
-            cert = a1 or self.ctx.certificates.get(company, now)
-        except CapturaError as error:
-            return error.message
+        holder = company.certificate_ref  # whose certificate the office registered for the company
+        if certificate_here:
+            try:
+                holder = (a1 or self.ctx.certificates.get(company, now)).holder_id
+            except CapturaError as error:
+                return error.message
         parties = self.ctx.documents.parties(summary.id)
         emitter = next((p.tax_id for p in parties if p.role is PartyRole.EMITTER), None)
         taker = next((p.tax_id for p in parties if p.role is PartyRole.TAKER), None)
-        return refusal(company.cnpj.value, cert.holder_id, emitter, taker)
+        return refusal(company.cnpj.value, holder, emitter, taker)
 
     # ------------------------------------------------------------------ dispatch
 

@@ -59,3 +59,32 @@ def test_a_key_left_to_the_running_service_is_queried_by_its_recovery_dispatch(h
     assert gap.access_key == str(nfe.key)
     assert harness.capture.points.dispatch() == 1  # what the running service does next
     assert harness.ctx.documents.find(harness.company.id, Product.NFE, str(nfe.key)) is not None
+
+
+def test_a_point_query_whose_connection_drops_is_counted_and_tried_again(harness: Harness) -> None:
+    # bench_month (50 companies, PostgreSQL) met it: the ledger refused the unanswered query's row
+    # (no NSU, no key) and the recovery dispatch died instead of retrying.
+    nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    harness.capture.points.reprocess_key(harness.company.id, str(nfe.key), queue=True)
+    harness.sandbox.inject_fault("nfe_dist", "close")
+    assert harness.capture.points.dispatch() == 1
+    [gap] = harness.ctx.recoveries.due(harness.clock.now() + timedelta(hours=1), product=Product.NFE)
+    assert gap.access_key == str(nfe.key) and gap.attempts == 1 and gap.last_error
+    assert harness.ctx.documents.find(harness.company.id, Product.NFE, str(nfe.key)) is None
+
+
+def test_a_point_query_answered_109_waits_the_services_pause(harness: Harness) -> None:
+    # bench_month (50 companies, PostgreSQL): a recovery met a 109 and was asked again every 5
+    # minutes, inside the 20-minute pause the referee enforces (query_during_outage_pause).
+    nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
+    harness.capture.points.reprocess_key(harness.company.id, str(nfe.key), queue=True)
+    harness.sandbox.outage("nfe_dist", 109, harness.clock.now() + timedelta(minutes=30))
+    assert harness.capture.points.dispatch() == 1  # answered 109
+    for _ in range(3):  # every 5 minutes, as the scheduler's dispatch: held by the pause
+        harness.clock.advance(timedelta(minutes=5))
+        assert harness.capture.points.dispatch() == 0
+    harness.clock.advance(timedelta(minutes=16))  # past the pause: asked again (the outage is over too)
+    while harness.ctx.documents.find(harness.company.id, Product.NFE, str(nfe.key)) is None:
+        assert harness.capture.points.dispatch() <= 1
+        harness.clock.advance(timedelta(minutes=5))
+    assert harness.sandbox.referee.report()["violations"] == []
