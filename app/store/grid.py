@@ -201,7 +201,7 @@ _KEY_EVENT_FACTS = (
 )
 _KEY_EVENT_GROUPS = (
     "SELECT company_id, access_key, min(event_at), max(event_at), count(*), max(id) FROM events "
-    "WHERE company_id = ? AND product = ? AND access_key IN ({keys}) GROUP BY access_key"
+    "WHERE company_id = ? AND product = ? AND access_key IN ({keys}) GROUP BY company_id, access_key"
 )
 _KEYS_WITH_DOCUMENT = (
     "SELECT company_id, access_key FROM documents WHERE company_id = ? AND product = ? AND access_key IN ({keys})"
@@ -210,11 +210,25 @@ _REQUESTED_KEYS = (
     "SELECT DISTINCT company_id, access_key FROM manifestations "
     "WHERE company_id = ? AND product = ? AND access_key IN ({keys}) AND status IN ('pending', 'sent')"
 )
+# Every key: the events' (company, product, key) index read in its order (DISTINCT for free).
 _ORPHAN_KEYS = (
-    "SELECT DISTINCT e.company_id, e.access_key FROM events e WHERE e.product = ? AND e.id > ? "
+    "SELECT DISTINCT e.company_id, e.access_key FROM events e WHERE e.product = ? "
     "AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.company_id = e.company_id "
     "AND d.product = e.product AND d.access_key = e.access_key)"
 )
+# The keys of the events stored after an id: a range of the primary key. With DISTINCT, SQLite
+# preferred the ordered walk of that whole index (60 ms at a million documents, 0.6 s at ten, on
+# every refresh); duplicates are dropped by the caller.
+_ORPHAN_KEYS_AFTER = (
+    "SELECT e.company_id, e.access_key FROM events e WHERE e.id > ? AND e.product = ? "
+    "AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.company_id = e.company_id "
+    "AND d.product = e.product AND d.access_key = e.access_key)"
+)
+_DOCUMENT_KEYS_AFTER = (
+    "SELECT company_id, access_key FROM documents WHERE id > ? AND product = ? AND access_key IS NOT NULL"
+)
+_DOCUMENT_LANDMARK = "SELECT company_id, access_key, created_at FROM documents WHERE id = ?"
+_EVENT_LANDMARK = "SELECT company_id, access_key, created_at FROM events WHERE id = ?"
 _EVENTS_BY_ID = "SELECT id, tp_evento, description FROM events WHERE id IN ({ids})"
 _CARRIED = "SELECT company_id, {key}, {other} FROM cte_carried_nfe WHERE company_id = ? AND {key} IN ({{keys}})"
 _CARRIED_BY_CTE = _CARRIED.format(key="cte_key", other="nfe_key")
@@ -237,6 +251,14 @@ def per_key(driver: Any, sql: str, product: Product | None, pairs: Iterable[tupl
             head = (company_id,) if product is None else (company_id, product.value)
             rows += driver.execute(statement, (*head, *chunk)).fetchall()
     return rows
+
+
+def _landmark(row: Any) -> str:
+    if row is None:
+        return ""
+    company_id, key, created = row
+    created_at = utc_from_text(created)
+    return f"{company_id}|{key}|{created_at.isoformat() if created_at else ''}"
 
 
 def _chunks(values: Sequence[Any]) -> Iterable[Sequence[Any]]:
@@ -299,7 +321,11 @@ class GridRepository:
         thousand such keys).
         """
         with self._db.driver_connection() as driver:
-            orphans = driver.execute(_ORPHAN_KEYS, (product.value, after_event_id)).fetchall()
+            if after_event_id:
+                found = driver.execute(_ORPHAN_KEYS_AFTER, (after_event_id, product.value)).fetchall()
+                orphans = sorted({(int(cid), str(key)) for cid, key in found})
+            else:
+                orphans = driver.execute(_ORPHAN_KEYS, (product.value,)).fetchall()
             groups = per_key(driver, _KEY_EVENT_GROUPS, product, orphans) if orphans else []
             latest: dict[int, tuple[str, str | None]] = {}
             for chunk in _chunks([int(g[5]) for g in groups]):
@@ -325,6 +351,20 @@ class GridRepository:
                 )
             )
         return result
+
+    def document_keys_after(self, product: Product, document_id: int) -> set[tuple[int, str]]:
+        """The (company id, key) of the documents stored after ``document_id``: a primary-key range."""
+        with self._db.driver_connection() as driver:
+            rows = driver.execute(_DOCUMENT_KEYS_AFTER, (document_id, product.value)).fetchall()
+        return {(int(cid), str(key)) for cid, key in rows}
+
+    def landmarks(self, document_id: int, event_id: int) -> tuple[str, str]:
+        """What the document and the event of these ids are (company, key, arrival), as text: a
+        saved high-water mark still names the same rows only in the database it was taken from."""
+        with self._db.driver_connection() as driver:
+            document = driver.execute(_DOCUMENT_LANDMARK, (document_id,)).fetchone()
+            event = driver.execute(_EVENT_LANDMARK, (event_id,)).fetchone()
+        return _landmark(document), _landmark(event)
 
     def keys_with_document(self, product: Product, pairs: Iterable[tuple[int, str]]) -> set[tuple[int, str]]:
         """Which (company id, key) pairs now have a document (a key-event row that got its NF-e)."""
