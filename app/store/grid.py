@@ -14,13 +14,13 @@ without scanning the events table for every page.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     and_,
-    case,
     exists,
     func,
     literal,
@@ -32,11 +32,18 @@ from sqlalchemy import (
 from app.core.event_types import CANCELLATIONS
 from app.core.manifestation import CIENCIA, CONCLUSIVE_TYPES, MANIFESTATION_TYPES, state_of_type
 from app.store.db import Database
+from app.store.grid_order import (
+    VALUE_WALK_MIN,
+    ordered,
+    period_unindexed,
+    split_undated,
+    value_walk_pays,
+    without_period,
+)
 from app.store.items import IN_CHUNK
 from app.store.models import CompanyRow, DocumentRow, EventRow, ManifestationRow
 from app.store.prepared import placeholders
 from app.store.records import (
-    Direction,
     DocumentKind,
     GridQuery,
     GridSort,
@@ -55,18 +62,6 @@ SUMMARY_KINDS = (DocumentKind.RES_NFE, DocumentKind.DPS)
 COMPLETE_KINDS = (DocumentKind.NFE_PROC, DocumentKind.CTE_PROC, DocumentKind.NFSE)
 MANIFESTATION_EVENT_TYPES = tuple(sorted(MANIFESTATION_TYPES))
 _IN_FLIGHT = (ManifestationStatus.PENDING.value, ManifestationStatus.SENT.value)
-
-_COUNTERPART = case(
-    (DocumentRow.direction == Direction.EMITTED.value, DocumentRow.recipient_name), else_=DocumentRow.emitter_name
-)
-_SORT_COLUMNS: dict[GridSort, Any] = {
-    GridSort.ISSUED_AT: DocumentRow.issued_at,
-    GridSort.VALUE: DocumentRow.total_cents,
-    GridSort.NUMBER: DocumentRow.number,
-    GridSort.COUNTERPART: _COUNTERPART,
-    GridSort.KIND: DocumentRow.kind,
-    GridSort.STATUS: DocumentRow.status,
-}
 
 
 def _same_key_events(*tp_eventos: str) -> ColumnElement[bool]:
@@ -269,22 +264,44 @@ def _chunks(values: Sequence[Any]) -> Iterable[Sequence[Any]]:
 class GridRepository:
     """Pages of document ids and what a page shows beside them; reads only."""
 
+    value_walk_min = VALUE_WALK_MIN  # documents in a period from which a value sort walks its index
+
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._like_ignores_case = db.engine.dialect.name == "sqlite"
+        self._sqlite = self._like_ignores_case = db.engine.dialect.name == "sqlite"
 
     def _where(self, query: GridQuery) -> list[ColumnElement[bool]]:
         return grid_where(query, like_ignores_case=self._like_ignores_case)
 
     def page_ids(self, query: GridQuery, offset: int, limit: int) -> list[int]:
-        """One page of ids in the query's order (ties by id, the same direction)."""
+        """One page of ids in the query's order (ties by id, the same direction); documents
+        without an issue date sort as SQLite sorts a missing value: first ascending, last descending."""
         if offset < 0 or limit <= 0:
             raise ValueError("offset must be >= 0 and limit > 0")
-        column = _SORT_COLUMNS[query.sort]
-        order = (column.desc(), DocumentRow.id.desc()) if query.descending else (column.asc(), DocumentRow.id.asc())
-        statement = select(DocumentRow.id).where(*self._where(query)).order_by(*order).offset(offset).limit(limit)
         with self._db.reader() as s:
-            return list(s.scalars(statement))
+            if not split_undated(query):
+                return list(s.scalars(self._page(s, query, offset, limit)))
+            # No period: the dated ones in the (product, issue date) index's order, then or before
+            # them the undated few, instead of the whole product sorted for one page (revision 0014).
+            dated = [*self._where(query), DocumentRow.issued_at.is_not(None)]
+            undated = self._where(replace(query, undated=True))
+            first, second = (dated, undated) if query.descending else (undated, dated)
+            ids = list(s.scalars(ordered(query, first).offset(offset).limit(limit)))
+            if len(ids) == limit:
+                return ids
+            if ids:
+                first_total = offset + len(ids)
+            else:
+                first_total = s.scalar(select(func.count()).select_from(DocumentRow).where(*first)) or 0
+            rest = ordered(query, second).offset(max(0, offset - first_total)).limit(limit - len(ids))
+            return ids + list(s.scalars(rest))
+
+    def _page(self, s: Any, query: GridQuery, offset: int, limit: int) -> Any:
+        where = self._where(query)
+        if query.sort is GridSort.VALUE and self._sqlite and value_walk_pays(s, query, where, self.value_walk_min):
+            # SQLite: a large period sorted by value walks the value index (app.store.grid_order).
+            where = self._where(without_period(query)) + period_unindexed(query)
+        return ordered(query, where).offset(offset).limit(limit)
 
     def matching_ids(self, query: GridQuery, ids: Iterable[int]) -> set[int]:
         """Which of ``ids`` the query lists (a live grid's changed documents), by primary key."""

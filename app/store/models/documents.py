@@ -71,6 +71,8 @@ class DocumentRow(Base):
             sqlite_where=text("created_at IS NOT NULL"),
             postgresql_where=text("created_at IS NOT NULL"),
         ),
+        # The grid sorted by value, walked in its order (app.store.grid_order, revision 0014).
+        Index("ix_documents_product_value", "product", "total_cents", "id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
