@@ -6,12 +6,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import event, insert
+from sqlalchemy import event, insert, text, update
 
 from app.core.keys import AccessKey
 from app.store.db import Database
 from app.store.grid import GridRepository
 from app.store.models import DocumentRow
+from app.store.models.documents import POSTGRESQL_ONLY_INDEXES
 from app.store.records import Company, GridQuery, GridSort, Product
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
@@ -96,3 +97,21 @@ def test_a_large_period_sorted_by_value_walks_the_value_index_with_the_same_rows
         Product.NFE, company_ids=(company.id,), issued_from=start, issued_to=end, sort=GridSort.VALUE
     )
     assert _pages(walked, company_only, 6) == by_value
+
+
+def test_the_name_search_finds_either_name_in_any_case_with_trigram_indexes_on_postgresql(
+    db: Database, company: Company
+) -> None:
+    _fill(db, company.id)
+    with db.session() as s:
+        s.execute(update(DocumentRow).where(DocumentRow.id == 5).values(emitter_name="CEREALISTA BARBOSA LTDA"))
+        s.execute(update(DocumentRow).where(DocumentRow.id == 9).values(recipient_name="Cerealista Barbosa S.A."))
+        s.execute(update(DocumentRow).where(DocumentRow.id == 11).values(emitter_name="CEREALISTA_BARBOSA 50%"))
+    grid = GridRepository(db)
+    assert _pages(grid, GridQuery(Product.NFE, text="cerealista barbosa"), 2) == [9, 5]  # issue-date order
+    assert _pages(grid, GridQuery(Product.NFE, text="LISTA_BARBOSA 50%"), 2) == [11]  # wildcards taken literally
+    assert grid.count(GridQuery(Product.NFE, text="barbosa")) == 3
+    if db.dialect == "postgresql":
+        with db.reader() as s:
+            names = set(s.scalars(text("SELECT indexname FROM pg_indexes WHERE tablename = 'documents'")))
+        assert POSTGRESQL_ONLY_INDEXES <= names
