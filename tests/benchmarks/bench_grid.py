@@ -394,9 +394,25 @@ def _generate_child(args: argparse.Namespace) -> int:
     return 0
 
 
+def replace_args(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:
+    return argparse.Namespace(**{**vars(args), **changes})
+
+
 def cached_folder(args: argparse.Namespace, today: date) -> tuple[Path, dict[str, Any], bool]:
     """The cached data folder for these parameters (generated now if missing)."""
     name = f"docs{args.documents}-co{args.companies}-seed{args.seed}-{today.isoformat()}-v{GENERATOR_VERSION}"
+    if args.scale_from:  # copies of a smaller generated folder (tests/benchmarks/grid_scale.py)
+        from tests.benchmarks.grid_scale import replicate
+
+        times = args.documents // args.scale_from
+        folder = CACHE_DIR / f"{name}-x{times}"
+        if args.regenerate and folder.exists():
+            shutil.rmtree(folder)
+        if not (folder / "bench-grid.json").exists():
+            source, _meta, _new = cached_folder(replace_args(args, documents=args.scale_from, scale_from=None), today)
+            print(f"replicating {source} {times} times", flush=True)
+            return folder, replicate(source, folder, times), True
+        return folder, json.loads((folder / "bench-grid.json").read_text(encoding="utf-8")), False
     folder = CACHE_DIR / name
     meta_file = folder / "bench-grid.json"
     if args.regenerate and folder.exists():
@@ -687,6 +703,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--database", help="a PostgreSQL URL to measure (filled from the SQLite file when empty); default: a "
         "cluster cached beside the SQLite file",
     )  # fmt: skip
+    parser.add_argument(
+        "--scale-from", type=int, help="make --documents as copies of this many generated ones (grid_scale.py)"
+    )
     parser.add_argument("--generate-into", help=argparse.SUPPRESS)  # the child that fills the database
     parser.add_argument("--now", help=argparse.SUPPRESS)
     return parser.parse_args(argv)

@@ -115,3 +115,14 @@ def test_the_name_search_finds_either_name_in_any_case_with_trigram_indexes_on_p
         with db.reader() as s:
             names = set(s.scalars(text("SELECT indexname FROM pg_indexes WHERE tablename = 'documents'")))
         assert POSTGRESQL_ONLY_INDEXES <= names
+
+
+def test_a_key_without_a_period_is_found_through_its_unique_index(db: Database, company: Company) -> None:
+    rows = _fill(db, company.id)
+    sent: list[str] = []
+    event.listen(db.engine, "before_cursor_execute", lambda *a: sent.append(a[2]))
+    grid = GridRepository(db)
+    key = rows[20]["access_key"]
+    assert grid.page_ids(GridQuery(Product.NFE, access_key=key), 0, 50) == [21]
+    [statement] = [s for s in sent if "documents.access_key" in s]
+    assert "IS NOT NULL" not in statement  # the partial date index would be walked looking for it
