@@ -135,7 +135,7 @@ def fill_from_sqlite(sqlite_file: Path, libpq: str, url: str, log: Any = print) 
                 continue
             serial = c.execute("SELECT pg_get_serial_sequence(%s, 'id')", (f'"{table}"',)).fetchone()
             if serial is not None and serial[0]:
-                c.execute(f"SELECT setval(%s, coalesce((SELECT max(id) FROM \"{table}\"), 0) + 1, false)", (serial[0],))
+                c.execute(f'SELECT setval(%s, coalesce((SELECT max(id) FROM "{table}"), 0) + 1, false)', (serial[0],))
         t0 = time.perf_counter()
         c.execute("VACUUM ANALYZE")
         timings["vacuum_analyze_s"] = round(time.perf_counter() - t0, 1)
@@ -279,3 +279,81 @@ def _kept_port(path: Path) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(str(port))
         return port
+
+
+def replicate_cluster(source_folder: Path, target_folder: Path, times: int) -> dict[str, float]:
+    """The PostgreSQL twin of ``grid_scale.replicate``: the source folder's cached cluster copied
+    (stopped, file by file), then its database made ``times`` copies of itself in SQL, with the same
+    ids, keys, NSUs and instants as the SQLite copies, secondary indexes built again after."""
+    started = time.perf_counter()
+    source = source_folder.with_name(source_folder.name + "-pg") / "cluster"
+    target_root = target_folder.with_name(target_folder.name + "-pg")
+    target = target_root / "cluster"
+    if (target / "data" / "PG_VERSION").exists() and _filled(CachedCluster(target).libpq()):
+        return {}
+    shutil.rmtree(target_root, ignore_errors=True)
+    target_root.mkdir(parents=True)
+    subprocess.run(["cp", "-a", str(source), str(target)], check=True)
+    (target / "port").unlink(missing_ok=True)
+    for stale in ("postmaster.pid", "server.log"):
+        (target / "data" / stale).unlink(missing_ok=True)
+    cluster = CachedCluster(target).start()
+    timings: dict[str, float] = {"copy_cluster_s": round(time.perf_counter() - started, 1)}
+    try:
+        with psycopg.connect(cluster.libpq(), autocommit=True) as c:
+            c.execute("DROP TABLE bench_grid_filled")
+            c.execute("SET session_replication_role = replica")
+            kept = _drop_secondary(c, BIG_TABLES)
+            docs, versions, events = (
+                c.execute(f"SELECT max(id) FROM {t}").fetchone()[0]  # type: ignore[index]
+                for t in ("documents", "document_versions", "events")
+            )
+            for k in range(1, times):
+                t0 = time.perf_counter()
+                for statement in _copies(k, docs, versions, events):
+                    c.execute(statement)
+                print(f"  PostgreSQL copy {k + 1} of {times}: {time.perf_counter() - t0:.0f} s", flush=True)
+            t0 = time.perf_counter()
+            for statement in kept:
+                c.execute(statement)
+            timings["indexes_s"] = round(time.perf_counter() - t0, 1)
+            for table in BIG_TABLES:
+                if "id" in _pg_columns(c, table):
+                    highest = f"(SELECT max(id) FROM {table}) + 1"
+                    c.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), {highest}, false)")
+            t0 = time.perf_counter()
+            c.execute("VACUUM ANALYZE")
+            timings["vacuum_analyze_s"] = round(time.perf_counter() - t0, 1)
+            c.execute("CREATE TABLE bench_grid_filled (at timestamptz DEFAULT now())")
+    finally:
+        cluster.stop()
+    timings["total_s"] = round(time.perf_counter() - started, 1)
+    return timings
+
+
+def _copies(k: int, docs: int, versions: int, events: int) -> list[str]:
+    key = (
+        f"substr(access_key, 1, 35) || lpad(((substr(access_key, 36, 8)::bigint + {k} * 12345679) % 100000000)::text, "
+        "8, '0') || substr(access_key, 44)"
+    )
+    ago = f"interval '{k} seconds'"
+    return [
+        "INSERT INTO documents (id, company_id, product, kind, access_key, nsu, model, serie, number, emitter_id, "
+        "emitter_name, recipient_id, recipient_name, total_cents, issued_at, issued_offset_minutes, direction, status, "
+        "situation, quarantined, parse_error, version_count, created_at, updated_at, withheld) "
+        f"SELECT id + {k * docs}, company_id, product, kind, {key}, nsu + {k} * 10000000, model, serie, number, "
+        f"emitter_id, emitter_name, recipient_id, recipient_name, total_cents, issued_at - {ago}, "
+        "issued_offset_minutes, direction, status, situation, quarantined, parse_error, version_count, "
+        f"created_at - {ago}, updated_at - {ago}, withheld FROM documents WHERE id <= {docs}",
+        "INSERT INTO document_versions (id, document_id, kind, nsu, schema, xml_zlib, xml_sha256, xml_size, "
+        f"is_current, parse_error, received_at) SELECT id + {k * versions}, document_id + {k * docs}, kind, "
+        f"nsu + {k} * 10000000, schema, xml_zlib, xml_sha256, xml_size, is_current, parse_error, "
+        f"received_at - {ago} FROM document_versions WHERE id <= {versions}",
+        f"INSERT INTO document_parties (document_id, role, tax_id, name) SELECT document_id + {k * docs}, role, "
+        f"tax_id, name FROM document_parties WHERE document_id <= {docs}",
+        "INSERT INTO events (id, company_id, product, kind, access_key, tp_evento, n_seq_evento, nsu, schema, "
+        "description, protocol, event_at, cstat, author_id, xml_zlib, xml_sha256, xml_size, created_at, updated_at) "
+        f"SELECT id + {k * events}, company_id, product, kind, {key}, tp_evento, n_seq_evento, "
+        f"nsu + {k} * 10000000, schema, description, protocol, event_at - {ago}, cstat, author_id, xml_zlib, "
+        f"xml_sha256, xml_size, created_at - {ago}, updated_at - {ago} FROM events WHERE id <= {events}",
+    ]
