@@ -24,6 +24,7 @@ from sqlalchemy import (
     exists,
     func,
     literal,
+    literal_column,
     not_,
     or_,
     select,
@@ -442,7 +443,9 @@ class GridRepository:
         return ReformRepository(self._db).grid_values(document_ids)
 
     def count_quarantined(self, product: Product, company_ids: Sequence[int] = ()) -> int:
-        clauses = [DocumentRow.product == product.value, DocumentRow.quarantined.is_(True)]
+        """The banner's unreadable documents: the few rows of a partial index (revision 0014), whose
+        WHERE the query repeats word for word (SQLite uses it only then)."""
+        clauses = [DocumentRow.product == product.value, DocumentRow.quarantined == literal_column("true")]
         if company_ids:
             clauses.append(DocumentRow.company_id.in_(company_ids))
         with self._db.reader() as s:
@@ -452,10 +455,11 @@ class GridRepository:
         self, product: Product, company_ids: Sequence[int] = (), since: datetime | None = None
     ) -> int:
         """Documents cancelled by an event that arrived after the document itself was stored
-        (the office may already have booked them)."""
+        (the office may already have booked them): the cancelled ones from their partial index
+        (revision 0014; its WHERE repeated as a literal), each one's events by key."""
         clauses = [
             DocumentRow.product == product.value,
-            DocumentRow.status == "cancelled",
+            DocumentRow.status == literal_column("'cancelled'"),
             exists().where(
                 EventRow.company_id == DocumentRow.company_id,
                 EventRow.product == DocumentRow.product,

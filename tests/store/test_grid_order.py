@@ -126,3 +126,26 @@ def test_a_key_without_a_period_is_found_through_its_unique_index(db: Database, 
     assert grid.page_ids(GridQuery(Product.NFE, access_key=key), 0, 50) == [21]
     [statement] = [s for s in sent if "documents.access_key" in s]
     assert "IS NOT NULL" not in statement  # the partial date index would be walked looking for it
+
+
+def test_the_banner_counts_read_their_partial_indexes(db: Database, company: Company) -> None:
+    _fill(db, company.id)
+    with db.session() as s:
+        s.execute(update(DocumentRow).where(DocumentRow.id.in_([3, 4])).values(status="cancelled"))
+    grid = GridRepository(db)
+    sent: list[tuple[str, Any]] = []
+    event.listen(db.engine, "before_cursor_execute", lambda *a: sent.append((a[2], a[3])))
+    assert grid.count_quarantined(Product.NFE) == len(UNDATED)
+    assert grid.count_quarantined(Product.NFE, (company.id,)) == len(UNDATED)
+    assert grid.count_quarantined(Product.CTE) == 0
+    assert grid.cancelled_after_capture(Product.NFE) == 0  # cancelled, but no event after them
+    if db.dialect != "sqlite":
+        return  # PostgreSQL chooses from its statistics: bench_grid's plans
+    counts = [(statement, parameters) for statement, parameters in sent if statement.startswith("SELECT count")]
+    with db.engine.connect() as connection:
+        plans = [
+            " ".join(str(r[3]) for r in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters))
+            for statement, parameters in counts
+        ]
+    assert all("ix_documents_quarantined" in plan for plan in plans[:3]), plans
+    assert "ix_documents_cancelled" in plans[3] and "SCAN documents" not in plans[3], plans[3]
