@@ -2,6 +2,8 @@
 
     .venv/bin/python tests/benchmarks/bench_grid.py [--documents 1000000] [--companies 200] [--seed 14]
                                                     [--runs 5] [--regenerate] [--no-cold-start]
+                                                    [--engine sqlite|postgresql|both] [--database URL]
+                                                    [--scale-from 1000000]
 
 A real SQLite database, created and migrated by ``app.store.db.open_database`` in a data folder,
 is filled in bulk straight through the sqlite3 driver (the capture engine would take hours):
@@ -46,8 +48,18 @@ preview shown (<= 300 ms: selection to the DANFE on screen, rendered on its work
 ``CLICKED_ROWS`` rows of the first page. The generated XML is a placeholder, so the clicked rows'
 current versions get a real nfeProc (tests/fixtures) first, written into the cached database.
 
-The query plan (``EXPLAIN QUERY PLAN``) of each figure's page and count statements, captured as
-SQLAlchemy sends them, is printed and kept in the JSON. Prints human lines, then ONE JSON object
+Issue 24 adds PostgreSQL: ``--engine postgresql`` measures the same figures through a desk on an
+office server (``Desk(folder, database=URL)``), ``--engine both`` measures SQLite then PostgreSQL
+and prints one JSON with both results and their medians side by side. The server is ``--database
+URL`` (filled from the SQLite file when it holds no benchmark data yet) or, by default, a cluster of
+Debian's binaries cached beside the SQLite file, filled once by COPY (tests/benchmarks/grid_pg.py).
+``--scale-from 1000000`` makes the ``--documents`` folder from copies of the cached smaller one
+(tests/benchmarks/grid_scale.py: ten million in minutes, where the generator takes over an hour
+here), and its PostgreSQL twin from the smaller cluster. ``key_event_index`` says whether the desk
+built its key-event rows from the events or restored them from the data folder (app.desk.key_snapshot).
+
+The query plan (``EXPLAIN QUERY PLAN``, PostgreSQL's ``EXPLAIN``) of each figure's page and count
+statements, captured as SQLAlchemy sends them, is printed and kept in the JSON. Prints human lines, then ONE JSON object
 as the last line. The OS page cache is warm (the file was just written or read): "cold" is the
 process's first query of that shape, not a disk read.
 """
@@ -768,9 +780,7 @@ def side_by_side(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "engines": list(results),
         "median_ms": figures,
         "desk_open_ms": {engine: r["desk_open_ms"] for engine, r in results.items()},
-        "first_rows_s": {
-            engine: (r["cold_start"] or {}).get("first_rows_median_s") for engine, r in results.items()
-        },
+        "first_rows_s": {engine: (r["cold_start"] or {}).get("first_rows_median_s") for engine, r in results.items()},
         "goals_met": {engine: r["goals_met"] for engine, r in results.items()},
         **results,
     }

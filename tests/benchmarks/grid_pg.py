@@ -17,6 +17,7 @@ machine (``SETTINGS``), durability off as in the tests' throwaway clusters.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -237,6 +238,10 @@ def postgres_for(folder: Path, database: str | None) -> Iterator[tuple[Path, str
         name = hashlib.sha256(url.encode()).hexdigest()[:12]
         desk_folder = folder.with_name(f"{folder.name}-pg-{name}")
     else:
+        meta = json.loads((folder / "bench-grid.json").read_text(encoding="utf-8"))
+        if meta.get("replicated_from"):  # copies of a smaller folder: its cluster copied as well
+            print("replicating PostgreSQL from the smaller folder's cluster (once: cached)", flush=True)
+            replicate_cluster(folder.with_name(meta["replicated_from"]), folder, int(meta["replicas"]))
         cluster = CachedCluster(folder.with_name(folder.name + "-pg") / "cluster").start()
         url, libpq = cluster.url(), cluster.libpq()
         desk_folder = folder.with_name(folder.name + "-pg") / "desk"
