@@ -299,7 +299,9 @@ class GridRepository:
 
     def _page(self, s: Any, query: GridQuery, offset: int, limit: int) -> Any:
         where = self._where(query)
-        if query.sort is GridSort.VALUE and self._sqlite and value_walk_pays(s, query, where, self.value_walk_min):
+        if query.sort is GridSort.VALUE and self._sqlite:
+            if not value_walk_pays(s, query, where, self.value_walk_min):  # the value index: never walked
+                return ordered(query, where, unindexed=True).offset(offset).limit(limit)
             # SQLite: a large period sorted by value walks the value index (app.store.grid_order).
             where = self._where(without_period(query)) + period_unindexed(query)
         return ordered(query, where).offset(offset).limit(limit)

@@ -3,6 +3,7 @@ and the value sort of a large period (the value index walked, revision 0014)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -149,3 +150,26 @@ def test_the_banner_counts_read_their_partial_indexes(db: Database, company: Com
         ]
     assert all("ix_documents_quarantined" in plan for plan in plans[:3]), plans
     assert "ix_documents_cancelled" in plans[3] and "SCAN documents" not in plans[3], plans[3]
+
+
+def test_a_few_documents_sorted_by_value_are_not_found_by_walking_the_value_index(
+    db: Database, company: Company
+) -> None:
+    rows = _fill(db, company.id)
+    sent: list[tuple[str, Any]] = []
+    event.listen(db.engine, "before_cursor_execute", lambda *a: sent.append((a[2], a[3])))
+    grid = GridRepository(db)
+    undated = GridQuery(Product.NFE, undated=True, sort=GridSort.VALUE)
+    expected = sorted((r for r in rows if r["issued_at"] is None), key=lambda r: (r["total_cents"], r["id"]))
+    assert grid.page_ids(undated, 0, 10) == [r["id"] for r in reversed(expected)]
+    mine = GridQuery(Product.NFE, company_ids=(company.id,), issued_from=START, issued_to=START + timedelta(hours=5))
+    assert len(grid.page_ids(replace(mine, sort=GridSort.VALUE), 0, 10)) == 5
+    if db.dialect != "sqlite":
+        return
+    pages = [(st, p) for st, p in sent if st.startswith("SELECT documents.id") and "LIMIT" in st]
+    with db.engine.connect() as connection:
+        for statement, parameters in pages:
+            plan = " ".join(
+                str(r[3]) for r in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+            )
+            assert "ix_documents_product_value" not in plan, plan
