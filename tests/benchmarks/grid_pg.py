@@ -294,8 +294,13 @@ def replicate_cluster(source_folder: Path, target_folder: Path, times: int) -> d
     source = source_folder.with_name(source_folder.name + "-pg") / "cluster"
     target_root = target_folder.with_name(target_folder.name + "-pg")
     target = target_root / "cluster"
-    if (target / "data" / "PG_VERSION").exists() and _filled(CachedCluster(target).libpq()):
-        return {}
+    if (target / "data" / "PG_VERSION").exists():
+        kept = CachedCluster(target).start()  # stopped between runs: asked whether it was filled
+        try:
+            if _filled(kept.libpq()):
+                return {}
+        finally:
+            kept.stop()
     shutil.rmtree(target_root, ignore_errors=True)
     target_root.mkdir(parents=True)
     subprocess.run(["cp", "-a", str(source), str(target)], check=True)
