@@ -24,7 +24,7 @@ from app.core.clock import Clock
 from app.core.ids import Cnpj
 from app.core.products import Product
 from app.core.subscribers import Subscribers
-from app.desk import background, fetching, live, office_database
+from app.desk import background, fetching, key_snapshot, live, office_database
 from app.desk.alerts import alerts
 from app.desk.capturing import CaptureRounds
 from app.desk.companies import CompanyAdmin, company_lines
@@ -33,7 +33,7 @@ from app.desk.errors import DeskError
 from app.desk.exports import Exports
 from app.desk.fetching import FetchOutcome, product_of
 from app.desk.files import write_atomic
-from app.desk.grid import GridCursor, KeyEventIndex, document_rows, to_query
+from app.desk.grid import GridCursor, document_rows, to_query
 from app.desk.handoff import Handoffs
 from app.desk.manifesting import Manifestations, nfe_actions, taker_actions
 from app.desk.nodes import NodeView, hear_office, node_view, sender_for, start_node
@@ -161,8 +161,8 @@ class Desk:
         self._handoff = Handoffs(self._ctx.db, self._ctx.clock)
         self._rounds = CaptureRounds(self.data_dir, self._service, self._sender)
         self._grid = GridRepository(self._context().db)
-        self._keys = KeyEventIndex(self._grid)
-        self._keys.current(Product.NFE)  # built here, on the opening worker, not on the first page
+        companies = {c.id for c in self._ctx.companies.list_companies()}  # saved between openings:
+        self._keys = key_snapshot.open_index(self._grid, self.data_dir, self._ctx.db, companies)
         return self.opened
 
     def close(self, timeout: float = 30.0) -> bool:

@@ -113,7 +113,9 @@ class KeyEventIndex:
 
     ``current`` reads the two high-water ids (one statement); when events were stored since the
     last look it asks only for the keys those events touched, and when documents were stored it
-    drops the keys that got their document.
+    drops the keys that got their document (reading the new documents' keys, or probing the
+    index's keys, whichever is fewer). ``restore`` starts it from a saved state
+    (``app.desk.key_snapshot``): the first build reads every event.
     """
 
     def __init__(self, grid: GridRepository) -> None:
@@ -129,6 +131,19 @@ class KeyEventIndex:
                 self._refresh(high)
             return list(self._rows[product].values())
 
+    def state(self) -> tuple[tuple[int, int] | None, list[KeyEvents]]:
+        """The high-water ids seen and every row, as of now (to be saved)."""
+        with self._lock:
+            return self._seen, [row for rows in self._rows.values() for row in rows.values()]
+
+    def restore(self, seen: tuple[int, int], rows: Sequence[KeyEvents]) -> None:
+        """Start from a saved state: the next look reads only what was stored after ``seen``."""
+        with self._lock:
+            self._rows = {p: {} for p in Product}
+            for row in rows:
+                self._rows[row.product][(row.company_id, row.access_key)] = row
+            self._seen = seen
+
     def _refresh(self, high: tuple[int, int]) -> None:
         seen_docs, seen_events = self._seen or (0, 0)
         for product in Product:
@@ -137,7 +152,11 @@ class KeyEventIndex:
                 for row in self._grid.key_events(product, after_event_id=seen_events if self._seen else 0):
                     rows[(row.company_id, row.access_key)] = row
             if self._seen is not None and high[0] > seen_docs and rows:
-                for pair in self._grid.keys_with_document(product, list(rows)):
+                if high[0] - seen_docs < len(rows):  # ids may skip: an upper bound of the new documents
+                    arrived = self._grid.document_keys_after(product, seen_docs) & rows.keys()
+                else:
+                    arrived = self._grid.keys_with_document(product, list(rows))
+                for pair in arrived:
                     rows.pop(pair, None)
         self._seen = high
 

@@ -209,6 +209,12 @@ class CompanyRepository:
             )
             return [_settings(r) for r in rows]
 
+    def settings_for(self, product: Product) -> dict[int, CaptureSettings]:
+        """Every company's settings for ``product``, enabled or not, by company id (one read)."""
+        with self._db.reader() as s:
+            rows = s.scalars(select(CaptureSettingsRow).where(CaptureSettingsRow.product == product.value))
+            return {r.company_id: _settings(r) for r in rows}
+
     def enabled_for(self, product: Product) -> list[tuple[Company, CaptureSettings]]:
         """Active companies with ``product`` capture enabled: what a scheduler tick looks at."""
         query = (

@@ -2,6 +2,8 @@
 
     .venv/bin/python tests/benchmarks/bench_grid.py [--documents 1000000] [--companies 200] [--seed 14]
                                                     [--runs 5] [--regenerate] [--no-cold-start]
+                                                    [--engine sqlite|postgresql|both] [--database URL]
+                                                    [--scale-from 1000000]
 
 A real SQLite database, created and migrated by ``app.store.db.open_database`` in a data folder,
 is filled in bulk straight through the sqlite3 driver (the capture engine would take hours):
@@ -46,8 +48,18 @@ preview shown (<= 300 ms: selection to the DANFE on screen, rendered on its work
 ``CLICKED_ROWS`` rows of the first page. The generated XML is a placeholder, so the clicked rows'
 current versions get a real nfeProc (tests/fixtures) first, written into the cached database.
 
-The query plan (``EXPLAIN QUERY PLAN``) of each figure's page and count statements, captured as
-SQLAlchemy sends them, is printed and kept in the JSON. Prints human lines, then ONE JSON object
+Issue 24 adds PostgreSQL: ``--engine postgresql`` measures the same figures through a desk on an
+office server (``Desk(folder, database=URL)``), ``--engine both`` measures SQLite then PostgreSQL
+and prints one JSON with both results and their medians side by side. The server is ``--database
+URL`` (filled from the SQLite file when it holds no benchmark data yet) or, by default, a cluster of
+Debian's binaries cached beside the SQLite file, filled once by COPY (tests/benchmarks/grid_pg.py).
+``--scale-from 1000000`` makes the ``--documents`` folder from copies of the cached smaller one
+(tests/benchmarks/grid_scale.py: ten million in minutes, where the generator takes over an hour
+here), and its PostgreSQL twin from the smaller cluster. ``key_event_index`` says whether the desk
+built its key-event rows from the events or restored them from the data folder (app.desk.key_snapshot).
+
+The query plan (``EXPLAIN QUERY PLAN``, PostgreSQL's ``EXPLAIN``) of each figure's page and count
+statements, captured as SQLAlchemy sends them, is printed and kept in the JSON. Prints human lines, then ONE JSON object
 as the last line. The OS page cache is warm (the file was just written or read): "cold" is the
 process's first query of that shape, not a disk read.
 """
@@ -394,9 +406,25 @@ def _generate_child(args: argparse.Namespace) -> int:
     return 0
 
 
+def replace_args(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:
+    return argparse.Namespace(**{**vars(args), **changes})
+
+
 def cached_folder(args: argparse.Namespace, today: date) -> tuple[Path, dict[str, Any], bool]:
     """The cached data folder for these parameters (generated now if missing)."""
     name = f"docs{args.documents}-co{args.companies}-seed{args.seed}-{today.isoformat()}-v{GENERATOR_VERSION}"
+    if args.scale_from:  # copies of a smaller generated folder (tests/benchmarks/grid_scale.py)
+        from tests.benchmarks.grid_scale import replicate
+
+        times = args.documents // args.scale_from
+        folder = CACHE_DIR / f"{name}-x{times}"
+        if args.regenerate and folder.exists():
+            shutil.rmtree(folder)
+        if not (folder / "bench-grid.json").exists():
+            source, _meta, _new = cached_folder(replace_args(args, documents=args.scale_from, scale_from=None), today)
+            print(f"replicating {source} {times} times", flush=True)
+            return folder, replicate(source, folder, times), True
+        return folder, json.loads((folder / "bench-grid.json").read_text(encoding="utf-8")), False
     folder = CACHE_DIR / name
     meta_file = folder / "bench-grid.json"
     if args.regenerate and folder.exists():
@@ -421,11 +449,12 @@ def cached_folder(args: argparse.Namespace, today: date) -> tuple[Path, dict[str
 
 
 class PlanRecorder:
-    """The statements SQLAlchemy sends while ``recording``, to ask SQLite for their plans."""
+    """The statements SQLAlchemy sends while ``recording``, to ask the database for their plans."""
 
     def __init__(self, engine: Any) -> None:
         from sqlalchemy import event
 
+        self.engine = engine
         self.recording = False
         self.statements: list[tuple[str, Any]] = []
 
@@ -434,7 +463,7 @@ class PlanRecorder:
             if self.recording and statement.lstrip().upper().startswith("SELECT"):
                 self.statements.append((statement, parameters))
 
-    def plans(self, path: Path, call: Callable[[], object]) -> list[dict[str, Any]]:
+    def plans(self, call: Callable[[], object]) -> list[dict[str, Any]]:
         self.statements = []
         self.recording = True
         try:
@@ -442,8 +471,8 @@ class PlanRecorder:
         finally:
             self.recording = False
         out = []
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
+        explain = "EXPLAIN QUERY PLAN " if self.engine.dialect.name == "sqlite" else "EXPLAIN "
+        with self.engine.connect() as connection:
             for statement, parameters in self.statements:
                 compact = " ".join(statement.split())
                 if compact.startswith("SELECT documents.id FROM documents") and "LIMIT" in compact:
@@ -452,10 +481,9 @@ class PlanRecorder:
                     what = "count"
                 else:  # the page's summaries, events and requests go by primary or unique key
                     continue
-                rows = connection.execute("EXPLAIN QUERY PLAN " + statement, parameters).fetchall()
-                out.append({"statement": what, "plan": " | ".join(r[3] for r in rows)})
-        finally:
-            connection.close()
+                rows = connection.exec_driver_sql(explain + statement, parameters).fetchall()
+                lines = [r[3] for r in rows] if explain.endswith("PLAN ") else [str(r[0]).strip() for r in rows]
+                out.append({"statement": what, "plan": " | ".join(lines)})
         return out
 
 
@@ -506,7 +534,7 @@ app = QApplication(sys.argv[:1])
 app.setApplicationName("CapturaDFe-bench")
 def make_desk():  # as app.ui.app.run_gui: the desk and its imports on the worker that opens it
     from app.desk.desk import Desk
-    return Desk(Path(sys.argv[1]), capture=False)  # read-only: no capture service, no folder lock
+    return Desk(Path(sys.argv[1]), capture=False, database=sys.argv[2] or None)  # read-only: no capture service
 marks = {}
 ini = QSettings(str(Path(tempfile.mkdtemp()) / "window.ini"), QSettings.Format.IniFormat)
 window = MainWindow(make_desk, settings=ini)  # window settings in a throw-away file, not the user's
@@ -547,25 +575,24 @@ def live_costs(desk: Any, grid: Any, runs: int) -> dict[str, Any]:
     }
 
 
-def real_xml_for(folder: Path, document_ids: list[int]) -> None:
+def real_xml_for(desk: Any, document_ids: list[int]) -> None:
     """Give ``document_ids`` a real nfeProc as their current version (the DANFE needs one)."""
+    from sqlalchemy import update
+
+    from app.store.models import DocumentRow, DocumentVersionRow
+
     content = REAL_NFE.read_bytes()
     blob, sha = zlib.compress(content), hashlib.sha256(content).hexdigest()
-    connection = sqlite3.connect(database_path(folder))
-    try:
-        for document_id in document_ids:
-            connection.execute(
-                "UPDATE document_versions SET xml_zlib = ?, xml_sha256 = ?, xml_size = ?, kind = 'nfeProc', "
-                "schema = 'procNFe_v4.00.xsd' WHERE document_id = ? AND is_current = 1",
-                (blob, sha, len(content), document_id),
-            )
-            connection.execute("UPDATE documents SET kind = 'nfeProc' WHERE id = ?", (document_id,))
-        connection.commit()
-    finally:
-        connection.close()
+    with desk._context().db.session() as session:
+        session.execute(
+            update(DocumentVersionRow)
+            .where(DocumentVersionRow.document_id.in_(document_ids), DocumentVersionRow.is_current.is_(True))
+            .values(xml_zlib=blob, xml_sha256=sha, xml_size=len(content), kind="nfeProc", schema="procNFe_v4.00.xsd")
+        )
+        session.execute(update(DocumentRow).where(DocumentRow.id.in_(document_ids)).values(kind="nfeProc"))
 
 
-def window_clicks(desk: Any, folder: Path) -> dict[str, Any]:
+def window_clicks(desk: Any) -> dict[str, Any]:
     """Click to detail and click to preview in the real window (offscreen) over ``desk``."""
     import tempfile
 
@@ -594,7 +621,7 @@ def window_clicks(desk: Any, folder: Path) -> dict[str, Any]:
     model, view, pane = window.models[Product.NFE], window.views[Product.NFE], window.detail
     until(lambda: len(model.rows) > 2 * CLICKED_ROWS)
     rows = [r for r in model.rows if not r.is_event_row][: 2 * CLICKED_ROWS]
-    real_xml_for(folder, [r.row_id for r in rows])
+    real_xml_for(desk, [r.row_id for r in rows])
     positions = [model.rows.index(r) for r in rows]
     detail_ms = []
     for position in positions[:CLICKED_ROWS]:
@@ -633,7 +660,7 @@ def window_clicks(desk: Any, folder: Path) -> dict[str, Any]:
     return out
 
 
-def cold_start(data_dir: Path, runs: int) -> dict[str, Any]:
+def cold_start(data_dir: Path, url: str | None, runs: int) -> dict[str, Any]:
     """Launch to the window shown (the goal) and to the NF-e grid's first rows, in fresh processes."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     shown: list[float] = []
@@ -644,8 +671,8 @@ def cold_start(data_dir: Path, runs: int) -> dict[str, Any]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         launched = time.time()
         done = subprocess.run(
-            [sys.executable, "-c", _COLD_START, str(data_dir)], cwd=ROOT, env=env, capture_output=True, text=True,
-            check=False, timeout=120,
+            [sys.executable, "-c", _COLD_START, str(data_dir), url or ""], cwd=ROOT, env=env, capture_output=True,
+            text=True, check=False, timeout=120,
         )  # fmt: skip
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
@@ -680,6 +707,17 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--data-dir", type=Path, help="measure this generated folder (a copy of a cached one) instead of the cache"
     )
+    parser.add_argument(
+        "--engine", choices=("sqlite", "postgresql", "both"), default="sqlite",
+        help="the database measured; both: side by side in one JSON",
+    )  # fmt: skip
+    parser.add_argument(
+        "--database", help="a PostgreSQL URL to measure (filled from the SQLite file when empty); default: a "
+        "cluster cached beside the SQLite file",
+    )  # fmt: skip
+    parser.add_argument(
+        "--scale-from", type=int, help="make --documents as copies of this many generated ones (grid_scale.py)"
+    )
     parser.add_argument("--generate-into", help=argparse.SUPPRESS)  # the child that fills the database
     parser.add_argument("--now", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -690,20 +728,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.generate_into:
         return _generate_child(args)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-    from app.config.runtime import tune_garbage_collector
-    from app.core.products import Product
-    from app.desk import Desk
-    from app.desk.grid import GridFilter
-    from app.store.records import GridSort
-
     today = datetime.now(BRASILIA).date()
     if args.data_dir is not None:
         folder, generated = args.data_dir, False
         meta = json.loads((folder / "bench-grid.json").read_text(encoding="utf-8"))
     else:
         folder, meta, generated = cached_folder(args, today)
-    db_mib = database_path(folder).stat().st_size / 1024 / 1024
     how = (
         f"generated in {meta['generation_seconds']} s"
         if generated
@@ -713,19 +743,70 @@ def main(argv: list[str] | None = None) -> int:
         f"database: {meta['documents']} documents ({meta['nfe_proc']} nfeProc, {meta['res_nfe']} resNFe, "
         f"{meta['cancelled']} cancelled, {meta['emitted']} emitted), {meta['events']} events, "
         f"{meta['companies']} companies (biggest {meta['big_company_documents']}, top 5 "
-        f"{meta['company_documents_top5']}, median {meta['company_documents_median']}); "
-        f"{db_mib:.0f} MiB, {how}: {folder}",
+        f"{meta['company_documents_top5']}, median {meta['company_documents_median']}); {how}: {folder}",
         flush=True,
     )
+    engines = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
+    results: dict[str, dict[str, Any]] = {}
+    for engine in engines:
+        print(f"---------------- {engine}", flush=True)
+        if engine == "sqlite":
+            results[engine] = measure(args, folder, meta, generated, None, database_path(folder).stat().st_size)
+            continue
+        from tests.benchmarks.grid_pg import postgres_for
 
+        with postgres_for(folder, args.database) as (desk_folder, url, size, fill):
+            results[engine] = measure(args, desk_folder, meta, generated, url, size)
+            results[engine]["postgresql_fill"] = fill
+    if len(results) == 1:
+        print(json.dumps(next(iter(results.values())), ensure_ascii=False))
+        return 0
+    print(json.dumps(side_by_side(results), ensure_ascii=False))
+    return 0
+
+
+def side_by_side(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Both engines' results, and their figures' medians beside each other."""
+    first = next(iter(results.values()))
+    figures = {
+        name: {engine: r[name].get("median_ms") for engine, r in results.items()}
+        for name, value in first.items()
+        if isinstance(value, dict) and "median_ms" in value
+    }
+    return {
+        "benchmark": "grid",
+        "documents": first["documents"],
+        "companies": first["companies"],
+        "engines": list(results),
+        "median_ms": figures,
+        "desk_open_ms": {engine: r["desk_open_ms"] for engine, r in results.items()},
+        "first_rows_s": {engine: (r["cold_start"] or {}).get("first_rows_median_s") for engine, r in results.items()},
+        "goals_met": {engine: r["goals_met"] for engine, r in results.items()},
+        **results,
+    }
+
+
+def measure(
+    args: argparse.Namespace, folder: Path, meta: dict[str, Any], generated: bool, url: str | None, size: int
+) -> dict[str, Any]:
+    """Every figure over one engine: the data folder's SQLite file, or the server at ``url``."""
+    from app.config.runtime import tune_garbage_collector
+    from app.core.products import Product
+    from app.desk import Desk
+    from app.desk.grid import GridFilter
+    from app.desk.key_snapshot import FILE_NAME
+    from app.store.records import GridSort
+
+    today = datetime.now(BRASILIA).date()
+    db_mib = size / 1024 / 1024
+    key_snapshot = "restored" if (folder / FILE_NAME).exists() else "built"
     load_before = os.getloadavg()  # a shared machine: other processes' load is in the figures
     tune_garbage_collector()  # as app.launcher does
     started = time.perf_counter()
-    desk = Desk(folder, capture=False)
+    desk = Desk(folder, capture=False, database=url)
     desk.open()
     open_ms = (time.perf_counter() - started) * 1000
     recorder = PlanRecorder(desk._context().db.engine)  # the desk's own engine: its plans
-    path = database_path(folder)
     figures: dict[str, Any] = {}
     plans: dict[str, Any] = {}
     try:
@@ -733,8 +814,8 @@ def main(argv: list[str] | None = None) -> int:
         key_rows = desk._keys.current(Product.NFE)  # the first cursor builds it: timed apart
         key_index_ms = (time.perf_counter() - started) * 1000
         print(
-            f"desk opened in {open_ms:.0f} ms; key-event index ({len(key_rows)} NF-e keys) built in "
-            f"{key_index_ms:.0f} ms",
+            f"desk opened in {open_ms:.0f} ms (key-event index {key_snapshot}); key-event index "
+            f"({len(key_rows)} NF-e keys) current in {key_index_ms:.0f} ms; {db_mib:.0f} MiB",
             flush=True,
         )
 
@@ -774,7 +855,7 @@ def main(argv: list[str] | None = None) -> int:
             figure["goal_met"] = figure["median_ms"] <= GOALS_MS[goal]
             figure["cold_within_goal"] = figure["cold_ms"] <= GOALS_MS[goal]
             figures[name] = figure
-            plans[name] = recorder.plans(path, partial(page_and_count, desk, grid))
+            plans[name] = recorder.plans(partial(page_and_count, desk, grid))
             mark = "met" if figure["goal_met"] else "MISSED"
             print(
                 f"{name:24s}: page {figure['median_ms']:7.1f} ms median (cold {figure['cold_ms']:7.1f}, "
@@ -806,7 +887,7 @@ def main(argv: list[str] | None = None) -> int:
         figures["live"] = live_costs(desk, captured, args.runs)
         print(f"live grid                : {figures['live']}", flush=True)
         peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before Qt and the window
-        figures.update(window_clicks(desk, folder))
+        figures.update(window_clicks(desk))
         for name in GOALS_CLICK_MS:
             figure = figures[name]
             print(
@@ -823,7 +904,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     load_now = os.getloadavg()[0]
     print(f"load average (1 min)     : {load_before[0]:.2f} at start, {load_now:.2f} now, on {os.cpu_count()} CPUs")
-    start = {} if args.no_cold_start else cold_start(folder, args.runs)
+    start = {} if args.no_cold_start else cold_start(folder, url, args.runs)
     if start and "error" not in start:
         print(
             f"cold start to the window : {start['median_s']:.2f} s median (cold {start['cold_s']:.2f}; in the "
@@ -839,6 +920,7 @@ def main(argv: list[str] | None = None) -> int:
 
     result: dict[str, Any] = {
         "benchmark": "grid",
+        "engine": "sqlite" if url is None else "postgresql",
         "documents": meta["documents"],
         "companies": meta["companies"],
         "events": meta["events"],
@@ -848,6 +930,7 @@ def main(argv: list[str] | None = None) -> int:
         "generated_now": generated,
         "generation_seconds": meta["generation_seconds"],
         "desk_open_ms": round(open_ms, 1),
+        "key_event_index": key_snapshot,  # built from the events, or restored from the data folder
         "key_index_ms": round(key_index_ms, 1),
         "default_period": [first_of_last_month.isoformat(), today.isoformat()],
         "text_rare": meta["text_rare"],
@@ -880,8 +963,7 @@ def main(argv: list[str] | None = None) -> int:
         "peak_rss": peak_rss_mb <= GOAL_PEAK_RSS_MB,
         "cold_start": bool(start) and "error" not in start and start["median_s"] <= GOAL_COLD_START_S,
     }
-    print(json.dumps(result, ensure_ascii=False))
-    return 0
+    return result
 
 
 if __name__ == "__main__":

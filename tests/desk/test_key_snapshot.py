@@ -1,0 +1,59 @@
+"""The key-event rows saved in the data folder between openings (issue 24): restored from the same
+database only, moved on by what arrived since, rebuilt otherwise."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from app.core.products import Product
+from app.desk import Desk
+from app.desk.grid import GridFilter
+from app.desk.key_snapshot import FILE_NAME
+from tests.desk.conftest import Office
+from tests.support.nfe_harness import RECIPIENT, SUPPLIER
+
+
+def _event_keys(office: Office) -> set[str]:
+    desk = Desk(office.harness.office.data_dir, clock=office.harness.clock, capture=False)
+    desk.open()
+    try:
+        cursor = desk.cursor(GridFilter(Product.NFE))
+        return {r.access_key or "" for r in cursor.next_page(100) if r.is_event_row}
+    finally:
+        desk.close()
+
+
+def test_the_saved_rows_are_restored_moved_on_and_rebuilt_for_another_database(office: Office) -> None:
+    saved = office.harness.office.data_dir / FILE_NAME
+    assert _event_keys(office) == {office.event_only}
+    body = json.loads(saved.read_text(encoding="utf-8"))
+    [row] = body["rows"]
+    # A row only the saved file knows: listed, so the opening read the file, not the events.
+    planted = [*row[:3], "9" * 44, *row[4:]]
+    gone = [row[0] - 1, 999, *row[2:]]  # a company removed since: dropped
+    saved.write_text(json.dumps({**body, "rows": [row, planted, gone]}), encoding="utf-8")
+    assert _event_keys(office) == {office.event_only, "9" * 44}
+    # Another NF-e the company issued, manifested by its customer: read after the saved ids.
+    sandbox = office.harness.sandbox
+    issued = sandbox.publish_nfe(RECIPIENT, SUPPLIER)
+    sandbox.publish_nfe_event(issued, "210210")
+    office.harness.clock.advance(timedelta(hours=1, minutes=5))  # the next round of the capture
+    office.harness.run_pending()
+    assert _event_keys(office) == {office.event_only, "9" * 44, str(issued.key)}
+    assert json.loads(saved.read_text(encoding="utf-8"))["seen"] != body["seen"]  # saved again, moved on
+    # Saved from another database: not used, built again from the events.
+    moved = json.loads(saved.read_text(encoding="utf-8"))
+    saved.write_text(json.dumps({**moved, "location": "postgresql://outro/banco"}), encoding="utf-8")
+    assert _event_keys(office) == {office.event_only, str(issued.key)}
+
+
+def test_an_unreadable_file_or_marks_from_other_rows_build_the_index_again(office: Office) -> None:
+    saved: Path = office.harness.office.data_dir / FILE_NAME
+    saved.write_bytes(b"\x00 not json")
+    assert _event_keys(office) == {office.event_only}
+    body = json.loads(saved.read_text(encoding="utf-8"))
+    planted = [*body["rows"][0][:3], "9" * 44, *body["rows"][0][4:]]
+    saved.write_text(json.dumps({**body, "landmarks": ["1|x|", "1|y|"], "rows": [planted]}), encoding="utf-8")
+    assert _event_keys(office) == {office.event_only}  # the ids name other rows: a different database
