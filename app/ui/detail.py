@@ -276,6 +276,7 @@ class DetailPane(QWidget):
         self._pdf: tuple[QPdfDocument, QPdfView] | None = None  # built with the first preview
         self._pdf_buffer: QBuffer | None = None
         self._pdf_row: int | None = None  # the row whose PDF is shown (or asked for)
+        self._pdf_basis: tuple[object, ...] | None = None  # what that PDF was made from: row, XML, events
         self.tabs.addTab(self.summary, "Resumo")
         self.tabs.addTab(self.timeline, "Eventos")
         self.tabs.addTab(xml_page, "XML")
@@ -319,10 +320,14 @@ class DetailPane(QWidget):
         name = labels.pdf_name(detail.row.product, detail.row.row_kind)
         self.pdf_button.setText(f"Salvar {name}…")
         self.pdf_button.setEnabled(printable)
-        self._pdf_row = None
-        self._show_preview_message(
-            f"Gerando o {name}…" if printable else f"Este item não tem {name}: veja o XML ou os eventos."
-        )
+        basis = (detail.row.row_id, hash(xml), tuple(e.id for e in detail.events)) if printable else None
+        if basis is not None and basis == self._pdf_basis and self._pdf_row == detail.row.row_id:
+            pass  # the same document read again (F5, a live refresh): its preview stays as it is
+        else:
+            self._pdf_row, self._pdf_basis = None, basis
+            self._show_preview_message(
+                f"Gerando o {name}…" if printable else f"Este item não tem {name}: veja o XML ou os eventos."
+            )
         if printable:
             self._want_preview()
         allowed = set(detail.allowed_manifestations) if writable else set()

@@ -108,6 +108,8 @@ def test_arrivals_and_changed_rows_show_without_a_key_and_the_clerk_keeps_his_pl
 
     # F5 keeps them too.
     rows_before = list(model.rows)
+    rendered: list[object] = []
+    pane.preview_wanted.connect(rendered.append)
     window.refresh()
     qtbot.waitUntil(lambda: not model.loading and window.count_label.text() != "Carregando…", timeout=10_000)
     assert list(model.rows) == rows_before
@@ -115,6 +117,7 @@ def test_arrivals_and_changed_rows_show_without_a_key_and_the_clerk_keeps_his_pl
     assert row_identity(model.rows[view.rowAt(0)]) == top
     assert pane.detail is not None and pane.detail.row.access_key == key
     assert pane.tabs.currentWidget() is pane.preview and pane.preview.currentWidget() is pane.pdf_view
+    assert rendered == []  # the same document read again: its DANFE stays, not "Gerando…" and rendered anew
 
 
 def test_left_alone_across_midnight_the_window_lists_the_next_days_documents(
