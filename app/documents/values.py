@@ -26,6 +26,11 @@ def to_cents(text: str) -> int | None:
     plain non-negative decimal, or for a value with non-zero digits below the centavo."""
     if not text:
         return None
+    whole, _, frac = text.partition(".")
+    # The layouts' own form ("3290.20"): two ASCII digit runs, no regular expression (an NF-e of
+    # reform items reads a hundred values).
+    if len(frac) == 2 and text.isascii() and whole.isdigit() and frac.isdigit() and len(whole) <= 15:
+        return int(whole) * 100 + int(frac)
     match = _MONEY.fullmatch(text.strip())
     if match is None:
         return None
