@@ -14,7 +14,7 @@ from xsdata.formats.dataclass.parsers.config import ParserConfig
 
 from app.core.event_types import EVENT_NAMES, PRESUMED_CREDIT_APPROPRIATION, event_name
 from app.documents.cte import read_cte_document
-from app.documents.model import CteMeta, NfeMeta, to_json_dict
+from app.documents.model import CteMeta, EventMeta, NfeMeta, to_json_dict
 from app.documents.nfe import read_nfe_document
 from app.sandbox.docgen import DocumentFactory, Party
 
@@ -136,8 +136,14 @@ def test_reform_values_reach_the_json() -> None:
 def test_reform_events_are_named() -> None:
     for code in ("110001", "211110", "211120", "211124", "211128", "211130", "211140", "211150"):
         assert code in EVENT_NAMES
-    for code in ("212110", "212120", "112110", "112120", "112130", "112140", "112150"):
+    for code in ("212110", "212120", "112110", "112120", "112130", "112140", "112150", "412120", "412130"):
         assert code in EVENT_NAMES
+    # NT 2025.002-RTC v1.31 §8.1: the tax office's answers to a succession's transfer of credit
+    assert (
+        event_name("412120")
+        == "Manifestação do Fisco sobre pedido de transferência de crédito de IBS em operações de sucessão"
+    )
+    assert event_name("412130").startswith("Manifestação do Fisco") and "de CBS" in event_name("412130")
     assert event_name(PRESUMED_CREDIT_APPROPRIATION) == "Solicitação de apropriação de crédito presumido"
     # the layouts' descEvento: the successor (not the tax office) answers 212110; 211150 is the acquirer's activity
     assert event_name("212110").startswith("Manifestação sobre pedido de transferência de crédito de IBS")
@@ -182,3 +188,15 @@ def test_an_unreadable_item_value_is_read_the_general_way_and_flagged(
     assert meta.reform.unreadable and meta.reform.items[0].base_cents is None
     assert meta.reform.items[1].base_cents is not None
     assert any("vBC" in w and "1,00" in w for w in meta.warnings)
+
+
+def test_a_tax_office_event_is_read_and_named(factory: DocumentFactory, supplier: Party, company: Party) -> None:
+    """412120 (NT 2025.002-RTC §8.12) delivered in an NF-e's stream: read as any event, its type
+    kept and its name the NT's, so the timeline shows it before the app knows what to do with it."""
+    nfe = factory.nfe(emitter=supplier, recipient=company, issued_at=datetime(2026, 11, 10, tzinfo=UTC))
+    event = factory.nfe_event(nfe, tp_evento="412120", author=supplier, seq=1, at=datetime(2026, 11, 11, tzinfo=UTC))
+    meta = read_nfe_document(event.proc_evento)
+    assert isinstance(meta, EventMeta)
+    assert (meta.tp_evento, meta.access_key) == ("412120", nfe.key)
+    assert event_name(meta.tp_evento, meta.description) == event_name("412120") == EVENT_NAMES["412120"]
+    assert "Fisco" in event_name(meta.tp_evento, None)
