@@ -26,11 +26,12 @@ def to_cents(text: str) -> int | None:
     plain non-negative decimal, or for a value with non-zero digits below the centavo."""
     if not text:
         return None
-    whole, _, frac = text.partition(".")
-    # The layouts' own form ("3290.20"): two ASCII digit runs, no regular expression (an NF-e of
-    # reform items reads a hundred values).
-    if len(frac) == 2 and text.isascii() and whole.isdigit() and frac.isdigit() and len(whole) <= 15:
-        return int(whole) * 100 + int(frac)
+    # The layouts' own form ("3290.20": 1-15 ASCII digits, a point, 2 digits) without the regular
+    # expression: an NF-e of reform items reads a hundred values.
+    if 4 <= len(text) <= 18 and text[-3] == "." and text.isascii():
+        digits = text[:-3] + text[-2:]
+        if digits.isdigit():
+            return int(digits)
     match = _MONEY.fullmatch(text.strip())
     if match is None:
         return None
