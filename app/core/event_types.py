@@ -52,10 +52,12 @@ CREDIT_NOTE_DEBIT_ACCEPTED: Final = "211128"
 ITEM_IMMOBILISATION: Final = "211130"
 FUEL_CREDIT_APPROPRIATION: Final = "211140"
 ACTIVITY_CREDIT_APPROPRIATION: Final = "211150"
-# The successor company's (tpAutor 8) on a transfer of credit in a succession (NT 2024.002 §10.2.9-10;
-# the tax office's own are 412120 and 412130)
+# The successor company's (tpAutor 8) on a transfer of credit in a succession (NT 2024.002 §10.2.9-10)
 IBS_SUCCESSION_TRANSFER: Final = "212110"
 CBS_SUCCESSION_TRANSFER: Final = "212120"
+# The tax office's on the same requests (NT 2025.002-RTC v1.31 §8.1, §8.12-8.13; author: Fisco)
+FISCO_IBS_SUCCESSION_TRANSFER: Final = "412120"
+FISCO_CBS_SUCCESSION_TRANSFER: Final = "412130"
 
 # ---------------------------------------------------------------- names
 # What the timeline shows for a type whose XML carries no description (or carries it abbreviated).
@@ -93,6 +95,12 @@ EVENT_NAMES: Final[dict[str, str]] = {
     ),
     IBS_SUCCESSION_TRANSFER: "Manifestação sobre pedido de transferência de crédito de IBS em operações de sucessão",
     CBS_SUCCESSION_TRANSFER: "Manifestação sobre pedido de transferência de crédito de CBS em operações de sucessão",
+    FISCO_IBS_SUCCESSION_TRANSFER: (
+        "Manifestação do Fisco sobre pedido de transferência de crédito de IBS em operações de sucessão"
+    ),
+    FISCO_CBS_SUCCESSION_TRANSFER: (
+        "Manifestação do Fisco sobre pedido de transferência de crédito de CBS em operações de sucessão"
+    ),
 }
 
 

@@ -271,5 +271,8 @@ def _plain(value: Any) -> Any:
 def to_json_dict(
     meta: NfeMeta | CteMeta | EventMeta | UnknownMeta | PartyInfo | ReformValues | ReformItem,
 ) -> dict[str, Any]:
-    """The dataclass as a dict ``json.dumps`` accepts (datetimes as ISO 8601 with their offset)."""
+    """The dataclass (or ``ReformItem`` tuple) as a dict ``json.dumps`` accepts (datetimes as ISO
+    8601 with their offset)."""
+    if isinstance(meta, ReformItem):
+        return {name: _plain(value) for name, value in meta._asdict().items()}
     return {f.name: _plain(getattr(meta, f.name)) for f in fields(meta)}

@@ -8,11 +8,18 @@ NFS-e Nacional: already read by ``app.documents.nfse`` (``NfseIbsCbs``): :func:`
 
 A document without the groups has no :class:`ReformValues` (None: not zero). A value whose text is
 not a plain decimal makes ``unreadable`` True and stays None: it is never counted as zero.
+
+The hot path (issue 23: an NF-e of 20 items carries 20 groups): each container's children are
+read once into a dictionary by tag (the first of a repeated tag wins, as XPath's first node), one
+pass with ``getnext``, never an ElementPath ``find`` (whose path parsing cost 10 µs a look-up);
+each item is a ``ReformItem`` tuple.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
+from typing import Any
 
 from lxml import etree
 
@@ -20,49 +27,98 @@ from app.documents.nfse_model import NfseIbsCbs
 from app.documents.reform_model import ReformItem, ReformValues
 from app.documents.values import to_cents, to_int
 
+Kids = dict[Any, etree._Element]
+_NONE: Kids = {}
+
+
+def _kids(element: etree._Element | None) -> Kids:
+    """The children of ``element`` by tag, the first of each (comments are keyed by their own tag)."""
+    if element is None or not len(element):
+        return _NONE
+    found: Kids = {}
+    child = element[0]
+    while child is not None:
+        tag = child.tag
+        if tag not in found:
+            found[tag] = child
+        child = child.getnext()
+    return found
+
+
+class _Tags:
+    """The namespace-qualified tags of one layout's reform groups, built once per namespace."""
+
+    def __init__(self, namespace: str) -> None:
+        p = f"{{{namespace}}}"
+        self.prefix = p
+        self.det, self.imposto, self.group, self.selective = p + "det", p + "imposto", p + "IBSCBS", p + "IS"
+        self.cst, self.class_code, self.values = p + "CST", p + "cClassTrib", p + "gIBSCBS"
+        self.base, self.ibs, self.cbs = p + "vBC", p + "vIBS", p + "gCBS"
+        self.ibs_uf, self.ibs_mun = p + "gIBSUF", p + "gIBSMun"
+        self.v_ibs_uf, self.v_ibs_mun, self.v_cbs, self.v_is = p + "vIBSUF", p + "vIBSMun", p + "vCBS", p + "vIS"
+
+
+@lru_cache(maxsize=8)
+def _tags(namespace: str) -> _Tags:
+    return _Tags(namespace)
+
+
+def _text(kids: Kids, tag: str) -> str | None:
+    """The element's own text, stripped; None when absent or blank."""
+    found = kids.get(tag)
+    if found is None:
+        return None
+    text = found.text
+    if text is None:
+        return None
+    return text.strip() or None
+
 
 class _Reader:
     """Look-ups in one namespace that remember whether any value was unreadable."""
 
-    __slots__ = ("bad", "prefix", "warnings")
+    __slots__ = ("bad", "t", "warnings")
 
     def __init__(self, namespace: str, warnings: list[str]) -> None:
-        self.prefix = f"{{{namespace}}}"
+        self.t = _tags(namespace)
         self.warnings = warnings
         self.bad = False
 
-    def find(self, element: etree._Element | None, *path: str) -> etree._Element | None:
-        for local in path:
-            if element is None:
-                return None
-            element = element.find(self.prefix + local)
-        return element
+    def kids(self, kids: Kids, local: str) -> Kids:
+        return _kids(kids.get(self.t.prefix + local))
 
-    def text(self, element: etree._Element | None, *path: str) -> str | None:
-        found = self.find(element, *path)
-        if found is None or found.text is None:
-            return None
-        return found.text.strip() or None
-
-    def cents(self, element: etree._Element | None, *path: str) -> int | None:
-        text = self.text(element, *path)
+    def cents(self, kids: Kids, tag: str) -> int | None:
+        text = _text(kids, tag)
         if text is None:
             return None
         value = to_cents(text)
         if value is None:
             self.bad = True
-            self.warnings.append(f"Valor da reforma tributária ilegível em {'/'.join(path)}: {text!r}.")
+            local = tag.rpartition("}")[2]
+            self.warnings.append(f"Valor da reforma tributária ilegível em {local}: {text!r}.")
         return value
 
-    def group(self, element: etree._Element | None) -> tuple[int | None, ...]:
-        """``gIBSCBS``: vBC, vIBSUF, vIBSMun, vIBS, vCBS."""
+    def leaf(self, kids: Kids, group: str, tag: str) -> int | None:
+        """``group/tag`` of ``kids`` in centavos."""
+        return self.cents(_kids(kids.get(group)), tag)
+
+    def group(self, values: Kids) -> tuple[int | None, int | None, int | None, int | None, int | None]:
+        """``gIBSCBS`` (its children): vBC, vIBSUF, vIBSMun, vIBS, vCBS."""
+        t = self.t
         return (
-            self.cents(element, "vBC"),
-            self.cents(element, "gIBSUF", "vIBSUF"),
-            self.cents(element, "gIBSMun", "vIBSMun"),
-            self.cents(element, "vIBS"),
-            self.cents(element, "gCBS", "vCBS"),
+            self.cents(values, t.base),
+            self.leaf(values, t.ibs_uf, t.v_ibs_uf),
+            self.leaf(values, t.ibs_mun, t.v_ibs_mun),
+            self.cents(values, t.ibs),
+            self.leaf(values, t.cbs, t.v_cbs),
         )
+
+    def item(self, number: int, group: Kids, selective: Kids) -> ReformItem:
+        t = self.t
+        return ReformItem(
+            number, _text(group, t.cst), _text(group, t.class_code), *self.group(_kids(group.get(t.values))),
+            self.cents(selective, t.v_is),
+        )  # fmt: skip
 
 
 def read_nfe_reform(
@@ -72,65 +128,98 @@ def read_nfe_reform(
     document carries neither ``IBSCBSTot`` nor ``ISTot`` (a pre-reform or Simples document).
     Items are read only then: the hot path of an older NF-e pays two look-ups."""
     r = _Reader(namespace, warnings)
-    tot = r.find(total, "IBSCBSTot")
-    selective = r.find(total, "ISTot")
-    if tot is None and selective is None:
+    totals = _kids(total)
+    tot = r.kids(totals, "IBSCBSTot")
+    selective = r.kids(totals, "ISTot")
+    if r.t.prefix + "IBSCBSTot" not in totals and r.t.prefix + "ISTot" not in totals:
         return None
-    ibs, cbs = r.find(tot, "gIBS"), r.find(tot, "gCBS")
-    items: list[ReformItem] = []
-    for det in inf.iterfind(r.prefix + "det"):
-        tax = r.find(det, "imposto")
-        group = r.find(tax, "IBSCBS")
-        selective_item = r.find(tax, "IS")
-        if group is None and selective_item is None:
-            continue
-        base, ibs_uf, ibs_mun, ibs_item, cbs_item = r.group(r.find(group, "gIBSCBS"))
-        items.append(
-            ReformItem(
-                number=to_int(det.get("nItem") or "") or len(items) + 1,
-                cst=r.text(group, "CST"),
-                class_code=r.text(group, "cClassTrib"),
-                base_cents=base,
-                ibs_uf_cents=ibs_uf,
-                ibs_mun_cents=ibs_mun,
-                ibs_cents=ibs_item,
-                cbs_cents=cbs_item,
-                is_cents=r.cents(selective_item, "vIS"),
-            )
-        )
+    ibs, cbs = r.kids(tot, "gIBS"), r.kids(tot, "gCBS")
+    p = r.t.prefix
     values = ReformValues(
-        base_cents=r.cents(tot, "vBCIBSCBS"),
-        ibs_uf_cents=r.cents(ibs, "gIBSUF", "vIBSUF"),
-        ibs_mun_cents=r.cents(ibs, "gIBSMun", "vIBSMun"),
-        ibs_cents=r.cents(ibs, "vIBS"),
-        cbs_cents=r.cents(cbs, "vCBS"),
-        ibs_presumed_cents=r.cents(ibs, "vCredPres"),
-        ibs_presumed_suspended_cents=r.cents(ibs, "vCredPresCondSus"),
-        cbs_presumed_cents=r.cents(cbs, "vCredPres"),
-        cbs_presumed_suspended_cents=r.cents(cbs, "vCredPresCondSus"),
-        is_cents=r.cents(selective, "vIS"),
-        total_cents=r.cents(total, "vNFTot"),
-        items=tuple(items),
+        base_cents=r.cents(tot, p + "vBCIBSCBS"),
+        ibs_uf_cents=r.leaf(ibs, p + "gIBSUF", p + "vIBSUF"),
+        ibs_mun_cents=r.leaf(ibs, p + "gIBSMun", p + "vIBSMun"),
+        ibs_cents=r.cents(ibs, p + "vIBS"),
+        cbs_cents=r.cents(cbs, p + "vCBS"),
+        ibs_presumed_cents=r.cents(ibs, p + "vCredPres"),
+        ibs_presumed_suspended_cents=r.cents(ibs, p + "vCredPresCondSus"),
+        cbs_presumed_cents=r.cents(cbs, p + "vCredPres"),
+        cbs_presumed_suspended_cents=r.cents(cbs, p + "vCredPresCondSus"),
+        is_cents=r.cents(selective, p + "vIS"),
+        total_cents=r.cents(totals, p + "vNFTot"),
+        items=_items(inf, r),
     )
     return _flagged(values, r.bad)
+
+
+def _items(inf: etree._Element, r: _Reader) -> tuple[ReformItem, ...]:
+    """Each ``det`` with ``imposto/IBSCBS`` or ``imposto/IS``, in document order."""
+    t = r.t
+    items: list[ReformItem] = []
+    for det in inf.iterchildren(t.det):
+        number = to_int(det.get("nItem") or "") or len(items) + 1
+        item = _positional(det, number, r)
+        if item is None:
+            tax = _kids(det).get(t.imposto)
+            taxes = _kids(tax)
+            group, selective = taxes.get(t.group), taxes.get(t.selective)
+            if group is None and selective is None:
+                continue
+            item = r.item(number, _kids(group), _kids(selective))
+        items.append(item)
+    return tuple(items)
+
+
+def _positional(det: etree._Element, number: int, r: _Reader) -> ReformItem | None:
+    """The common item shape read by position, each tag checked (NT 2025.002's order: ``imposto``
+    after ``prod``, ``IBSCBS`` last in it with ``IS`` just before, then ``CST``, ``cClassTrib``,
+    ``gIBSCBS`` with ``vBC, gIBSUF, gIBSMun, vIBS, gCBS``, each group's value last in it): a
+    third of the elements a walk of every child creates. None for any other shape or an
+    unreadable value, which the general reading takes (and warns of)."""
+    t = r.t
+    try:
+        tax = det[1]
+        group = tax[-1]
+        if tax.tag != t.imposto or group.tag != t.group:
+            return None
+        cst, class_code, values = group[0], group[1], group[2]
+        if cst.tag != t.cst or class_code.tag != t.class_code or values.tag != t.values:
+            return None
+        base, ibs_uf, ibs_mun, ibs, cbs = values[0], values[1], values[2], values[3], values[4]
+        if base.tag != t.base or ibs_uf.tag != t.ibs_uf or ibs_mun.tag != t.ibs_mun or ibs.tag != t.ibs:
+            return None
+        v_uf, v_mun, v_cbs = ibs_uf[-1], ibs_mun[-1], cbs[-1]
+    except IndexError:
+        return None
+    if cbs.tag != t.cbs or v_uf.tag != t.v_ibs_uf or v_mun.tag != t.v_ibs_mun or v_cbs.tag != t.v_cbs:
+        return None
+    cents = [to_cents(element.text or "") for element in (base, v_uf, v_mun, ibs, v_cbs)]
+    if None in cents:
+        return None
+    before = group.getprevious()
+    selective = _kids(before) if before is not None and before.tag == t.selective else _NONE
+    return ReformItem(
+        number, (cst.text or "").strip() or None, (class_code.text or "").strip() or None,
+        cents[0], cents[1], cents[2], cents[3], cents[4], r.cents(selective, t.v_is),
+    )  # fmt: skip
 
 
 def read_cte_reform(inf: etree._Element, namespace: str, warnings: list[str]) -> ReformValues | None:
     """The CT-e's ``imp/IBSCBS`` (``inf`` is ``infCte``); None without it."""
     r = _Reader(namespace, warnings)
-    imp = r.find(inf, "imp")
-    group = r.find(imp, "IBSCBS")
-    if group is None:
+    imp = r.kids(_kids(inf), "imp")
+    group_element = imp.get(r.t.group)
+    if group_element is None:
         return None
-    base, ibs_uf, ibs_mun, ibs, cbs = r.group(r.find(group, "gIBSCBS"))
+    item = r.item(1, _kids(group_element), _NONE)
     values = ReformValues(
-        base_cents=base,
-        ibs_uf_cents=ibs_uf,
-        ibs_mun_cents=ibs_mun,
-        ibs_cents=ibs,
-        cbs_cents=cbs,
-        total_cents=r.cents(imp, "vTotDFe"),
-        items=(ReformItem(1, r.text(group, "CST"), r.text(group, "cClassTrib"), base, ibs_uf, ibs_mun, ibs, cbs),),
+        base_cents=item.base_cents,
+        ibs_uf_cents=item.ibs_uf_cents,
+        ibs_mun_cents=item.ibs_mun_cents,
+        ibs_cents=item.ibs_cents,
+        cbs_cents=item.cbs_cents,
+        total_cents=r.cents(imp, r.t.prefix + "vTotDFe"),
+        items=(item,),
     )
     return _flagged(values, r.bad)
 

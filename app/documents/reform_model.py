@@ -6,11 +6,12 @@ Read by ``app.documents.reform``; kept apart so ``app.documents.model`` can name
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class ReformItem:
-    """One NF-e item's IBS/CBS (``det/imposto/IBSCBS``) and IS (``det/imposto/IS``)."""
+class ReformItem(NamedTuple):
+    """One NF-e item's IBS/CBS (``det/imposto/IBSCBS``) and IS (``det/imposto/IS``): a tuple, as
+    cheap to build as the row the store inserts from it (an NF-e may carry 990 of them)."""
 
     number: int  # det/@nItem
     cst: str | None

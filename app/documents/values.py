@@ -26,6 +26,12 @@ def to_cents(text: str) -> int | None:
     plain non-negative decimal, or for a value with non-zero digits below the centavo."""
     if not text:
         return None
+    # The layouts' own form ("3290.20": 1-15 ASCII digits, a point, 2 digits) without the regular
+    # expression: an NF-e of reform items reads a hundred values.
+    if 4 <= len(text) <= 18 and text[-3] == "." and text.isascii():
+        digits = text[:-3] + text[-2:]
+        if digits.isdigit():
+            return int(digits)
     match = _MONEY.fullmatch(text.strip())
     if match is None:
         return None

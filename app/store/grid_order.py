@@ -21,6 +21,7 @@ from sqlalchemy import ColumnElement, case, literal_column, select
 
 from app.store.models import DocumentRow
 from app.store.records import Direction, GridQuery, GridSort
+from app.store.reform import grid_sort_column
 
 _COUNTERPART = case(
     (DocumentRow.direction == Direction.EMITTED.value, DocumentRow.recipient_name), else_=DocumentRow.emitter_name
@@ -32,6 +33,7 @@ SORT_COLUMNS: dict[GridSort, Any] = {
     GridSort.COUNTERPART: _COUNTERPART,
     GridSort.KIND: DocumentRow.kind,
     GridSort.STATUS: DocumentRow.status,
+    **{sort: grid_sort_column(sort) for sort in (GridSort.IBS, GridSort.CBS, GridSort.IS)},  # issue 23
 }
 
 

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import ColumnElement, func, select, text
 
 from app.documents.reform_model import ReformItem, ReformValues
 from app.store.db import Database
 from app.store.items import IN_CHUNK
+from app.store.models import DocumentReformRow, DocumentRow
 from app.store.prepared import placeholders
-from app.store.records import DocumentInput, EventInput, StoredDocument, StoredEvent
+from app.store.records import DocumentInput, EventInput, GridSort, StoredDocument, StoredEvent
 
 CREDIT_NOTE = "5"  # finNFe 5: nota de crédito
 DEBIT_NOTE = "6"  # finNFe 6: nota de débito
@@ -28,7 +29,8 @@ VALUE_COLUMNS = (
     "base_cents", "ibs_uf_cents", "ibs_mun_cents", "ibs_cents", "cbs_cents", "ibs_presumed_cents",
     "ibs_presumed_suspended_cents", "cbs_presumed_cents", "cbs_presumed_suspended_cents", "is_cents", "total_cents",
 )  # fmt: skip
-_ITEM_COLUMNS = ("base_cents", "ibs_uf_cents", "ibs_mun_cents", "ibs_cents", "cbs_cents", "is_cents")
+# After (item_number, cst, class_code): the tuple's own fields, so a ReformItem is its row.
+_ITEM_COLUMNS = ReformItem._fields[3:]
 
 _INSERT = (
     "INSERT INTO document_reform (document_id, has_groups, unreadable, purpose, "  # noqa: S608 (constants)
@@ -76,15 +78,11 @@ def save_reform_in(
             rows.append((document_id, False, False, doc.purpose, *([None] * len(VALUE_COLUMNS))))
             continue
         rows.append((document_id, True, values.unreadable, doc.purpose, *(getattr(values, c) for c in VALUE_COLUMNS)))
-        item_rows.extend(_item_row(document_id, item) for item in values.items)
+        item_rows.extend((document_id, *item) for item in values.items)  # ReformItem: the row's order
     if rows:
         driver.executemany(_INSERT, rows)
     if item_rows:
         driver.executemany(_INSERT_ITEM, item_rows)
-
-
-def _item_row(document_id: int, item: ReformItem) -> tuple[Any, ...]:
-    return (document_id, item.number, item.cst, item.class_code, *(getattr(item, c) for c in _ITEM_COLUMNS))
 
 
 def _link_references(driver: Any, company_id: int, nfe_key: str, keys: Sequence[str]) -> None:
@@ -114,6 +112,20 @@ _REFERENCING = text(
 )
 
 
+def grid_sort_column(sort: GridSort) -> ColumnElement[int]:
+    """The grid's ORDER BY for an IBS, CBS or IS column: the document's value (``grid_values``'),
+    looked up by primary key; a document without it (no groups, or unreadable there) as -1, below
+    every amount, so it comes first ascending on both engines, as SQLite puts a NULL (and as
+    the window merges live rows), where PostgreSQL would put it last."""
+    column = getattr(DocumentReformRow, sort.value)
+    value = (
+        select(column)
+        .where(DocumentReformRow.document_id == DocumentRow.id, DocumentReformRow.has_groups.is_(True))
+        .scalar_subquery()
+    )
+    return func.coalesce(value, -1)
+
+
 @dataclass(frozen=True, slots=True)
 class GridReform:
     """What the grid and ``documents list --json`` show of a document's reform values (centavos)."""
@@ -139,9 +151,7 @@ class ReformRepository:
                 return None, None
             if not row[0]:
                 return row[2], None
-            items = tuple(
-                ReformItem(r[0], r[1], r[2], *r[3:]) for r in connection.execute(_READ_ITEMS, {"id": document_id})
-            )
+            items = tuple(ReformItem(*r) for r in connection.execute(_READ_ITEMS, {"id": document_id}))
         values = dict(zip(VALUE_COLUMNS, row[3:], strict=True))
         return row[2], ReformValues(**values, unreadable=bool(row[1]), items=items)
 

@@ -9,9 +9,9 @@ in one pass (a CASE over the months' UTC bounds), so a million documents are nev
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
 from sqlalchemy import ColumnElement, case, func, select
 
@@ -28,9 +28,10 @@ _PARTITION = 2_000  # rows fetched at a time
 _SEEKS_PER_COMPANY = 20  # more companies than this: the product's bounds, not each company's
 
 
-@dataclass(frozen=True, slots=True)
-class CreditLine:
-    """One received document with reform values (or a note without them), as the report needs it."""
+class CreditLine(NamedTuple):
+    """One received document with reform values (or a note without them), as the report needs it:
+    a tuple, built a few times faster than a frozen dataclass (the report reads 190,000 of them
+    at a million documents)."""
 
     document_id: int
     company_id: int

@@ -61,9 +61,9 @@ _ALL = {
         Column("payer", "Tomador", None, "TRANSPORTES EXEMPLO LTDA"),
         Column("carried", "NF-e transportadas", None, "0000 0000 0000 0000… +00"),
         # The tax reform's values (issue 23): hidden by default, shown from the header's menu.
-        Column("ibs", "IBS", None, "R$ 000.000,00"),
-        Column("cbs", "CBS", None, "R$ 000.000,00"),
-        Column("is", "IS", None, "R$ 000.000,00"),
+        Column("ibs", "IBS", GridSort.IBS, "R$ 000.000,00"),
+        Column("cbs", "CBS", GridSort.CBS, "R$ 000.000,00"),
+        Column("is", "IS", GridSort.IS, "R$ 000.000,00"),
         Column("kind", "Tipo", GridSort.KIND, "completa"),
         Column("direction", "Direção", None, "recebida"),
         Column("key", "Chave de acesso", None, "0000 0000 0000 0000 0000 0000 0000 0000 0000 000"),
@@ -186,6 +186,9 @@ _SORT_VALUES: dict[GridSort, Callable[[GridRow], Any]] = {
     GridSort.COUNTERPART: lambda r: r.counterpart_name,
     GridSort.KIND: lambda r: r.kind.value if r.kind is not None else None,
     GridSort.STATUS: lambda r: r.status.value,
+    GridSort.IBS: lambda r: r.ibs_cents,
+    GridSort.CBS: lambda r: r.cbs_cents,
+    GridSort.IS: lambda r: r.is_cents,
 }
 
 

@@ -4,21 +4,25 @@ bindings of the official schemas (NT 2025.002-RTC NF-e 4.00, NT 2025.001-RTC CT-
 from __future__ import annotations
 
 import warnings
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
+from lxml import etree
 from xsdata.formats.dataclass.parsers import XmlParser
 from xsdata.formats.dataclass.parsers.config import ParserConfig
 
 from app.core.event_types import EVENT_NAMES, PRESUMED_CREDIT_APPROPRIATION, event_name
 from app.documents.cte import read_cte_document
-from app.documents.model import CteMeta, NfeMeta, to_json_dict
+from app.documents.model import CteMeta, EventMeta, NfeMeta, to_json_dict
 from app.documents.nfe import read_nfe_document
+from app.sandbox.docgen import DocumentFactory, Party
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 NFE_REFORM = FIXTURES / "nfe" / "nfe_reforma_tributaria.xml"
 NFE_REFORM_BFR = FIXTURES / "nfe" / "bfr-nfe_reforma_tributaria.xml"
 CTE_REFORM = FIXTURES / "cte" / "bfr-dacte_reforma_tributaria.xml"
+_NS = {"n": "http://www.portalfiscal.inf.br/nfe"}
 NFE_OLD = FIXTURES / "nfe" / "41170706117473000150550010000463202612756525-procNFe.xml"
 
 
@@ -132,11 +136,67 @@ def test_reform_values_reach_the_json() -> None:
 def test_reform_events_are_named() -> None:
     for code in ("110001", "211110", "211120", "211124", "211128", "211130", "211140", "211150"):
         assert code in EVENT_NAMES
-    for code in ("212110", "212120", "112110", "112120", "112130", "112140", "112150"):
+    for code in ("212110", "212120", "112110", "112120", "112130", "112140", "112150", "412120", "412130"):
         assert code in EVENT_NAMES
+    # NT 2025.002-RTC v1.31 §8.1: the tax office's answers to a succession's transfer of credit
+    assert (
+        event_name("412120")
+        == "Manifestação do Fisco sobre pedido de transferência de crédito de IBS em operações de sucessão"
+    )
+    assert event_name("412130").startswith("Manifestação do Fisco") and "de CBS" in event_name("412130")
     assert event_name(PRESUMED_CREDIT_APPROPRIATION) == "Solicitação de apropriação de crédito presumido"
     # the layouts' descEvento: the successor (not the tax office) answers 212110; 211150 is the acquirer's activity
     assert event_name("212110").startswith("Manifestação sobre pedido de transferência de crédito de IBS")
     assert event_name("211150").endswith("que dependem de atividade do adquirente")
     assert event_name("211110", "Apropriacao") == "Apropriacao"  # the XML's own words first
     assert event_name("999999") == "Evento 999999"
+
+
+def test_the_positional_reading_of_an_item_agrees_with_the_general_one(
+    factory: DocumentFactory, supplier: Party, company: Party
+) -> None:
+    """A generated NF-e's 25 items (IS on the oils, presumed credits on coffee) read by position
+    (the layout's order, each tag checked) give what the first-of-each-tag reading gives: a comment
+    in each gIBSCBS sends every item to the general reading."""
+    nfe = factory.nfe(
+        emitter=supplier, recipient=company, issued_at=datetime(2026, 11, 10, tzinfo=UTC), items=25, reform=True
+    )
+    fast = read_nfe_document(nfe.nfe_proc)
+    general = read_nfe_document(nfe.nfe_proc.replace(b"<gIBSCBS>", b"<gIBSCBS><!-- general -->"))
+    assert isinstance(fast, NfeMeta) and isinstance(general, NfeMeta)
+    assert fast.reform is not None and len(fast.reform.items) == 25
+    assert fast.reform == general.reform
+    root = etree.fromstring(nfe.nfe_proc)
+    path = "n:NFe/n:infNFe/n:det/n:imposto/n:IBSCBS/n:gIBSCBS/n:gCBS/n:vCBS/text()"
+    assert [item.cbs_cents for item in fast.reform.items] == [_cents(t) for t in root.xpath(path, namespaces=_NS)]
+    with_is = [item for item in fast.reform.items if item.is_cents is not None]
+    path_is = "n:NFe/n:infNFe/n:det/n:imposto/n:IS/n:vIS/text()"
+    assert [item.is_cents for item in with_is] == [_cents(t) for t in root.xpath(path_is, namespaces=_NS)]
+
+
+def test_an_unreadable_item_value_is_read_the_general_way_and_flagged(
+    factory: DocumentFactory, supplier: Party, company: Party
+) -> None:
+    nfe = factory.nfe(
+        emitter=supplier, recipient=company, issued_at=datetime(2026, 11, 10, tzinfo=UTC), items=3, reform=True
+    )
+    root = etree.fromstring(nfe.nfe_proc)
+    [first] = root.xpath("n:NFe/n:infNFe/n:det[1]/n:imposto/n:IBSCBS/n:gIBSCBS/n:vBC/text()", namespaces=_NS)
+    data = nfe.nfe_proc.replace(f"<vBC>{first}</vBC><gIBSUF>".encode(), b"<vBC>1,00</vBC><gIBSUF>", 1)
+    meta = read_nfe_document(data)
+    assert isinstance(meta, NfeMeta) and meta.reform is not None
+    assert meta.reform.unreadable and meta.reform.items[0].base_cents is None
+    assert meta.reform.items[1].base_cents is not None
+    assert any("vBC" in w and "1,00" in w for w in meta.warnings)
+
+
+def test_a_tax_office_event_is_read_and_named(factory: DocumentFactory, supplier: Party, company: Party) -> None:
+    """412120 (NT 2025.002-RTC §8.12) delivered in an NF-e's stream: read as any event, its type
+    kept and its name the NT's, so the timeline shows it before the app knows what to do with it."""
+    nfe = factory.nfe(emitter=supplier, recipient=company, issued_at=datetime(2026, 11, 10, tzinfo=UTC))
+    event = factory.nfe_event(nfe, tp_evento="412120", author=supplier, seq=1, at=datetime(2026, 11, 11, tzinfo=UTC))
+    meta = read_nfe_document(event.proc_evento)
+    assert isinstance(meta, EventMeta)
+    assert (meta.tp_evento, meta.access_key) == ("412120", nfe.key)
+    assert event_name(meta.tp_evento, meta.description) == event_name("412120") == EVENT_NAMES["412120"]
+    assert "Fisco" in event_name(meta.tp_evento, None)

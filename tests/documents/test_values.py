@@ -26,6 +26,12 @@ from app.documents.values import checked_key, tax_id_problem, to_cents, to_datet
         ("1.005", None),
         ("1e3", None),
         ("abc", None),
+        ("1.5", 150),  # the regular expression's path beside the layout's two-digit one
+        ("１２.34", None),  # digits Python's isdigit() takes but the layouts do not
+        ("12.3４", None),
+        ("1234567890123456.00", None),  # 16 integer digits: beyond the layouts' 15
+        (".50", None),
+        ("7.", None),
     ],
 )
 def test_to_cents(text: str, cents: int | None) -> None:

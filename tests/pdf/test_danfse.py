@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,12 @@ def test_a_generated_nfse_with_ibs_cbs_and_an_alphanumeric_provider() -> None:
     assert re.search("[A-Z]", nfse.key)
     pdf = render_pdf(nfse.nfse)  # through the dispatcher, as the app calls it
     text = _text(pdf)
+    # the sandbox draws the document's rates (2026's or 2027-2028's): the values its XML carries
+    totals = etree.fromstring(nfse.nfse).find(".//n:infNFSe/n:IBSCBS", {"n": NS})
+    assert totals is not None
+    cbs, ibs, p_cbs = (
+        totals.findtext(f".//n:{tag}", namespaces={"n": NS}) or "" for tag in ("vCBS", "vIBSTot", "pCBS")
+    )
     for value in (
         nfse.key,
         provider.name,
@@ -87,9 +94,9 @@ def test_a_generated_nfse_with_ibs_cbs_and_an_alphanumeric_provider() -> None:
         "R$ 12.345,67",
         "TRIBUTAÇÃO IBS / CBS",
         "000 / 000001",
-        "R$ 111,11",
-        "R$ 12,35",
-        "0,90%",
+        "R$ " + f"{Decimal(cbs):,.2f}".replace(",", "_").replace(".", ",").replace("_", "."),
+        "R$ " + f"{Decimal(ibs):,.2f}".replace(",", "_").replace(".", ",").replace("_", "."),
+        p_cbs.replace(".", ",") + "%",
         "NFS-e SEM VALIDADE JURÍDICA",
         "Produção Restrita",
         "12.ABC.345/01DE-35",

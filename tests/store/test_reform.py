@@ -3,14 +3,19 @@ without the groups has no row (NULL, not zero); notes and their references link 
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from app.capture.engine import inputs
 from app.core.products import Product
 from app.documents.model import NfeMeta
 from app.documents.nfe import read_nfe_document
+from app.sandbox.docgen import DocumentFactory, Party
+from app.sandbox.pki import TestPki
 from app.store.db import Database
-from app.store.records import Company, DocumentInput, StoredDocument
+from app.store.grid import GridRepository
+from app.store.records import Company, DocumentInput, GridQuery, GridSort, StoredDocument
 from app.store.reform import VALUE_COLUMNS, ReformRepository
 from app.store.unit import write_unit
 
@@ -95,3 +100,29 @@ def test_grid_values_and_the_report_reads_on_each_engine(db: Database, company: 
     months = [start, datetime(2050, 1, 1, tzinfo=UTC), end]
     counted = reads.received_counts((company.id,), (), months, whole=True)
     assert counted == reads.received_counts((company.id,), (), months) == {(company.id, Product.NFE, 0): 2}
+
+
+def test_the_grid_sorts_by_ibs_cbs_and_is_in_the_database(db: Database, company: Company) -> None:
+    """IBS, CBS and IS sort in SQL like any grid column: a document without the groups first
+    ascending (as SQLite puts a NULL, on PostgreSQL too), then by amount, ties by id."""
+    factory = DocumentFactory(TestPki.create(now=datetime(2026, 10, 1, tzinfo=UTC)), seed=23)
+    supplier = Party("11222333000181", "FORNECEDORA DE TESTE LTDA", "SP", "3550308", ie="110042490114")
+    client = Party(company.cnpj.value, "CLIENTE LTDA", "PR", "4106902", ie="9032000301")
+    docs = [
+        factory.nfe(
+            emitter=supplier, recipient=client, issued_at=datetime(2026, 11, day, tzinfo=UTC), items=day,
+            reform=day != 2,
+        )
+        for day in (1, 2, 3, 4)
+    ]  # fmt: skip
+    ids = _store(db, company, *(_input(company, nfe.nfe_proc, nsu) for nsu, nfe in enumerate(docs, 1)))
+    values = ReformRepository(db).grid_values(ids)
+    assert ids[1] not in values and len(values) == 3  # the second carries no groups
+    grid = GridRepository(db)
+    for sort, field in ((GridSort.IBS, "ibs_cents"), (GridSort.CBS, "cbs_cents"), (GridSort.IS, "is_cents")):
+        amounts = {i: getattr(values[i], field) if i in values else None for i in ids}
+        expected = sorted(ids, key=lambda i: (-1 if amounts[i] is None else amounts[i], i))
+        query = GridQuery(Product.NFE, (company.id,), sort=sort, descending=False)
+        assert grid.page_ids(query, 0, 10) == expected
+        assert grid.page_ids(replace(query, descending=True), 0, 10) == expected[::-1]
+    assert amounts[expected[0]] is None  # the one without the groups (or IS) first

@@ -148,8 +148,10 @@ class DocumentFactory:
 
     def nfse(self, *, with_ibscbs: bool | None = None, **spec: Unpack[NfseSpec]) -> GeneratedNfse:
         seed, number, _ = self._next_seed(spec["provider"].doc, "nfse")
-        drawn, rng = reform_rates(seed, self.reform_share, with_ibscbs) is not None, random.Random(seed)
-        return build_nfse(self._signers, rng, number=number, tp_amb=self.tp_amb, with_ibscbs=drawn, **spec)
+        rates, rng = reform_rates(seed, self.reform_share, with_ibscbs), random.Random(seed)
+        return build_nfse(
+            self._signers, rng, number=number, tp_amb=self.tp_amb, with_ibscbs=rates is not None, rates=rates, **spec
+        )
 
     def nfse_event(self, nfse: GeneratedNfse, **spec: Unpack[NfseEventSpec]) -> GeneratedNfseEvent:
         code = spec["code"]

@@ -21,6 +21,7 @@ from app.core.event_types import (
     CORRECTION_LETTER,
     DESCONHECIMENTO,
     NAO_REALIZADA,
+    event_name,
 )
 from app.sandbox.docgen.common import (
     XML_DECLARATION,
@@ -96,7 +97,7 @@ def event_id(tp_evento: str, key: str, seq: int) -> str:
 
 
 def _detail(tp_evento: str, nfe: GeneratedNFe, justification: str | None, correction: str | None) -> str:
-    desc = DESCRIPTIONS.get(tp_evento, f"Evento {tp_evento}")
+    desc = DESCRIPTIONS.get(tp_evento) or event_name(tp_evento)  # the reform's: as the NT names them
     body = f"<descEvento>{esc(desc)}</descEvento>"
     if tp_evento == CANCELLATION:
         if not justification:
@@ -208,7 +209,7 @@ def _wrap(
 ) -> GeneratedEvent:
     national = c_orgao == "91"
     protocol = protocol_number("891" if national else f"1{c_orgao}", registered_at, protocol_seq)
-    x_evento = description or DESCRIPTIONS.get(tp_evento, f"Evento {tp_evento}")
+    x_evento = description or DESCRIPTIONS.get(tp_evento) or event_name(tp_evento)
     dest_tag = "CPFDest" if len(recipient_doc) == 11 else "CNPJDest"
     ret = (
         f'<retEvento versao="1.00"><infEvento Id="ID{protocol}"><tpAmb>{tp_amb}</tpAmb>'

@@ -31,6 +31,7 @@ from app.sandbox.docgen.common import (
     strip_declaration,
     year_month,
 )
+from app.sandbox.docgen.reform import RATES, Rates, part, percent
 
 NFSE_NS = "http://www.sped.fazenda.gov.br/nfse"
 VERSION = "1.01"
@@ -116,11 +117,14 @@ def build_nfse(
     issued_at: datetime,
     service_cents: int | None = None,
     with_ibscbs: bool = False,
+    rates: Rates | None = None,
     number: int,
     tp_amb: int,
     retained_cents: int = 0,
 ) -> GeneratedNfse:
-    """``retained_cents``: ISS or federal taxes withheld by the taker (vTotalRet), so vLiq < vServ."""
+    """``retained_cents``: ISS or federal taxes withheld by the taker (vTotalRet), so vLiq < vServ;
+    ``rates``: the IBS/CBS rates ``with_ibscbs`` applies (the factory draws them per document: 2026's,
+    all the IBS the state's, or 2027-2028's, half of it the municipality's); 2026's by default."""
     if service_cents is None:
         service_cents = rng.randrange(10_000, 2_000_000)
     c_trib, x_trib, x_desc, c_nbs = rng.choice(_SERVICES)
@@ -163,15 +167,16 @@ def build_nfse(
     street, nro, district, cep = address(rng)
     ibscbs_nfse = ""
     if with_ibscbs:
-        cbs, ibs_uf = round(service_cents * 0.009), round(service_cents * 0.001)
+        r = rates or RATES[0]
+        ibs_uf, ibs_mun, cbs = part(service_cents, r.ibs_uf), part(service_cents, r.ibs_mun), part(service_cents, r.cbs)
+        uf, mun, fed = percent(r.ibs_uf), percent(r.ibs_mun), percent(r.cbs)
         ibscbs_nfse = (
             f"<IBSCBS><cLocalidadeIncid>{provider.c_mun}</cLocalidadeIncid><xLocalidadeIncid>{town}"
-            f"</xLocalidadeIncid><valores><vBC>{money(service_cents)}</vBC><uf><pIBSUF>0.10</pIBSUF>"
-            "<pAliqEfetUF>0.10</pAliqEfetUF></uf><mun><pIBSMun>0.00</pIBSMun>"
-            "<pAliqEfetMun>0.00</pAliqEfetMun>"
-            f"</mun><fed><pCBS>0.90</pCBS><pAliqEfetCBS>0.90</pAliqEfetCBS></fed></valores><totCIBS>"
-            f"<vTotNF>{money(service_cents)}</vTotNF><gIBS><vIBSTot>{money(ibs_uf)}</vIBSTot><gIBSUFTot>"
-            f"<vIBSUF>{money(ibs_uf)}</vIBSUF></gIBSUFTot><gIBSMunTot><vIBSMun>0.00</vIBSMun></gIBSMunTot>"
+            f"</xLocalidadeIncid><valores><vBC>{money(service_cents)}</vBC><uf><pIBSUF>{uf}</pIBSUF>"
+            f"<pAliqEfetUF>{uf}</pAliqEfetUF></uf><mun><pIBSMun>{mun}</pIBSMun><pAliqEfetMun>{mun}</pAliqEfetMun>"
+            f"</mun><fed><pCBS>{fed}</pCBS><pAliqEfetCBS>{fed}</pAliqEfetCBS></fed></valores><totCIBS>"
+            f"<vTotNF>{money(service_cents)}</vTotNF><gIBS><vIBSTot>{money(ibs_uf + ibs_mun)}</vIBSTot><gIBSUFTot>"
+            f"<vIBSUF>{money(ibs_uf)}</vIBSUF></gIBSUFTot><gIBSMunTot><vIBSMun>{money(ibs_mun)}</vIBSMun></gIBSMunTot>"
             f"</gIBS><gCBS><vCBS>{money(cbs)}</vCBS></gCBS></totCIBS></IBSCBS>"
         )
     nfse = (

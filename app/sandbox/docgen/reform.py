@@ -3,7 +3,7 @@
 NF-e (NT 2025.002-RTC): per item ``imposto/IS`` and ``imposto/IBSCBS`` (CST, cClassTrib,
 ``gIBSCBS`` and, for farm produce, a presumed credit ``gCredPresOper``); in ``total``
 ``ISTot``, ``IBSCBSTot`` and ``vNFTot``. CT-e (NT 2025.001-RTC): ``imp/IBSCBS`` and
-``imp/vTotDFe``. The NFS-e's group is written by ``nfse.py`` (its ``with_ibscbs``).
+``imp/vTotDFe``. The NFS-e's group is written by ``nfse.py`` (its ``with_ibscbs``, at these ``rates``).
 
 Which documents carry the groups is drawn from the document's own seed (``reform_rates``), so a
 sandbox with the same seed issues the same reform documents; the rates are the 2026 test year's
@@ -47,11 +47,11 @@ def reform_rates(seed: int, share: float, forced: bool | None = None) -> Rates |
     return draw.choice(RATES) if wanted else None
 
 
-def _percent(hundredths: int) -> str:
+def percent(hundredths: int) -> str:
     return f"{hundredths // 100}.{hundredths % 100:02d}"
 
 
-def _part(cents: int, hundredths: int) -> int:
+def part(cents: int, hundredths: int) -> int:
     """``cents`` × rate, rounded half up to the centavo (rate in hundredths of a percent)."""
     return (cents * hundredths + 5000) // 10000
 
@@ -67,21 +67,21 @@ class NfeSums:
     def item(self, cents: int, ncm: str) -> str:
         """``<IS>`` (when the NCM pays it) and ``<IBSCBS>`` of one item, added to the sums."""
         rates, sums = self.rates, self.sums
-        sums.update(base=cents, ibs_uf=_part(cents, rates.ibs_uf), ibs_mun=_part(cents, rates.ibs_mun))
-        sums["cbs"] += _part(cents, rates.cbs)
+        sums.update(base=cents, ibs_uf=part(cents, rates.ibs_uf), ibs_mun=part(cents, rates.ibs_mun))
+        sums["cbs"] += part(cents, rates.cbs)
         selective = ""
         if ncm.startswith(SELECTIVE_NCM):
-            value = _part(cents, SELECTIVE_RATE)
+            value = part(cents, SELECTIVE_RATE)
             sums["selective"] += value
             selective = (
                 f"<IS><CSTIS>000</CSTIS><cClassTribIS>000001</cClassTribIS><vBCIS>{money(cents)}</vBCIS>"
-                f"<pIS>{_percent(SELECTIVE_RATE)}</pIS><vIS>{money(value)}</vIS></IS>"
+                f"<pIS>{percent(SELECTIVE_RATE)}</pIS><vIS>{money(value)}</vIS></IS>"
             )
         presumed = ""
         if ncm.startswith(PRESUMED_NCM):
-            credit = _part(cents, PRESUMED_RATE)
+            credit = part(cents, PRESUMED_RATE)
             sums["presumed"] += credit  # the same rate for IBS and for CBS
-            one = f"<pCredPres>{_percent(PRESUMED_RATE)}</pCredPres><vCredPres>{money(credit)}</vCredPres>"
+            one = f"<pCredPres>{percent(PRESUMED_RATE)}</pCredPres><vCredPres>{money(credit)}</vCredPres>"
             presumed = (
                 f"<gCredPresOper><vBCCredPres>{money(cents)}</vBCCredPres><cCredPres>{PRESUMED_CODE}</cCredPres>"
                 f"<gIBSCredPres>{one}</gIBSCredPres><gCBSCredPres>{one}</gCBSCredPres></gCredPresOper>"
@@ -108,13 +108,13 @@ class NfeSums:
 
 def _gibscbs(cents: int, rates: Rates) -> str:
     """``gIBSCBS`` (the layouts' TCIBS): base, IBS of the state and of the municipality, CBS."""
-    ibs_uf, ibs_mun, cbs = _part(cents, rates.ibs_uf), _part(cents, rates.ibs_mun), _part(cents, rates.cbs)
+    ibs_uf, ibs_mun, cbs = part(cents, rates.ibs_uf), part(cents, rates.ibs_mun), part(cents, rates.cbs)
     return (
         f"<gIBSCBS><vBC>{money(cents)}</vBC>"
-        f"<gIBSUF><pIBSUF>{_percent(rates.ibs_uf)}</pIBSUF><vIBSUF>{money(ibs_uf)}</vIBSUF></gIBSUF>"
-        f"<gIBSMun><pIBSMun>{_percent(rates.ibs_mun)}</pIBSMun><vIBSMun>{money(ibs_mun)}</vIBSMun></gIBSMun>"
+        f"<gIBSUF><pIBSUF>{percent(rates.ibs_uf)}</pIBSUF><vIBSUF>{money(ibs_uf)}</vIBSUF></gIBSUF>"
+        f"<gIBSMun><pIBSMun>{percent(rates.ibs_mun)}</pIBSMun><vIBSMun>{money(ibs_mun)}</vIBSMun></gIBSMun>"
         f"<vIBS>{money(ibs_uf + ibs_mun)}</vIBS>"
-        f"<gCBS><pCBS>{_percent(rates.cbs)}</pCBS><vCBS>{money(cbs)}</vCBS></gCBS></gIBSCBS>"
+        f"<gCBS><pCBS>{percent(rates.cbs)}</pCBS><vCBS>{money(cbs)}</vCBS></gCBS></gIBSCBS>"
     )
 
 
@@ -136,8 +136,8 @@ def note_ide(note: tuple[str, str] | None) -> tuple[str, str, str]:
 
 def cte_group(total_cents: int, rates: Rates) -> str:
     """The CT-e's ``IBSCBS`` and ``vTotDFe`` (the service plus IBS and CBS), the end of ``imp``."""
-    ibs = _part(total_cents, rates.ibs_uf) + _part(total_cents, rates.ibs_mun)
-    cbs = _part(total_cents, rates.cbs)
+    ibs = part(total_cents, rates.ibs_uf) + part(total_cents, rates.ibs_mun)
+    cbs = part(total_cents, rates.cbs)
     return (
         f"<IBSCBS><CST>000</CST><cClassTrib>000001</cClassTrib>{_gibscbs(total_cents, rates)}</IBSCBS>"
         f"<vTotDFe>{money(total_cents + ibs + cbs)}</vTotDFe>"

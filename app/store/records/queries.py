@@ -42,6 +42,10 @@ class GridSort(StrEnum):
     COUNTERPART = "counterpart"
     KIND = "kind"
     STATUS = "status"
+    # The tax reform's values (issue 23): a document without the groups sorts as NULL.
+    IBS = "ibs_cents"
+    CBS = "cbs_cents"
+    IS = "is_cents"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from lxml import etree
 from sqlalchemy import text
 
 from app.capture.context import CaptureNotice
@@ -25,6 +27,8 @@ from app.core.products import Product
 from app.store.nfse import NfseRepository
 from app.store.records import DocumentKind, Withheld
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfse_harness
+
+_SPED = "http://www.sped.fazenda.gov.br/nfse"
 
 PRODUCT = Product.NFSE
 OTHER = "44555666000181"
@@ -79,7 +83,10 @@ def test_distribution_stores_parties_details_and_waits_an_hour_after_the_404(nfs
     details = NfseRepository(nfse.ctx.db).details(found.id)
     assert details is not None and details.withheld is None
     assert details.service_cents == 123_456 and details.iss_cents == round(123_456 * 0.05)
-    assert (details.cbs_cents, details.ibs_cents) == (round(123_456 * 0.009), round(123_456 * 0.001))
+    # IBS and CBS at the rates the sandbox drew for this NFS-e (2026's or 2027-2028's), as its XML says
+    totals = etree.fromstring(received.nfse).find(f"{{{_SPED}}}infNFSe/{{{_SPED}}}IBSCBS/{{{_SPED}}}totCIBS")  # type: ignore[attr-defined]
+    cbs, ibs = (round(Decimal(totals.findtext(f".//{{{_SPED}}}{tag}")) * 100) for tag in ("vCBS", "vIBSTot"))
+    assert (details.cbs_cents, details.ibs_cents) == (cbs, ibs) and cbs > 0
     assert details.national_code and len(details.national_code) == 6 and details.nbs
     roles = {p.role for p in nfse.ctx.documents.parties(found.id)}
     assert roles == {PartyRole.EMITTER, PartyRole.TAKER}

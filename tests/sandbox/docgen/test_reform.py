@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from lxml import etree
 
+from app.documents.nfse import read_nfse
+from app.documents.nfse_model import NfseMeta
 from app.documents.reform import read_cte_reform, read_nfe_reform
 from app.sandbox.docgen import DocumentFactory, Party
 from app.sandbox.pki import TestPki
@@ -111,3 +113,43 @@ def test_notes_of_credit_and_debit_name_the_nfe_they_adjust(
         assert root.xpath(f"string({ide}/n:{kind})", namespaces=NS) == "04"
         assert root.xpath(f"{ide}/n:NFref/n:refNFe/text()", namespaces=NS) == [adjusted.key]
         assert note.reform and root.find("n:NFe/n:infNFe/n:total/n:IBSCBSTot", NS) is not None
+
+
+def test_nfse_ibs_is_drawn_with_the_rates_and_the_municipality_gets_its_part(
+    factory: DocumentFactory, supplier: Party, client: Party, xsd: Callable[[bytes, str], None]
+) -> None:
+    """The NFS-e's IBS/CBS at the document's drawn rates (2026's: all the IBS the state's; 2027-2028's:
+    half of it the municipality's), each value the service × its rate, the IBS total their sum, as
+    the reader finds them."""
+    ns = {"s": "http://www.sped.fazenda.gov.br/nfse"}
+    municipal = 0
+    for _ in range(16):
+        nfse = factory.nfse(provider=supplier, taker=client, issued_at=ISSUED_AT, with_ibscbs=True)
+        xsd(nfse.nfse, "nfse/schemas/v1_0/NFSe_v1.01.xsd")
+        root = etree.fromstring(nfse.nfse)
+        group = "s:infNFSe/s:IBSCBS"
+        service = _one_ns(root, f"{group}/s:valores/s:vBC", ns)
+        rates = {
+            k: _one_ns(root, f"{group}/s:valores/s:{p}", ns)
+            for k, p in (("uf", "uf/s:pIBSUF"), ("mun", "mun/s:pIBSMun"), ("cbs", "fed/s:pCBS"))
+        }
+        assert rates in (
+            {"uf": Decimal("0.10"), "mun": 0, "cbs": Decimal("0.90")},
+            {"uf": Decimal("0.05"), "mun": Decimal("0.05"), "cbs": Decimal("8.80")},
+        )
+        ibs_uf = _one_ns(root, f"{group}/s:totCIBS/s:gIBS/s:gIBSUFTot/s:vIBSUF", ns)
+        ibs_mun = _one_ns(root, f"{group}/s:totCIBS/s:gIBS/s:gIBSMunTot/s:vIBSMun", ns)
+        assert ibs_uf == (service * rates["uf"] / 100).quantize(Decimal("0.01"), ROUND_HALF_UP)
+        assert ibs_mun == (service * rates["mun"] / 100).quantize(Decimal("0.01"), ROUND_HALF_UP)
+        assert _one_ns(root, f"{group}/s:totCIBS/s:gIBS/s:vIBSTot", ns) == ibs_uf + ibs_mun
+        read = read_nfse(nfse.nfse)
+        assert (
+            isinstance(read, NfseMeta) and read.ibscbs is not None and read.ibscbs.ibs_mun_cents == int(ibs_mun * 100)
+        )
+        municipal += ibs_mun > 0
+    assert municipal > 0  # the 2027-2028 rates were drawn for some: the municipality's IBS is not always zero
+
+
+def _one_ns(root: etree._Element, path: str, ns: dict[str, str]) -> Decimal:
+    [value] = root.xpath(path + "/text()", namespaces=ns)
+    return Decimal(value)
