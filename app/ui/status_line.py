@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar, QWidget
 
 from app import __version__
 from app.desk.views import OFFICE_BACK, OFFICE_LOST
@@ -29,7 +29,9 @@ class StatusLine(QStatusBar):
         self.banner = banner
         self.folder_label = QLabel(self)
         self.folder_label.setObjectName("data-folder")
-        self.addWidget(self.folder_label)  # stays: notices show beside it and expire
+        # A long path (a network share, a deep profile) gives way instead of widening the window.
+        self.folder_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.addWidget(self.folder_label, 1)  # stays: notices show beside it and expire
         self.capture_label = QLabel(self)
         self.count_label = QLabel(self)  # wide enough for millions: no relayout squeezing it as counts change
         self.count_label.setMinimumWidth(self.count_label.fontMetrics().horizontalAdvance("9.999.999 documentos"))
@@ -78,8 +80,9 @@ class StatusLine(QStatusBar):
     def show_opened(self, data_dir: Path, *, read_only: bool, holder: str | None, capturing: bool) -> None:
         """The data folder just opened: where it is, and whether this window captures."""
         if read_only:
-            held = f" ({holder})" if holder else ""
-            self.capture_label.setText(f"Somente leitura: outra instância captura nesta pasta{held}")
+            # Who holds the folder goes in the tooltip: in the bar it made the window wider than the screen.
+            self.capture_label.setText("Somente leitura: outra instância captura nesta pasta")
+            self.capture_label.setToolTip(f"Captura nesta pasta: {holder}" if holder else "")
             self.capture_label.setStyleSheet("color: #8a5300; font-weight: bold;")
         elif capturing:
             self.capture_label.setText("Captura em segundo plano ligada")
@@ -87,3 +90,4 @@ class StatusLine(QStatusBar):
             self.capture_label.setText("Captura desligada nesta janela")
         self.clearMessage()
         self.folder_label.setText(f"Pasta de dados: {data_dir}   ·   versão {__version__}")
+        self.folder_label.setToolTip(str(data_dir))

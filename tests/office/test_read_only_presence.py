@@ -60,6 +60,7 @@ def test_a_read_only_window_is_listed_beside_the_daemon_that_holds_its_folder(qt
             tabs.setCurrentWidget(table)
             qtbot.waitUntil(lambda: table.rowCount() == 2, timeout=20_000)
             assert table.isVisible()
+            assert window.width() == 1366  # the read-only holder's long description does not widen it
             keep_screenshot(window, "painel-estacoes-janela-somente-leitura.png")
             window.close()
         finally:
