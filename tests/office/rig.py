@@ -9,7 +9,8 @@
   imports the same certificates into its own vault (a workstation able to take over); each has its
   own keyring file, as two machines do. ``C`` (no daemon, no certificate) is a clerk's desk.
 * Children: ``capture --daemon`` per workstation (:mod:`tests.office.node_child`), killed with
-  SIGKILL or stopped with SIGTERM like the crash test's.
+  SIGKILL (TerminateProcess on Windows) or stopped gracefully like the crash test's
+  (``tests.support.crash.ask_graceful_stop``: SIGTERM, or on Windows the end of the child's stdin).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from app.store.db import Database, open_database
 from app.store.lease import LeaseHolder, NodeLeases
 from app.store.records import CaptureSettings
 from tests.office.node_child import LEASE_ENV
-from tests.support.crash import SUPPLIERS, crash_cnpj, spawn_child
+from tests.support.crash import SUPPLIERS, close_stdin, crash_cnpj, spawn_child
 from tests.support.test_keyring import TestKeyring
 
 FACTOR = 600.0  # ten virtual minutes per real second: the hour's wait is 6 s
@@ -156,6 +157,8 @@ class OfficeRig:
     def spawn(self, name: str) -> subprocess.Popen[bytes]:
         ws = self.stations[name]
         ws.lives += 1
+        if ws.process is not None:
+            close_stdin(ws.process)  # the pipe of an earlier life (Windows' stop route)
         lease = {LEASE_ENV: f"{LEASE_TTL.total_seconds()};{LEASE_RENEW.total_seconds()}", DATABASE_ENV: self.url}
         ws.process = spawn_child("tests.office.node_child", ws.data_dir, ws.log(), self.clock, ws.keyring_file, lease)
         return ws.process
@@ -251,6 +254,8 @@ def office_rig(root: Path, url: str, *, companies: int = 2, seed: int = 1) -> It
             if ws.process is not None and ws.process.poll() is None:
                 ws.process.kill()
                 ws.process.wait(30)
+            if ws.process is not None:
+                close_stdin(ws.process)
             ws.door.stop()
         sandbox.stop()
         db.close()

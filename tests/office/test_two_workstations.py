@@ -20,7 +20,7 @@ from app.desk.desk import Desk
 from app.desk.views import GridRow
 from app.store.records import ManifestationStatus
 from tests.office.rig import LEASE_RENEW, LEASE_TTL, OfficeRig, office_rig
-from tests.support.crash import _chained, _ours, graceful_stop_signal
+from tests.support.crash import _chained, _ours, ask_graceful_stop
 
 CONFIRMACAO = "210200"
 STANDBY_LINE = "Captura: estação"  # what a standing-by daemon prints (app.desk.nodes.NodeView)
@@ -99,7 +99,7 @@ def test_one_node_captures_the_other_takes_over_when_it_is_killed(tmp_path: Path
         for name in ("A", "B"):  # graceful stops: the node releases the lease
             process = rig.stations[name].process
             assert process is not None
-            process.send_signal(graceful_stop_signal())
+            ask_graceful_stop(process)
             assert process.wait(60) == 0, rig.stations[name].log_text()[-2000:]
         assert rig.holder() is None
 

@@ -285,7 +285,7 @@ class CrashRig:
         finally:
             child.kill()
             child.wait(30)
-            _close_stdin(child)
+            close_stdin(child)
         self.outcome.kills += 1
         self.outcome.modes[mode] += 1
         self._after_kill(seen)
@@ -350,7 +350,7 @@ class CrashRig:
             if child.poll() is None:
                 child.kill()
                 child.wait(30)
-            _close_stdin(child)
+            close_stdin(child)
         self.outcome.manifestations_stuck = len(self._manifestations("sent"))
 
     def _caught_up(self, stuck: set[int]) -> bool:
@@ -480,24 +480,17 @@ def spawn_child(
         raise AssertionError("unreachable")
 
 
-def graceful_stop_signal() -> int:
-    """What asks ``capture --daemon`` to stop gracefully: SIGTERM, or CTRL_BREAK on Windows (which
-    needs a console shared with the child: under Wine there is none, see ``ask_graceful_stop``)."""
-    if sys.platform == "win32":
-        return signal.CTRL_BREAK_EVENT
-    return signal.SIGTERM
-
-
 def ask_graceful_stop(child: subprocess.Popen[bytes]) -> None:
     """Ask ``capture --daemon`` to stop gracefully: SIGTERM, or on Windows the end of its stdin,
     on which the child raises SIGBREAK (Ctrl+Break) on itself (see the module's docstring)."""
     if WINDOWS:
-        _close_stdin(child)
+        close_stdin(child)
     else:
         child.send_signal(signal.SIGTERM)
 
 
-def _close_stdin(child: subprocess.Popen[bytes]) -> None:
+def close_stdin(child: subprocess.Popen[bytes]) -> None:
+    """The end of a child's stdin pipe (Windows), once it has ended or been asked to stop."""
     if child.stdin is not None and not child.stdin.closed:
         child.stdin.close()
 
