@@ -72,10 +72,13 @@ def postgres_for_windows() -> Iterator[dict[str, str]]:
 
 def run_tests(python_exe: Path, pytest_args: list[str]) -> dict[str, Any]:
     """The suite on the Windows CPython; a prefix kept between runs (its boot costs a minute)."""
-    wine = Wine(PREFIXES / "prefix-tests")
+    # CAPTURA_TESTS_PREFIX: another prefix (its own Windows user, registry and Credential Manager)
+    # for a second run beside the first, e.g. the failing tests again while the whole suite runs.
+    name = os.environ.get("CAPTURA_TESTS_PREFIX", "prefix-tests")
+    wine = Wine(PREFIXES / name)
     wine.create()
     standins.install(wine.drive_c)
-    report = CACHE / "windows-tests.xml"
+    report = CACHE / ("windows-tests.xml" if name == "prefix-tests" else f"windows-tests-{name}.xml")
     report.unlink(missing_ok=True)
     started = time.monotonic()
     with postgres_for_windows() as pg_env:
