@@ -39,7 +39,7 @@ from app.store.db import Database, open_database
 from app.store.lease import LeaseHolder, NodeLeases
 from app.store.records import CaptureSettings
 from tests.office.node_child import LEASE_ENV
-from tests.support.crash import SUPPLIERS, close_stdin, crash_cnpj, spawn_child
+from tests.support.crash import SUPPLIERS, CrashPlan, close_stdin, crash_cnpj, spawn_child
 from tests.support.test_keyring import TestKeyring
 
 FACTOR = 600.0  # ten virtual minutes per real second: the hour's wait is 6 s
@@ -120,7 +120,8 @@ class OfficeRig:
         folder.mkdir()
         ca = self.root / "sandbox-ca.pem"
         door = Door(self.sandbox)
-        timeouts = CallTimeouts(nfe=1.0, cte=1.0, nfse=1.0)  # real seconds: see CrashPlan.call_timeout
+        seconds = CrashPlan().call_timeout  # real seconds: see CrashPlan.call_timeout
+        timeouts = CallTimeouts(nfe=seconds, cte=seconds, nfse=seconds)
         point_at_door(folder, door, ca, timeouts)
         ws = self.stations[name] = Workstation(name, folder, self.root / f"keyring-{name}.cfg", door)
         return ws
