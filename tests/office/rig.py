@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -47,6 +48,8 @@ LEASE_TTL = timedelta(minutes=30)  # 3 real seconds
 LEASE_RENEW = timedelta(minutes=5)  # half a real second
 TICK = 0.01  # real seconds between two looks at a condition
 DATABASE_ENV = "CAPTURA_DATABASE"
+# A child's exit code after ``Popen.kill()``: SIGKILL, or on Windows TerminateProcess's exit code 1.
+KILLED_EXIT = 1 if sys.platform == "win32" else -9
 
 
 class Door:
@@ -216,7 +219,7 @@ class OfficeRig:
             if condition():
                 return
             for ws in self.stations.values():
-                if ws.process is not None and ws.process.poll() not in (None, -9):
+                if ws.process is not None and ws.process.poll() not in (None, KILLED_EXIT):
                     raise AssertionError(
                         f"{ws.name} ended by itself ({ws.process.returncode}): {ws.log_text()[-3000:]}"
                     )

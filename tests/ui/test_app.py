@@ -117,9 +117,7 @@ def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respe
             qtbot.waitUntil(lambda p=product: len(window.models[p].rows) > 0, timeout=60_000)  # type: ignore[misc]
         window.pages.setCurrentIndex(1)
         board = window.dashboard
-        # The other system's reading comes later in the scenario than the documents: under Wine on the
-        # loaded 2-core machine the demo's capture reached it after more than 60 s.
-        qtbot.waitUntil(lambda: any(ln.action is Action.BLOCKED for ln in board.lines), timeout=180_000)
+        qtbot.waitUntil(lambda: any(ln.action is Action.BLOCKED for ln in board.lines), timeout=60_000)
         [blocked] = [ln for ln in board.lines if ln.action is Action.BLOCKED]
         assert blocked.product is Product.NFE and "656" in blocked.last_answer
         # The block lasts the rule book's hour from the 656 answer, plus the cadence's safety margin.
