@@ -117,7 +117,15 @@ def test_the_demo_window_shows_each_product_a_completed_resumo_and_a_block_respe
             qtbot.waitUntil(lambda p=product: len(window.models[p].rows) > 0, timeout=60_000)  # type: ignore[misc]
         window.pages.setCurrentIndex(1)
         board = window.dashboard
-        qtbot.waitUntil(lambda: any(ln.action is Action.BLOCKED for ln in board.lines), timeout=60_000)
+        # The block lasts 4 s of real time at speed 900, less than the dashboard's 5-s refresh timer:
+        # asked to refresh on every look (a refresh still loading is not started twice), it cannot
+        # miss the block between two timer refreshes (under Wine it did, every run).
+
+        def blocked_shown() -> bool:
+            board.refresh()
+            return any(ln.action is Action.BLOCKED for ln in board.lines)
+
+        qtbot.waitUntil(blocked_shown, timeout=60_000)
         [blocked] = [ln for ln in board.lines if ln.action is Action.BLOCKED]
         assert blocked.product is Product.NFE and "656" in blocked.last_answer
         # The block lasts the rule book's hour from the 656 answer, plus the cadence's safety margin.
