@@ -72,10 +72,13 @@ def postgres_for_windows() -> Iterator[dict[str, str]]:
 
 def run_tests(python_exe: Path, pytest_args: list[str]) -> dict[str, Any]:
     """The suite on the Windows CPython; a prefix kept between runs (its boot costs a minute)."""
-    wine = Wine(PREFIXES / "prefix-tests")
+    # CAPTURA_TESTS_PREFIX: another prefix (its own Windows user, registry and Credential Manager)
+    # for a second run beside the first, e.g. the failing tests again while the whole suite runs.
+    name = os.environ.get("CAPTURA_TESTS_PREFIX", "prefix-tests")
+    wine = Wine(PREFIXES / name)
     wine.create()
     standins.install(wine.drive_c)
-    report = CACHE / "windows-tests.xml"
+    report = CACHE / ("windows-tests.xml" if name == "prefix-tests" else f"windows-tests-{name}.xml")
     report.unlink(missing_ok=True)
     started = time.monotonic()
     with postgres_for_windows() as pg_env:
@@ -175,7 +178,8 @@ def lane(argv: list[str], host_python: Path) -> int:
                        tests_seconds=tests["seconds"], tests_failures=tests["failures"])
         ok = tests["exit_code"] == 0
         # The whole suite holds PostgreSQL tests: none passing means they did not run (never a skip).
-        if not pytest_args and tests["postgresql_passed"] == 0:
+        # Options alone (-v, -x, -rfE...) still run the whole suite; paths or -k select a part.
+        if whole_suite(pytest_args) and tests["postgresql_passed"] == 0:
             ok = False
     if not tests_only:
         setup = installer.output()
@@ -187,6 +191,14 @@ def lane(argv: list[str], host_python: Path) -> int:
     summary["ok"] = ok
     print(json.dumps(summary, ensure_ascii=False), flush=True)
     return 0 if ok else 1
+
+
+def whole_suite(pytest_args: list[str]) -> bool:
+    """No test paths, node ids or -k/-m among the arguments: pytest runs every test."""
+    selecting = {"-k", "-m", "--lf", "--last-failed", "--deselect"}
+    return not any(
+        a in selecting or a.startswith(("-k", "-m", "--deselect")) or not a.startswith("-") for a in pytest_args
+    )
 
 
 def check_setup(setup: Path, summary: dict[str, Any]) -> bool:

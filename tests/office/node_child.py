@@ -3,7 +3,8 @@
 
 Test-only substitutions from the environment, as in :mod:`tests.support.crash_child`: the
 TestKeyring file (each workstation has its own keyring, as two machines do), the sped-up clock
-shared with the parent, and ``NODE_LEASE`` ("ttl;renew_every", clock seconds) for the lease times.
+shared with the parent, the end of stdin as the graceful stop on Windows, and ``NODE_LEASE``
+("ttl;renew_every", clock seconds) for the lease times.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import sys
 from datetime import timedelta
 
-from tests.support.crash_child import CLOCK_ENV, KEYRING_ENV, _install_keyring, clock_from_spec
+from tests.support.crash_child import CLOCK_ENV, KEYRING_ENV, _install_keyring, clock_from_spec, stop_at_end_of_stdin
 
 LEASE_ENV = "NODE_LEASE"
 
@@ -29,6 +30,7 @@ def main(argv: list[str]) -> int:
     ttl, renew = (float(part) for part in os.environ[LEASE_ENV].split(";"))
     lease = LeaseTiming(ttl=timedelta(seconds=ttl), renew_every=timedelta(seconds=renew))
     clock = clock_from_spec(os.environ[CLOCK_ENV])
+    stop_at_end_of_stdin()  # Windows: the parent's graceful stop (tests.support.crash.ask_graceful_stop)
     args = build_parser().parse_args(["--data-dir", argv[0], "capture", "--daemon", "--stop-timeout", "20"])
     return run_command(args, runtime=Runtime(clock=clock, lease=lease))
 

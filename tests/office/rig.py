@@ -9,12 +9,14 @@
   imports the same certificates into its own vault (a workstation able to take over); each has its
   own keyring file, as two machines do. ``C`` (no daemon, no certificate) is a clerk's desk.
 * Children: ``capture --daemon`` per workstation (:mod:`tests.office.node_child`), killed with
-  SIGKILL or stopped with SIGTERM like the crash test's.
+  SIGKILL (TerminateProcess on Windows) or stopped gracefully like the crash test's
+  (``tests.support.crash.ask_graceful_stop``: SIGTERM, or on Windows the end of the child's stdin).
 """
 
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,7 +40,7 @@ from app.store.db import Database, open_database
 from app.store.lease import LeaseHolder, NodeLeases
 from app.store.records import CaptureSettings
 from tests.office.node_child import LEASE_ENV
-from tests.support.crash import SUPPLIERS, crash_cnpj, spawn_child
+from tests.support.crash import SUPPLIERS, CrashPlan, close_stdin, crash_cnpj, spawn_child
 from tests.support.test_keyring import TestKeyring
 
 FACTOR = 600.0  # ten virtual minutes per real second: the hour's wait is 6 s
@@ -46,6 +48,8 @@ LEASE_TTL = timedelta(minutes=30)  # 3 real seconds
 LEASE_RENEW = timedelta(minutes=5)  # half a real second
 TICK = 0.01  # real seconds between two looks at a condition
 DATABASE_ENV = "CAPTURA_DATABASE"
+# A child's exit code after ``Popen.kill()``: SIGKILL, or on Windows TerminateProcess's exit code 1.
+KILLED_EXIT = 1 if sys.platform == "win32" else -9
 
 
 class Door:
@@ -119,7 +123,8 @@ class OfficeRig:
         folder.mkdir()
         ca = self.root / "sandbox-ca.pem"
         door = Door(self.sandbox)
-        timeouts = CallTimeouts(nfe=1.0, cte=1.0, nfse=1.0)  # real seconds: see CrashPlan.call_timeout
+        seconds = CrashPlan().call_timeout  # real seconds: see CrashPlan.call_timeout
+        timeouts = CallTimeouts(nfe=seconds, cte=seconds, nfse=seconds)
         point_at_door(folder, door, ca, timeouts)
         ws = self.stations[name] = Workstation(name, folder, self.root / f"keyring-{name}.cfg", door)
         return ws
@@ -156,6 +161,8 @@ class OfficeRig:
     def spawn(self, name: str) -> subprocess.Popen[bytes]:
         ws = self.stations[name]
         ws.lives += 1
+        if ws.process is not None:
+            close_stdin(ws.process)  # the pipe of an earlier life (Windows' stop route)
         lease = {LEASE_ENV: f"{LEASE_TTL.total_seconds()};{LEASE_RENEW.total_seconds()}", DATABASE_ENV: self.url}
         ws.process = spawn_child("tests.office.node_child", ws.data_dir, ws.log(), self.clock, ws.keyring_file, lease)
         return ws.process
@@ -212,7 +219,7 @@ class OfficeRig:
             if condition():
                 return
             for ws in self.stations.values():
-                if ws.process is not None and ws.process.poll() not in (None, -9):
+                if ws.process is not None and ws.process.poll() not in (None, KILLED_EXIT):
                     raise AssertionError(
                         f"{ws.name} ended by itself ({ws.process.returncode}): {ws.log_text()[-3000:]}"
                     )
@@ -251,6 +258,8 @@ def office_rig(root: Path, url: str, *, companies: int = 2, seed: int = 1) -> It
             if ws.process is not None and ws.process.poll() is None:
                 ws.process.kill()
                 ws.process.wait(30)
+            if ws.process is not None:
+                close_stdin(ws.process)
             ws.door.stop()
         sandbox.stop()
         db.close()

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.office.rig import office_rig
-from tests.support.crash import _chained, _ours, graceful_stop_signal
+from tests.support.crash import _chained, _ours, ask_graceful_stop
 
 STANDBY_LINE = "Captura: estação"
 DEMOTED = "deixou de ser o nó de captura"
@@ -62,7 +62,7 @@ def test_a_node_thawed_after_another_took_over_commits_nothing_and_stands_by(tmp
         for name in ("A", "B"):
             process = rig.stations[name].process
             assert process is not None
-            process.send_signal(graceful_stop_signal())
+            ask_graceful_stop(process)
             assert process.wait(60) == 0, rig.stations[name].log_text()[-2000:]
         stored = rig.stored_nsus()
         for cnpj, published in rig.published_nsus().items():

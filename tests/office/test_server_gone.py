@@ -41,7 +41,7 @@ from tests.office.rig import office_rig
 from tests.office.test_live_office import LIVE_MS
 from tests.store.conftest import CNPJ_A
 from tests.store.test_documents import KEY, _res_nfe, _summary_input
-from tests.support.crash import graceful_stop_signal
+from tests.support.crash import ask_graceful_stop
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
 from tests.support.pg_server import SUPERUSER, PostgresServer
 from tests.support.screens import keep_screenshot, open_window
@@ -304,7 +304,7 @@ def test_a_capture_daemon_rides_out_a_restart_of_the_office_server(
 
         process = a.process
         assert process is not None
-        process.send_signal(graceful_stop_signal())
+        ask_graceful_stop(process)
         assert process.wait(60) == 0, a.log_text()[-2000:]
         assert logged().count("a captura para até ele voltar") == 1  # logged once, not per attempt
         assert "Traceback" not in logged()  # an outage is no failure of the program

@@ -47,10 +47,17 @@ def _install_keyring(path: str) -> None:
 
 
 def _break_at_end_of_stdin() -> None:
-    """Windows: the parent closing our stdin is its Ctrl+Break (it may share no console with us to
-    send CTRL_BREAK_EVENT through): SIGBREAK raised here, as the C runtime does for the console's."""
     sys.stdin.buffer.read()
     signal.raise_signal(signal.SIGBREAK)
+
+
+def stop_at_end_of_stdin() -> None:
+    """Windows: the parent closing our stdin is its Ctrl+Break (it may share no console with us to
+    send CTRL_BREAK_EVENT through, and under Wine GenerateConsoleCtrlEvent fails): SIGBREAK raised
+    here, as the C runtime does for the console's, so the daemon's own handler stops it. Elsewhere
+    nothing: the parent sends SIGTERM (``tests.support.crash.ask_graceful_stop``)."""
+    if sys.platform == "win32":
+        threading.Thread(target=_break_at_end_of_stdin, name="crash-stop", daemon=True).start()
 
 
 def main(argv: list[str]) -> int:
@@ -62,8 +69,7 @@ def main(argv: list[str]) -> int:
     from app.cli.main import build_parser, run_command
 
     clock = clock_from_spec(os.environ[CLOCK_ENV])
-    if sys.platform == "win32":
-        threading.Thread(target=_break_at_end_of_stdin, name="crash-stop", daemon=True).start()
+    stop_at_end_of_stdin()
     args = build_parser().parse_args(["--data-dir", argv[0], "capture", "--daemon", "--stop-timeout", "20"])
     return run_command(args, runtime=Runtime(clock=clock))
 
