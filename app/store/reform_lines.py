@@ -77,12 +77,20 @@ def _offset(hour: datetime) -> timedelta:
     return hour.replace(tzinfo=UTC).astimezone(BRASILIA).utcoffset() or timedelta()
 
 
-def _local(value: object) -> datetime:
+def _local(value: object, offsets: dict[object, timedelta]) -> datetime:
     """A raw ``issued_at`` (UTC: SQLite's text, PostgreSQL's naive timestamp) as the naive wall time
-    in Brasília, the zone looked up once an hour of issue (a row costs one parse and one addition)."""
-    instant = datetime.fromisoformat(value) if isinstance(value, str) else value
-    assert isinstance(instant, datetime)
-    return instant + _offset(datetime(instant.year, instant.month, instant.day, instant.hour))
+    in Brasília, the zone looked up once an hour of issue: ``offsets`` keeps each hour's offset by
+    the text's first 13 characters (a slice and a dict look-up a row, half the time of building
+    the hour's datetime for the LRU cache)."""
+    if isinstance(value, str):
+        instant, hour = datetime.fromisoformat(value), value[:13]  # 'YYYY-MM-DD HH'
+    else:
+        assert isinstance(value, datetime)
+        instant, hour = value, (value.year, value.month, value.day, value.hour)
+    offset = offsets.get(hour)
+    if offset is None:
+        offset = offsets[hour] = _offset(datetime(instant.year, instant.month, instant.day, instant.hour))
+    return instant + offset
 
 
 class ReformLines:
@@ -138,13 +146,14 @@ class ReformLines:
         if products:
             filters += f" AND d.product IN ({placeholders(len(products))})"
             params.extend(p.value for p in products)
+        offsets: dict[object, timedelta] = {}
         with self._db.driver_connection() as driver:
             cursor = driver.execute(_LINES.format(filters=filters), tuple(params))
             while rows := cursor.fetchmany(_PARTITION):
                 for row in rows:
                     yield CreditLine(
-                        row[0], row[1], _PRODUCTS[row[2]], row[3], row[4], row[5], row[6], _local(row[7]), row[8],
-                        bool(row[9]), bool(row[10]), tuple(row[11:]),
+                        row[0], row[1], _PRODUCTS[row[2]], row[3], row[4], row[5], row[6],
+                        _local(row[7], offsets), row[8], bool(row[9]), bool(row[10]), tuple(row[11:]),
                     )  # fmt: skip
 
     def received_counts(
