@@ -82,6 +82,7 @@ def _local(value: object, offsets: dict[object, timedelta]) -> datetime:
     in Brasília, the zone looked up once an hour of issue: ``offsets`` keeps each hour's offset by
     the text's first 13 characters (a slice and a dict look-up a row, half the time of building
     the hour's datetime for the LRU cache)."""
+    hour: object
     if isinstance(value, str):
         instant, hour = datetime.fromisoformat(value), value[:13]  # 'YYYY-MM-DD HH'
     else:
