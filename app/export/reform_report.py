@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import date, datetime, time
 from decimal import Decimal
+from operator import itemgetter
 
 from app.core.clock import BRASILIA
 from app.export.manual import Selection
@@ -47,7 +48,7 @@ MONEY = (
     ("total_cents", "Valor total com IBS/CBS (R$)"),
 )
 _FIELDS = tuple(name for name, _ in MONEY)
-_POSITIONS = tuple(VALUE_COLUMNS.index(name) for name in _FIELDS)  # where each is in a line
+_PICK = itemgetter(*(VALUE_COLUMNS.index(name) for name in _FIELDS))  # a line's values in _FIELDS' order
 _NOTES = ("ibs_cents", "cbs_cents")  # shown apart for each kind of note
 _NOTE_FIELDS = tuple(_FIELDS.index(name) for name in _NOTES)
 _CENT = Decimal("0.01")  # centavos to reais: a product, twice as fast as scaleb
@@ -66,17 +67,23 @@ DOCUMENTS_SHEET = "Documentos"
 
 
 class _Group:
-    __slots__ = ("credit", "credit_notes", "debit", "debit_notes", "documents", "sums", "uncovered", "unreadable")
+    __slots__ = ("credit", "credit_notes", "debit", "debit_notes", "documents", "signed", "uncovered", "unreadable")
 
     def __init__(self) -> None:
         self.documents = self.credit_notes = self.debit_notes = self.uncovered = self.unreadable = 0
-        self.sums = [0] * len(_FIELDS)  # in _FIELDS' order
+        self.signed: list[tuple[int | None, ...]] = []  # each document's values in _FIELDS' order, signed
         self.credit = [0] * len(_NOTES)  # in _NOTES' order
         self.debit = [0] * len(_NOTES)
 
+    def sums(self) -> list[int]:
+        """The signed values' sums per field, a column at a time (``filter`` drops the None)."""
+        if not self.signed:
+            return [0] * len(_FIELDS)
+        return [sum(filter(None, column)) for column in zip(*self.signed, strict=True)]
+
 
 def _money(cents: int | None) -> Decimal | None:
-    return None if cents is None else Decimal(cents) * _CENT
+    return None if cents is None else _CENT * cents
 
 
 def _month_of(instant: datetime) -> date:
@@ -107,11 +114,9 @@ def credit_report(db: Database, selection: Selection, companies: dict[int, Compa
     if end is not None:
         bounds[-1] = min(bounds[-1], end)
     groups: dict[tuple[int, date, Product], _Group] = defaultdict(_Group)
-    whole = start is None and end is None  # every document: the months span them all
-    counts = reads.received_counts(selection.company_ids, selection.products, bounds, whole=whole)
+    counts = reads.received_counts(selection.company_ids, selection.products, bounds)
     for (cid, product, index), count in counts.items():
-        if index >= 0:
-            groups[(cid, months[index], product)].uncovered += count
+        groups[(cid, months[index], product)].uncovered += count
     documents: list[Sequence[Cell]] = []
     append = documents.append
     for line in reads.lines(selection.company_ids, selection.products, bounds[0], bounds[-1]):
@@ -140,8 +145,7 @@ def _document_row(line: CreditLine, month: date, issued: datetime, company: Comp
     if line.unreadable:
         group.unreadable += 1
         return [*head, "ilegíveis: não somados", *([None] * len(MONEY))]
-    purpose, values, sums = line.purpose, line.values, group.sums
-    sign = -1 if purpose == CREDIT_NOTE else 1
+    purpose, values = line.purpose, _PICK(line.values)
     group.documents += 1
     if purpose in NOTES:
         if purpose == CREDIT_NOTE:
@@ -150,22 +154,19 @@ def _document_row(line: CreditLine, month: date, issued: datetime, company: Comp
             group.debit_notes += 1
         noted = group.credit if purpose == CREDIT_NOTE else group.debit
         for index, field in enumerate(_NOTE_FIELDS):
-            noted[index] += values[_POSITIONS[field]] or 0
+            noted[index] += values[field] or 0
+        if purpose == CREDIT_NOTE:  # a nota de crédito takes away
+            values = tuple(None if cents is None else -cents for cents in values)
+    group.signed.append(values)
     head.append("lidos")
-    for index, position in enumerate(_POSITIONS):
-        cents = values[position]
-        if cents is None:
-            head.append(None)
-        else:
-            cents *= sign
-            sums[index] += cents
-            head.append(Decimal(cents) * _CENT)
+    # Decimal × int: half the time of Decimal(int) × Decimal, the same exact value
+    head.extend([None if cents is None else _CENT * cents for cents in values])
     return head
 
 
 def _total_row(company: Company, month: date, product: Product, group: _Group) -> list[Cell]:
     return [
         company.cnpj.value, company.name, month, PRODUCTS[product], group.documents, group.credit_notes,
-        group.debit_notes, group.uncovered, group.unreadable, *(_money(cents) for cents in group.sums),
+        group.debit_notes, group.uncovered, group.unreadable, *(_money(cents) for cents in group.sums()),
         *(_money(cents) for cents in group.credit), *(_money(cents) for cents in group.debit),
     ]  # fmt: skip

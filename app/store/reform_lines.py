@@ -3,7 +3,7 @@
 Two reads, both portable SQL: the documents with a ``document_reform`` row (few: their values are
 the report's), streamed; and, for the documents without the reform's groups (many: older ones,
 the Simples), only how many there are per company, product and month, counted by the database
-in one pass (a CASE over the months' UTC bounds), so a million documents are never fetched.
+from a covering index a month at a time, so a million documents are never fetched.
 """
 
 from __future__ import annotations
@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from itertools import pairwise
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement, case, func, select
+from sqlalchemy import ColumnElement, bindparam, func, select, text
 
 from app.core.clock import BRASILIA
 from app.store.db import Database
 from app.store.models import DocumentRow
+from app.store.models.documents import RECEIVED_AUTHORISED
 from app.store.prepared import placeholders
 from app.store.records import Direction, DocumentStatus, Product
 from app.store.reform import VALUE_COLUMNS
@@ -47,25 +49,15 @@ class CreditLine(NamedTuple):
     values: tuple[int | None, ...]  # centavos, in VALUE_COLUMNS' order
 
 
-def _received(
-    company_ids: Sequence[int], products: Sequence[Product], start: datetime | None, end: datetime | None
-) -> list[ColumnElement[bool]]:
-    """Received, authorised (so not cancelled), readable and listed documents issued in [start, end)."""
-    where = [
-        DocumentRow.direction == Direction.RECEIVED.value,
-        DocumentRow.status == DocumentStatus.AUTHORISED.value,
-        DocumentRow.quarantined.is_(False),
-        DocumentRow.withheld.is_(None),
-    ]
-    if start is not None:
-        where.append(DocumentRow.issued_at >= start)
-    if end is not None:
-        where.append(DocumentRow.issued_at < end)
-    if company_ids:
-        where.append(DocumentRow.company_id.in_(list(company_ids)))
-    if products:
-        where.append(DocumentRow.product.in_([p.value for p in products]))
-    return where
+# The count's statement: received, authorised (so not cancelled), readable and listed documents
+# issued in a month, per company and product. Its WHERE is literal, not bound: the text of
+# ix_documents_received_issued's, so that SQLite reads that partial index (revision 0015).
+_COUNT = (
+    select(DocumentRow.company_id, DocumentRow.product, func.count())
+    .where(text(RECEIVED_AUTHORISED))
+    .where(DocumentRow.issued_at >= bindparam("low"), DocumentRow.issued_at < bindparam("high"))
+    .group_by(DocumentRow.company_id, DocumentRow.product)
+)
 
 
 # Column names and the filters' text are constants; every value is bound.
@@ -85,22 +77,21 @@ def _offset(hour: datetime) -> timedelta:
     return hour.replace(tzinfo=UTC).astimezone(BRASILIA).utcoffset() or timedelta()
 
 
-def _local(value: object) -> datetime:
+def _local(value: object, offsets: dict[object, timedelta]) -> datetime:
     """A raw ``issued_at`` (UTC: SQLite's text, PostgreSQL's naive timestamp) as the naive wall time
-    in Brasília, the zone looked up once an hour of issue (a row costs one parse and one addition)."""
-    instant = datetime.fromisoformat(value) if isinstance(value, str) else value
-    assert isinstance(instant, datetime)
-    return instant + _offset(datetime(instant.year, instant.month, instant.day, instant.hour))
-
-
-def _bucket(ends: Sequence[datetime], low: int, high: int) -> ColumnElement[int]:
-    """The first month i in [low, high) whose end ``ends[i]`` is after the issue instant, as a
-    balanced tree of CASEs: log2(months) comparisons a row where a flat CASE made up to one a month."""
-    if high - low == 1:
-        return case((DocumentRow.issued_at < ends[low], low), else_=-1)
-    middle = (low + high) // 2
-    earlier = DocumentRow.issued_at < ends[middle - 1]
-    return case((earlier, _bucket(ends, low, middle)), else_=_bucket(ends, middle, high))
+    in Brasília, the zone looked up once an hour of issue: ``offsets`` keeps each hour's offset by
+    the text's first 13 characters (a slice and a dict look-up a row, half the time of building
+    the hour's datetime for the LRU cache)."""
+    hour: object
+    if isinstance(value, str):
+        instant, hour = datetime.fromisoformat(value), value[:13]  # 'YYYY-MM-DD HH'
+    else:
+        assert isinstance(value, datetime)
+        instant, hour = value, (value.year, value.month, value.day, value.hour)
+    offset = offsets.get(hour)
+    if offset is None:
+        offset = offsets[hour] = _offset(datetime(instant.year, instant.month, instant.day, instant.hour))
+    return instant + offset
 
 
 class ReformLines:
@@ -156,37 +147,32 @@ class ReformLines:
         if products:
             filters += f" AND d.product IN ({placeholders(len(products))})"
             params.extend(p.value for p in products)
+        offsets: dict[object, timedelta] = {}
         with self._db.driver_connection() as driver:
             cursor = driver.execute(_LINES.format(filters=filters), tuple(params))
             while rows := cursor.fetchmany(_PARTITION):
                 for row in rows:
                     yield CreditLine(
-                        row[0], row[1], _PRODUCTS[row[2]], row[3], row[4], row[5], row[6], _local(row[7]), row[8],
-                        bool(row[9]), bool(row[10]), tuple(row[11:]),
+                        row[0], row[1], _PRODUCTS[row[2]], row[3], row[4], row[5], row[6],
+                        _local(row[7], offsets), row[8], bool(row[9]), bool(row[10]), tuple(row[11:]),
                     )  # fmt: skip
 
     def received_counts(
-        self,
-        company_ids: Sequence[int],
-        products: Sequence[Product],
-        months: Sequence[datetime],
-        *,
-        whole: bool = False,
+        self, company_ids: Sequence[int], products: Sequence[Product], months: Sequence[datetime]
     ) -> dict[tuple[int, Product, int], int]:
         """How many documents were received per (company, product, month index), groups or not
-        (the caller subtracts those :meth:`lines` gives: one pass over the documents, no
-        correlated look-up per row): ``months`` are the bounds, month i is [months[i], months[i + 1])."""
-        if len(months) < 2:
-            return {}
-        bucket = _bucket(months[1:], 0, len(months) - 1)
-        # The bucket first: grouping by (company, product) first made SQLite walk ix_documents_nsu
-        # and fetch every row at random; this way it scans in issue order.
-        query = (
-            select(bucket, DocumentRow.company_id, DocumentRow.product, func.count())
-            # ``whole``: the months hold every document, so no range: a plain scan of the table,
-            # where the range walked the issue-date index and fetched each row (a third slower).
-            .where(*_received(company_ids, products, *((None, None) if whole else (months[0], months[-1]))))
-            .group_by(bucket, DocumentRow.company_id, DocumentRow.product)
-        )
+        (the caller subtracts those :meth:`lines` gives: no correlated look-up per row): ``months``
+        are the bounds, month i is [months[i], months[i + 1]). One range of
+        ``ix_documents_received_issued`` a month, which holds every column the count reads: a
+        third of the CPU time of one pass bucketing each row in a CASE and sorting them all.
+        Companies and products are picked here, not in the SQL: given a company, SQLite walked
+        ix_documents_nsu and read each of its documents from the table, every month again."""
+        wanted_companies, wanted_products = set(company_ids), {p.value for p in products}
         with self._db.reader() as s:
-            return {(cid, Product(product), index): count for index, cid, product, count in s.execute(query)}
+            return {
+                (cid, _PRODUCTS[product], index): count
+                for index, (low, high) in enumerate(pairwise(months))
+                for cid, product, count in s.execute(_COUNT, {"low": low, "high": high})
+                if (not wanted_companies or cid in wanted_companies)
+                and (not wanted_products or product in wanted_products)
+            }

@@ -31,6 +31,11 @@ from app.store.models.base import (
     company_fk,
 )
 
+# The documents the IBS/CBS credit report counts (revision 0015): received, authorised, readable
+# and listed. The report's SQL repeats this text literally (app.store.reform_lines): SQLite uses a
+# partial index only for a query whose terms contain its WHERE, and a bound parameter is no match.
+RECEIVED_AUTHORISED = "direction = 'received' AND status = 'authorised' AND quarantined = false AND withheld IS NULL"
+
 # PostgreSQL only (revision 0014): pg_trgm's GIN indexes on the names, for the grid's name search.
 # SQLAlchemy's metadata cannot hold an index of one dialect, so they are not declared below; the
 # drift check (tests/store/test_db.py) leaves them out by name.
@@ -97,6 +102,18 @@ class DocumentRow(Base):
             "company_id",
             sqlite_where=text("quarantined = true"),
             postgresql_where=text("quarantined = true"),
+        ),
+        # The IBS/CBS report's count per company, product and month of issue (revision 0015):
+        # covering and partial, so the count reads this index (tens of MB at a million documents)
+        # where it read the whole table (1.2 GB). Issue date first: the capture's inserts land
+        # near its end, as documents arrive roughly in issue order.
+        Index(
+            "ix_documents_received_issued",
+            "issued_at",
+            "company_id",
+            "product",
+            sqlite_where=text(RECEIVED_AUTHORISED),
+            postgresql_where=text(RECEIVED_AUTHORISED),
         ),
     )
 
