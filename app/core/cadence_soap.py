@@ -129,17 +129,26 @@ def after_consumo_indevido(
     return Transition(state, gap_nsus=gaps, other_consumer=sighting)
 
 
+def outage_pause(
+    rules: CadenceRules, now: datetime, cstat: int, xmotivo: str, dh_resp: datetime | None, pause: timedelta
+) -> GlobalPause:
+    """The product's pause after a 108/109, whichever query (distribution or point) met it: the
+    rule book's 5 or 20 minutes on the service's clock from its answer, plus the margin."""
+    until = after_service_mark(rules, now, dh_resp, pause)
+    reason = (
+        f"{rules.service_label} paralisada (cStat {cstat}: {xmotivo}); "
+        f"consultas pausadas até {display_time(until, now)}."
+    )
+    return GlobalPause(until, cstat, reason)
+
+
 def after_outage(
     base: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult, pause: timedelta
 ) -> Transition:
-    until = after_service_mark(rules, now, result.dh_resp, pause)
-    reason = (
-        f"{rules.service_label} paralisada (cStat {result.cstat}: {result.xmotivo}); "
-        f"consultas pausadas até {display_time(until, now)}."
-    )
+    global_pause = outage_pause(rules, now, result.cstat, result.xmotivo, result.dh_resp, pause)
     # Also held on the company, so it waits even if the engine lost the global pause.
-    state = waiting(base, until, reason)
-    return Transition(state, global_pause=GlobalPause(until, result.cstat, reason))
+    state = waiting(base, global_pause.until, global_pause.reason)
+    return Transition(state, global_pause=global_pause)
 
 
 def after_rejection(base: CaptureState, rules: CadenceRules, now: datetime, result: DistributionResult) -> Transition:

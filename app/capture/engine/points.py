@@ -21,6 +21,7 @@ from app.capture.engine.soap import SoapAdapter
 from app.core.archive import archive_exchange
 from app.core.cadence import point_queries_allowed, rules_for
 from app.core.cadence_an import apply_point_query_block
+from app.core.cadence_soap import outage_pause
 from app.core.cstat import ANSWERED, CONSUMO_INDEVIDO, DOCUMENTS_FOUND
 from app.core.errors import CapturaError
 from app.core.health import health_alerts
@@ -285,10 +286,11 @@ class PointQueries:
             state = self.ctx.cursors.get(company.id, self.product)
             self.ctx.cursors.save(apply_point_query_block(state, self.rules, now, reply.dh_resp))
         pause = self.rules.outage_pause(reply.cstat)
-        if pause is not None and (self._paused_until(company, now) or now) < now + pause:
-            # 108/109 to a point query pauses the service as the distribution's own answer does.
-            reason = f"cStat {reply.cstat}: {reply.xmotivo}"
-            self.ctx.cursors.set_pause(self.product, settings.environment, now + pause, reason, str(reply.cstat))
+        if pause is not None:  # 108/109 to a point query pauses the service as the distribution's answer does
+            held = outage_pause(self.rules, now, reply.cstat, reply.xmotivo, reply.dh_resp, pause)
+            if (self._paused_until(company, now) or now) < held.until:
+                self.ctx.cursors.set_pause(self.product, settings.environment, held.until, held.reason, str(held.cstat))
+                self.ctx.notify(CaptureNotice("status", None, self.product, held.reason))
         if reply.documents:
             self._store(company, settings, reply.documents)
         return reply, None

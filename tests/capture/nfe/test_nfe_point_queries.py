@@ -79,7 +79,14 @@ def test_a_point_query_answered_109_waits_the_services_pause(harness: Harness) -
     nfe = harness.sandbox.publish_nfe(SUPPLIER, RECIPIENT)
     harness.capture.points.reprocess_key(harness.company.id, str(nfe.key), queue=True)
     harness.sandbox.outage("nfe_dist", 109, harness.clock.now() + timedelta(minutes=30))
+    answered = harness.clock.now()
     assert harness.capture.points.dispatch() == 1  # answered 109
+    settings = harness.ctx.companies.get_settings(harness.company.id, Product.NFE)
+    assert settings is not None
+    pause = harness.ctx.cursors.get_pause(Product.NFE, settings.environment)
+    # The same pause as the distribution's 109: 20 minutes on the service's clock, plus the margin.
+    assert pause is not None and pause.paused_until > answered + timedelta(minutes=20)
+    assert "paralisada (cStat 109" in pause.reason and "consultas pausadas até" in pause.reason
     for _ in range(3):  # every 5 minutes, as the scheduler's dispatch: held by the pause
         harness.clock.advance(timedelta(minutes=5))
         assert harness.capture.points.dispatch() == 0
