@@ -446,6 +446,8 @@ class CaptureService:
             ):
                 decision = snap.decision
                 flight = flights.get((capture.product, snap.company.id))
+                if decision.action is Action.BLOCKED:
+                    flight = None  # queued, or storing the answer that earned the block: nothing goes out
                 label, reason, until = LABELS[decision.action], decision.reason, decision.until
                 next_query = next_pass if decision.action is Action.QUERY else decision.until
                 if decision.action is Action.QUERY:

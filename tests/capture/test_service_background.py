@@ -175,3 +175,27 @@ def test_stop_waits_for_a_manifestation_in_flight_but_not_for_queued_routines(of
     [request] = f.ctx.manifestations.for_key(company.id, Product.NFE, str(nfe.key))
     assert request.status is ManifestationStatus.ACCEPTED
     assert f.sandbox.referee.report()["violations"] == []
+
+
+def test_a_run_over_a_blocked_company_shows_the_block_and_until_when(office_fleet: Fleet) -> None:
+    """A run queued for a company the service blocked (or still storing the 656 answer that
+    earned the block) sends nothing: the status says "Bloqueada até ...", never "Consultando"
+    without a time (the demo window's dashboard caught that moment under load)."""
+    from app.capture.status import BLOQUEADA
+    from app.capture.watchdog import Flight
+    from app.core.cadence import Action
+
+    f = office_fleet
+    blocked = f.companies[0]
+    until = f.clock.now() + timedelta(hours=1)
+    state = f.ctx.cursors.get(blocked.id, Product.NFE)
+    f.ctx.cursors.save(replace(state, blocked_until=until, last_cstat="656", last_message="Consumo indevido"))
+    service = CaptureService(f.ctx, intervals=FAST)
+    assert service.flights.claim(Flight(Product.NFE, blocked.id, f.clock.now(), 30.0))
+    [status] = service.status(company_id=blocked.id)
+    assert status.action is Action.BLOCKED and status.label == BLOQUEADA
+    assert status.until == until and not status.capturing
+    other = f.companies[1]
+    assert service.flights.claim(Flight(Product.NFE, other.id, f.clock.now(), 30.0))
+    [querying] = service.status(company_id=other.id)
+    assert querying.label == CONSULTANDO and querying.capturing and querying.until is None
