@@ -89,6 +89,8 @@ class LiveGrids(QObject):
             model.merging.connect(lambda p=product: self._note(p))
             model.merged.connect(lambda changed, p=product: self._merged(p, changed))
             model.loaded.connect(lambda p=product: self._reloaded(p))
+            model.loaded.connect(self._settled)
+            model.failed.connect(lambda _message: self._settled())
 
     def start(self, desk: Desk) -> None:
         self.desk = desk
@@ -98,10 +100,17 @@ class LiveGrids(QObject):
         self.timer.stop()
 
     def poke(self) -> None:
-        """Look at the store's mark now (a notice said something arrived)."""
+        """Look at the store's mark now (a notice said something arrived). Poked while the mark or
+        a grid's rows are being read, it looks once more when that read ends: the change may be
+        newer than what that read saw (an office notification is not sent twice)."""
         desk = self.desk
-        self._again = self._reading
-        if desk is None or self._reading or not any(m.live for m in self.models.values()):
+        if desk is None:
+            return
+        if self._reading or any(m.loading for m in self.models.values()):
+            self._again = True
+            return
+        self._again = False
+        if not any(m.live for m in self.models.values()):
             return
         self._reading = True
         self.tasks.run(desk.change_mark, self._marked, self._failed)
@@ -114,7 +123,11 @@ class LiveGrids(QObject):
         for model in self.models.values():
             if model.live and model.mark != mark:
                 model.update(mark)
-        if self._again:
+        self._settled()
+
+    def _settled(self) -> None:
+        """A read ended (the mark, or a grid's page or update): the poke it held back, now."""
+        if self._again and not self._reading and not any(m.loading for m in self.models.values()):
             self.poke()
 
     def load(self, product: Product, grid_filter: GridFilter) -> bool:

@@ -184,3 +184,24 @@ def test_documents_captured_today_are_listed_whatever_their_issue_date(
         window.close()
     finally:
         desk.close()
+
+
+def test_a_notice_heard_while_the_grid_reads_is_not_lost(
+    qtbot: QtBot, desk: Desk, office: Office, tmp_path: Path
+) -> None:
+    """An arrival told while the grid's own read is under way (F5, a page, an update) comes in
+    when that read ends, although that read saw the store before it: an office notification is
+    sent once, and a clerk's grid must not wait for the next poll to show it (it did on CI)."""
+    window = _window(qtbot, desk, tmp_path)
+    model = window.models[Product.NFE]
+    qtbot.waitUntil(lambda: model.live and window.tasks.pending == 0, timeout=20_000)
+    window.live.timer.stop()  # only the notice can bring the arrival
+    before = set(_keys(window))
+    assert model.update(everything=True)  # F5: its read ends on the worker before the arrival...
+    assert window.tasks._pool.waitForDone(20_000)  # ... its result waits for the GUI thread
+    assert model.loading
+    [arrived] = _publish(office.harness, 1)
+    window.live.poke()  # the capture's notice, heard while the grid still merges the older read
+    qtbot.waitUntil(lambda: arrived in _keys(window), timeout=LIVE_MS)
+    assert set(_keys(window)) == before | {arrived}
+    window.close()
