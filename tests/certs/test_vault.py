@@ -321,3 +321,25 @@ def test_the_plaintext_keyrings_of_keyrings_alt_are_refused(
     with pytest.raises(NoSecureStorage):
         CertificateVault(data_dir).store(company.pfx, company.password, now())
     assert not (tmp_path / "plain.cfg").exists()
+
+
+def test_the_tests_keyring_is_one_per_xdg_data_home_on_windows_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workstations of one test (two processes, two XDG_DATA_HOME) keep apart secrets under
+    the same names, also where keyring's own folder is Windows' (LOCALAPPDATA, one per user)."""
+    from keyring.util import platform_
+
+    from tests.support.test_keyring import TestKeyring
+
+    windows_folder = tmp_path / "LocalAppData" / "Python Keyring"
+    monkeypatch.setattr(platform_, "data_root", lambda: windows_folder)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "estacao-a"))
+    a = TestKeyring()
+    a.set_password("captura-dfe", "cofre", "segredo de A")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "estacao-b"))
+    b = TestKeyring()
+    b.set_password("captura-dfe", "cofre", "segredo de B")
+    assert a.get_password("captura-dfe", "cofre") == "segredo de A"
+    assert b.get_password("captura-dfe", "cofre") == "segredo de B"
+    assert not windows_folder.exists()
