@@ -10,6 +10,12 @@ Loading skips the RSA key validation of a PFX (~50 ms per certificate, 10 s for 
 the authenticated encryption guarantees the bytes are exactly those ``store`` validated.
 Files of the first format (``CDFE-PFX1``: the PFX itself, its password in the keyring as well)
 still load that way (a load never writes); storing the certificate again upgrades them.
+
+The keyring is one per user account, the data folders many (a second folder on the same desktop,
+two workstations' folders tried on one machine, a copy): each folder's entries carry its own id
+(``certificates/cofre.id``, random, made on the first store), so storing a company's certificate
+in one folder never replaces the key another folder's file was sealed with. Entries stored before
+the id existed (``<CNPJ>:pfx-key``) are still read when the folder's own entry is missing.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ _NONCE_SIZE = 12
 _SUFFIX = ".pfx.enc"
 _KEY_ENTRY = "pfx-key"
 _PASSWORD_ENTRY = "pfx-password"  # noqa: S105 - entry name; only v1 files need the password
+_FOLDER_ID = "cofre.id"  # this data folder's namespace in the user's keyring
 _LENGTH = struct.Struct(">I")
 # Two stores of one process never interleave their key and file replacements.
 _WRITE_LOCK = threading.Lock()
@@ -89,9 +96,38 @@ class CertificateVault:
     def __init__(self, data_dir: Path, service_name: str = "CapturaDFe") -> None:
         self.directory = data_dir / "certificates"
         self.service_name = service_name
+        self._folder: str | None = None
 
     def _path(self, holder_id: str) -> Path:
         return self.directory / f"{holder_id}{_SUFFIX}"
+
+    def folder_id(self, *, create: bool = False) -> str | None:
+        """This folder's namespace in the keyring (see the module); None before its first store."""
+        if self._folder is not None:
+            return self._folder
+        path = self.directory / _FOLDER_ID
+        try:
+            self._folder = path.read_text(encoding="ascii").strip() or None
+        except FileNotFoundError:
+            if not create:
+                return None
+            tmp = self._write_temp("cofre", secrets.token_hex(8).encode("ascii"))
+            try:
+                os.link(tmp, path)  # atomic and never replacing: two first stores agree on one id
+            except FileExistsError:
+                pass
+            except OSError:  # a file system without hard links (FAT): the id as it can
+                if not path.exists():
+                    os.replace(tmp, path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+            self._folder = path.read_text(encoding="ascii").strip()
+        return self._folder
+
+    def _entry(self, holder_id: str, entry: str, *, create: bool = False) -> str:
+        folder = self.folder_id(create=create)
+        return f"{folder}:{holder_id}:{entry}" if folder else f"{holder_id}:{entry}"
 
     def store(self, pfx: bytes, password: str, now: datetime) -> A1Certificate:
         """Validates the PFX (raises the app.certs.a1 errors), then keeps it. Replaces a previous one."""
@@ -100,7 +136,8 @@ class CertificateVault:
         _require_secure_backend()
         data_key = AESGCM.generate_key(bit_length=256)
         blob = _seal(data_key, holder, _pack(a1))
-        key_entry = f"{holder}:{_KEY_ENTRY}"
+        key_entry = self._entry(holder, _KEY_ENTRY, create=True)
+        was_v1 = self._first_format(holder)
         with _WRITE_LOCK:
             previous = self._get(key_entry)
             tmp = self._write_temp(holder, blob)
@@ -116,8 +153,16 @@ class CertificateVault:
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-        self._forget_password(holder)  # a v1 file's password; useless once the new file is in place
+        if was_v1:  # its password (shared by name with other folders' v1 files): useless from now on
+            self._forget_password(holder)
         return a1
+
+    def _first_format(self, holder_id: str) -> bool:
+        try:
+            with self._path(holder_id).open("rb") as stored:
+                return stored.read(len(_MAGIC_V1)) == _MAGIC_V1
+        except FileNotFoundError:
+            return False
 
     def load(self, holder: Cnpj | Cpf | str, now: datetime) -> A1Certificate:
         """Opens the stored certificate; expiry is checked against ``now`` like in ``store``."""
@@ -129,7 +174,9 @@ class CertificateVault:
             raise CertificateNotFound(
                 f"Nenhum certificado instalado para {holder_id}. Instale o certificado A1 da empresa."
             ) from None
-        encoded_key = self._get(f"{holder_id}:{_KEY_ENTRY}")
+        encoded_key = self._get(self._entry(holder_id, _KEY_ENTRY))
+        if encoded_key is None:  # stored before the folder had its own entries
+            encoded_key = self._get(f"{holder_id}:{_KEY_ENTRY}")
         v1 = blob.startswith(_MAGIC_V1)
         password = self._get(f"{holder_id}:{_PASSWORD_ENTRY}") if v1 else ""
         if encoded_key is None or password is None:
@@ -173,12 +220,20 @@ class CertificateVault:
             keyring.delete_password(self.service_name, f"{holder_id}:{_PASSWORD_ENTRY}")
 
     def remove(self, holder: Cnpj | Cpf | str) -> None:
+        """The certificate file and this folder's entries; the entries of before the folder's
+        own id only when it had none for this holder (they were its own then)."""
         holder_id = _holder_id(holder)
         with contextlib.suppress(FileNotFoundError):
             self._path(holder_id).unlink()
-        for entry in (_KEY_ENTRY, _PASSWORD_ENTRY):
+        own = self._entry(holder_id, _KEY_ENTRY)
+        shared = [f"{holder_id}:{_KEY_ENTRY}", f"{holder_id}:{_PASSWORD_ENTRY}"]
+        try:
+            used_shared = own in shared or self._get(own) is None
+        except VaultError:  # no keyring to read: nothing to delete there either
+            used_shared = False
+        for name in dict.fromkeys([own, *(shared if used_shared else [])]):
             with contextlib.suppress(PasswordDeleteError, NoKeyringError):
-                keyring.delete_password(self.service_name, f"{holder_id}:{entry}")
+                keyring.delete_password(self.service_name, name)
 
     def list(self) -> list[Cnpj | Cpf]:
         """The holders with a stored certificate file, sorted."""

@@ -73,7 +73,7 @@ def test_round_trip_keeps_no_secret_in_clear(data_dir: Path, company: IssuedCert
     assert vault.load("12.345.678/0001-95", now()).serial == stored.serial
 
     files = sorted(p.name for p in (data_dir / "certificates").iterdir())
-    assert files == ["12345678000195.pfx.enc"]
+    assert files == ["12345678000195.pfx.enc", "cofre.id"]  # the id: this folder's keyring entries
     blob = (data_dir / "certificates" / "12345678000195.pfx.enc").read_bytes()
     assert company.pfx not in blob
     assert company.password.encode() not in blob
@@ -83,13 +83,15 @@ def test_round_trip_keeps_no_secret_in_clear(data_dir: Path, company: IssuedCert
 
 
 def test_keyring_holds_only_the_small_data_key(data_dir: Path, company: IssuedCert) -> None:
-    CertificateVault(data_dir).store(company.pfx, company.password, now())
+    vault = CertificateVault(data_dir)
+    vault.store(company.pfx, company.password, now())
 
     entries = keyring_entries()
-    assert set(entries) == {("CapturaDFe", "12345678000195:pfx-key")}  # the PFX password is not kept
+    own = ("CapturaDFe", f"{vault.folder_id()}:12345678000195:pfx-key")  # this data folder's
+    assert set(entries) == {own}  # the PFX password is not kept
     for secret in entries.values():
         assert len(secret.encode("utf-16-le")) <= WINDOWS_BLOB_LIMIT
-    assert len(base64.b64decode(entries["CapturaDFe", "12345678000195:pfx-key"])) == 32
+    assert len(base64.b64decode(entries[own])) == 32
     assert company.password not in str(entries)
     assert len(company.pfx) * 2 > WINDOWS_BLOB_LIMIT  # why the certificate itself is not in the keyring
 
@@ -117,9 +119,9 @@ def test_file_moved_to_another_cnpj_fails_by_associated_data(data_dir: Path, com
     other = "11222333000181"
     folder = data_dir / "certificates"
     (folder / f"{other}.pfx.enc").write_bytes((folder / "12345678000195.pfx.enc").read_bytes())
-    secret = keyring.get_password("CapturaDFe", "12345678000195:pfx-key")
+    secret = keyring.get_password("CapturaDFe", f"{vault.folder_id()}:12345678000195:pfx-key")
     assert secret is not None
-    keyring.set_password("CapturaDFe", f"{other}:pfx-key", secret)
+    keyring.set_password("CapturaDFe", f"{vault.folder_id()}:{other}:pfx-key", secret)
 
     with pytest.raises(TamperedCertificateFile):
         vault.load(other, now())
@@ -172,7 +174,7 @@ def test_load_unknown_and_missing_keyring_entry(data_dir: Path, company: IssuedC
     assert "Nenhum certificado instalado para 12345678000195" in caught.value.message
 
     vault.store(company.pfx, company.password, now())
-    keyring.delete_password("CapturaDFe", "12345678000195:pfx-key")
+    keyring.delete_password("CapturaDFe", f"{vault.folder_id()}:12345678000195:pfx-key")
     with pytest.raises(CertificateNotFound) as caught:
         vault.load("12345678000195", now())
     assert "não está no cofre de senhas do sistema" in caught.value.message
@@ -188,7 +190,7 @@ def test_remove_deletes_file_and_secrets(data_dir: Path, company: IssuedCert, pk
     vault.remove(Cnpj("12345678000195"))
 
     assert vault.list() == [Cpf("52998224725")]
-    assert {user for _, user in keyring_entries()} == {"52998224725:pfx-key"}
+    assert {user for _, user in keyring_entries()} == {f"{vault.folder_id()}:52998224725:pfx-key"}
     with pytest.raises(CertificateNotFound):
         vault.load("12345678000195", now())
     vault.remove("12345678000195")  # removing twice is harmless
@@ -209,7 +211,7 @@ def test_renewal_replaces_and_failed_replace_keeps_the_old_one(
         vault.store(renewed.pfx, "nova", now())
     monkeypatch.undo()
     assert vault.load("12345678000195", now()).serial == first.serial
-    assert [p.name for p in (data_dir / "certificates").iterdir()] == ["12345678000195.pfx.enc"]
+    assert sorted(p.name for p in (data_dir / "certificates").iterdir()) == ["12345678000195.pfx.enc", "cofre.id"]
 
     second = vault.store(renewed.pfx, "nova", now())
     assert second.serial != first.serial
@@ -304,8 +306,46 @@ def test_storing_over_a_v1_file_drops_its_password(data_dir: Path, company: Issu
     write_v1(data_dir, company, "12345678000195")
     vault = CertificateVault(data_dir)
     vault.store(company.pfx, company.password, now())
-    assert set(keyring_entries()) == {("CapturaDFe", "12345678000195:pfx-key")}
+    entries = keyring_entries()
+    assert ("CapturaDFe", "12345678000195:pfx-password") not in entries
+    assert ("CapturaDFe", f"{vault.folder_id()}:12345678000195:pfx-key") in entries
     assert vault.load("12345678000195", now()).holder_id == "12345678000195"
+
+
+def test_two_data_folders_of_one_user_keep_the_same_company_apart(tmp_path: Path, company: IssuedCert) -> None:
+    """One keyring per user account, many data folders: storing a company's certificate in a
+    second folder leaves the first folder's readable (it replaced the first one's key before,
+    and the first folder's capture stopped at "arquivo alterado ou danificado")."""
+    first, second = CertificateVault(tmp_path / "pasta-1"), CertificateVault(tmp_path / "pasta-2")
+    first.store(company.pfx, company.password, now())
+    second.store(company.pfx, company.password, now())
+    assert first.folder_id() and second.folder_id() and first.folder_id() != second.folder_id()
+    assert first.load("12345678000195", now()).serial == second.load("12345678000195", now()).serial
+    second.remove("12345678000195")
+    assert first.load("12345678000195", now()).holder_id == "12345678000195"
+    assert second.list() == [] and len(keyring_entries()) == 1
+    # A vault opened again on the first folder finds its id in the folder.
+    assert CertificateVault(tmp_path / "pasta-1").load("12345678000195", now()).holder_id == "12345678000195"
+
+
+def test_a_folder_stored_before_its_id_still_loads_beside_a_newer_one(tmp_path: Path, company: IssuedCert) -> None:
+    """Entries of before the folder id (``<CNPJ>:pfx-key``) are read when the folder has no own
+    entry; a newer folder storing the same company does not touch them."""
+    old = CertificateVault(tmp_path / "antiga")
+    old.store(company.pfx, company.password, now())
+    own = f"{old.folder_id()}:12345678000195:pfx-key"
+    secret = keyring.get_password("CapturaDFe", own)
+    assert secret is not None
+    keyring.set_password("CapturaDFe", "12345678000195:pfx-key", secret)  # as the older version kept it
+    keyring.delete_password("CapturaDFe", own)
+    (tmp_path / "antiga" / "certificates" / "cofre.id").unlink()
+    before = CertificateVault(tmp_path / "antiga")
+    assert before.folder_id() is None
+    CertificateVault(tmp_path / "nova").store(company.pfx, company.password, now())
+    assert before.load("12345678000195", now()).holder_id == "12345678000195"
+    before.remove("12345678000195")  # its entries were the shared ones: removed with it
+    assert ("CapturaDFe", "12345678000195:pfx-key") not in keyring_entries()
+    assert CertificateVault(tmp_path / "nova").load("12345678000195", now()).holder_id == "12345678000195"
 
 
 def test_the_plaintext_keyrings_of_keyrings_alt_are_refused(
