@@ -6,7 +6,9 @@ and the desk's opening did it every time, before the window's first page. What
 ``KeyEventIndex`` knew is saved in the data folder (``key-events.json``: its rows and the
 high-water ids they are current to) when the desk opens; the next opening restores it and reads
 only what was stored after those ids (a range of each primary key; the documents' keys, or a look-up
-of each saved key, whichever is fewer).
+of each saved key, whichever is fewer). With nothing saved and many events (a new ten-million folder:
+122 s), the rows are built on a thread apart: the window shows its first rows at once, and the
+key-event rows join the open grids when the build ends.
 
 A saved state is used only with the database it was taken from: the same location (the SQLite file,
 or the server's URL without its password), and the same document and event at its high-water ids
@@ -33,6 +35,10 @@ from app.store.records import KeyEvents
 log = logging.getLogger(__name__)
 FILE_NAME = "key-events.json"
 FORMAT = 1  # change when the saved shape changes: older files are rebuilt
+# Events (the highest id) up to which a folder's first opening builds the rows before the window's
+# first page (a second or less); above, they are built on a thread apart and the grids take them in
+# when it ends (``KeyEventIndex.generation`` moves the desk's change mark).
+BUILD_INLINE_EVENTS = 20_000
 
 
 def open_index(grid: GridRepository, data_dir: Path, db: Database, company_ids: set[int]) -> KeyEventIndex:
@@ -42,6 +48,9 @@ def open_index(grid: GridRepository, data_dir: Path, db: Database, company_ids: 
     saved = _load(grid, data_dir / FILE_NAME, str(db.location), company_ids)
     if saved is not None:
         index.restore(*saved)
+    elif grid.high_water()[1] > BUILD_INLINE_EVENTS:  # minutes of reading: the window opens meanwhile
+        index.build_apart(lambda: save(index, grid, data_dir, db))
+        return index
     index.current(Product.NFE)
     if saved is None or index.state()[0] != saved[0]:
         save(index, grid, data_dir, db)
