@@ -8,7 +8,11 @@ sorted all of its rows (1.1 s at ten million documents), so on SQLite the grid w
 as ``+column`` terms, which no index can serve, once a short walk of the period's index has shown
 at least ``VALUE_WALK_MIN`` documents in it (fewer: the period's rows sorted is cheaper, and a
 walk of the value index for a handful of matches would read all of it). PostgreSQL chooses from
-its statistics.
+its statistics. Largest first, the walk says "total_cents IS NOT NULL" and reads the partial
+covering index of every company or of the one company asked for (revision 0016: the period checked
+in the index, no row read); the documents without a value come after every valued one, so when
+that walk does not fill the page the rows are read as before. One company: below
+``VALUE_WALK_MIN`` documents, or smallest first, its period sorted.
 
 The window's default view, newest issued first among what was captured in the last 30 days, had
 SQLite read the period from the capture index and sort all of it for a page (1.58 million rows at
