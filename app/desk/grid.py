@@ -288,14 +288,11 @@ class GridCursor:
             key = self._key_head()
             if doc is None and key is None:
                 break
-            if doc is None:
-                out.append(self._keys.popleft())
-            elif key is None:
-                out.append(self._buffer.popleft())
-            elif self._merged:
-                out.append(self._keys.popleft() if _before(key, doc, descending) else self._buffer.popleft())
-            elif not descending:  # no value of their own: first ascending, last descending
-                out.append(self._keys.popleft())
+            # Merged by issue date; in any other order they have no value of their own: first
+            # ascending, last descending.
+            if key is not None and (doc is None or (_before(key, doc, descending) if self._merged else not descending)):
+                self._keys.popleft()
+                out.append(key)
             else:
                 out.append(self._buffer.popleft())
         return out
