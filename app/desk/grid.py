@@ -130,9 +130,13 @@ class KeyEventIndex:
         self.generation = 0  # moves when a build apart ends: open grids read their key-event rows again
 
     def current(self, product: Product) -> list[KeyEvents]:
+        if self._building:  # made apart: none yet, and the grid's first rows do not wait for them
+            return []
+        return self.made_current(product)
+
+    def made_current(self, product: Product) -> list[KeyEvents]:
+        """``current`` even while made apart (for the work that makes it)."""
         with self._lock:
-            if self._building:  # built apart: none yet, and the grid's first rows do not wait
-                return []
             high = self._grid.high_water()
             if high != self._seen:
                 self._refresh(high)
@@ -140,9 +144,8 @@ class KeyEventIndex:
 
     @property
     def building(self) -> bool:
-        """Built apart and not done yet (``build_apart``)."""
-        with self._lock:
-            return self._building
+        """Made apart and not done yet (``apart``)."""
+        return self._building
 
     def state(self) -> tuple[tuple[int, int] | None, list[KeyEvents]]:
         """The high-water ids seen and every row, as of now (to be saved)."""
@@ -157,28 +160,27 @@ class KeyEventIndex:
                 self._rows[row.product][(row.company_id, row.access_key)] = row
             self._seen = seen
 
-    def build_apart(self, built: Callable[[], None]) -> None:
-        """Build the rows on a thread of their own (every event read: two minutes at ten million
-        documents), then call ``built``; meanwhile ``current`` lists none. A failed build leaves
-        the index empty, to be built by the next ``current``."""
+    def apart(self, work: Callable[[], None], then: Callable[[], None]) -> None:
+        """Run ``work`` (the rows restored or built, made current) on a thread of its own, then
+        ``then``: meanwhile ``current`` lists none and waits for nothing (every event read: two
+        minutes at ten million documents); when the work ends, ``generation`` moves. A failed work
+        leaves the rows to the next ``current``."""
 
-        def build() -> None:
+        def run() -> None:
             try:
-                high = self._grid.high_water()
-                rows = {p: {(r.company_id, r.access_key): r for r in self._grid.key_events(p)} for p in Product}
-            except Exception:  # the folder closed meanwhile, the server gone: built on the next look
+                work()
+            except Exception:  # the folder closed meanwhile, the server gone: made on the next look
                 log.warning("Índice de chaves com eventos não construído", exc_info=True)
                 with self._lock:
                     self._building = False
                 return
             with self._lock:
-                self._rows, self._seen, self._building = rows, high, False
+                self._building = False
                 self.generation += 1
-            built()
+            then()
 
-        with self._lock:
-            self._building = True
-        threading.Thread(target=build, name="key-event-index", daemon=True).start()
+        self._building = True
+        threading.Thread(target=run, name="key-event-index", daemon=True).start()
 
     def _refresh(self, high: tuple[int, int]) -> None:
         seen_docs, seen_events = self._seen or (0, 0)
