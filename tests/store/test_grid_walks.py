@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event, insert
+from sqlalchemy import event, insert, update
 
 from app.core.keys import AccessKey
 from app.store import grid_order
@@ -145,3 +145,37 @@ def test_the_largest_first_walk_their_partial_indexes_and_list_the_missing_value
         plans = _plans(db, valued)
         assert any("COVERING INDEX ix_documents_product_valued" in p for p in plans), plans
         assert any("COVERING INDEX ix_documents_company_valued" in p for p in plans), plans
+
+
+def test_the_name_search_reads_the_names_on_an_index_alone(db: Database, company: Company) -> None:
+    other = CompanyRepository(db).add(CNPJ_B, "Beta Indústria S.A.", certificate_ref="cert-beta")
+    rows = _fill(db, (company.id, other.id))
+    named = {
+        5: ("CEREALISTA BARBOSA LTDA", None),
+        12: (None, "Cerealista Barbosa S.A."),
+        30: ("CEREALISTA BARBOSA", None),
+    }
+    with db.session() as s:
+        for document_id, (emitter, recipient) in named.items():
+            s.execute(
+                update(DocumentRow)
+                .where(DocumentRow.id == document_id)
+                .values(emitter_name=emitter, recipient_name=recipient)
+            )
+    grid = GridRepository(db)
+    sent = _sent(db)
+    start, end = START, START + timedelta(days=5)
+    inside = [r for r in rows if r["id"] in named and r["issued_at"] is not None and start <= r["issued_at"] < end]
+    query = GridQuery(Product.NFE, issued_from=start, issued_to=end, text="cerealista barbosa")
+    assert _pages(grid, query, 2) == _sorted(db, inside, "issued_at", descending=True)
+    mine = GridQuery(Product.NFE, company_ids=(company.id,), issued_from=start, issued_to=end, text="barbosa")
+    assert _pages(grid, mine, 2) == _sorted(db, [r for r in inside if r["company_id"] == company.id], "issued_at", True)
+    plain = GridQuery(Product.NFE, company_ids=(company.id,), issued_from=start, issued_to=end)
+    assert len(grid.page_ids(plain, 0, 10)) == 10
+    if db.dialect != "sqlite":
+        return  # PostgreSQL searches names by its trigram indexes (revision 0014)
+    pages = [(st, p) for st, p in sent if st.startswith("SELECT documents.id") and "LIMIT" in st]
+    plans = _plans(db, pages)
+    assert any("COVERING INDEX ix_documents_product_grid_names" in p for p in plans), plans
+    assert any("COVERING INDEX ix_documents_grid_names" in p for p in plans), plans
+    assert "_names" not in plans[-1] and "COVERING INDEX ix_documents_grid " in plans[-1], plans[-1]
