@@ -19,9 +19,13 @@ from app.store.grid import GridRepository
 from app.store.models import DocumentRow
 from app.store.records import Company, GridQuery, GridSort, Product
 from tests.store.conftest import CNPJ_B
+from tests.store.test_grid_order import _pages
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 COUNT = 90
+KEY_PARTS: dict[str, Any] = {
+    "uf": "SP", "year_month": "2603", "issuer": "11222333000181", "model": "55", "serie": 1, "tp_emis": 1,
+}  # fmt: skip
 
 
 def _fill(db: Database, companies: tuple[int, int]) -> list[dict[str, Any]]:
@@ -37,16 +41,7 @@ def _fill(db: Database, companies: tuple[int, int]) -> list[dict[str, Any]]:
                 "company_id": companies[i % 3 == 0],
                 "product": "nfe",
                 "kind": "resNFe",
-                "access_key": AccessKey.build(
-                    uf="SP",
-                    year_month="2603",
-                    issuer="11222333000181",
-                    model="55",
-                    serie=1,
-                    number=i,
-                    tp_emis=1,
-                    code=i,
-                ).value,
+                "access_key": AccessKey.build(**KEY_PARTS, number=i, code=i).value,
                 "issued_at": None if i % 11 == 0 else issued,
                 "direction": "received",
                 "status": "summary",
@@ -60,15 +55,6 @@ def _fill(db: Database, companies: tuple[int, int]) -> list[dict[str, Any]]:
     with db.session() as s:
         s.execute(insert(DocumentRow), rows)
     return rows
-
-
-def _pages(grid: GridRepository, query: GridQuery, size: int) -> list[int]:
-    ids: list[int] = []
-    while True:
-        page = grid.page_ids(query, len(ids), size)
-        ids += page
-        if len(page) < size:
-            return ids
 
 
 def _sorted(db: Database, rows: list[dict[str, Any]], column: str, descending: bool) -> list[int]:
