@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -316,8 +316,10 @@ class Desk:
         return GridCursor(query, self._context().documents, self._grid, self._keys.current(grid.product), self.now)
 
     def change_mark(self) -> live.ChangeMark:
-        """The store's high-water marks, a few primary-key reads: open grids compare them often."""
-        return live.ChangeRepository(self._context().db).mark()
+        """The store's high-water marks, a few primary-key reads: open grids compare them often;
+        and the key-event rows' generation (their build apart ended: ``app.desk.key_snapshot``)."""
+        mark = live.ChangeRepository(self._context().db).mark()
+        return replace(mark, key_index=self._keys.generation)
 
     def live_rows(self, grid: GridFilter, changed: live.Changed) -> live.LiveRows:
         """The grid's documents changed between two marks (and F5's loaded ids), read again: ``app.desk.live``."""

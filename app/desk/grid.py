@@ -9,6 +9,7 @@ other order they sort where a missing value does.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -41,6 +42,8 @@ from app.store.records import (
     RowKind,
 )
 from app.store.reform import GridReform
+
+log = logging.getLogger(__name__)
 
 
 def to_query(grid: GridFilter) -> GridQuery:
@@ -123,13 +126,26 @@ class KeyEventIndex:
         self._lock = threading.Lock()
         self._rows: dict[Product, dict[tuple[int, str], KeyEvents]] = {p: {} for p in Product}
         self._seen: tuple[int, int] | None = None
+        self._building = False
+        self.generation = 0  # moves when a build apart ends: open grids read their key-event rows again
 
     def current(self, product: Product) -> list[KeyEvents]:
+        if self._building:  # made apart: none yet, and the grid's first rows do not wait for them
+            return []
+        return self.made_current(product)
+
+    def made_current(self, product: Product) -> list[KeyEvents]:
+        """``current`` even while made apart (for the work that makes it)."""
         with self._lock:
             high = self._grid.high_water()
             if high != self._seen:
                 self._refresh(high)
             return list(self._rows[product].values())
+
+    @property
+    def building(self) -> bool:
+        """Made apart and not done yet (``apart``)."""
+        return self._building
 
     def state(self) -> tuple[tuple[int, int] | None, list[KeyEvents]]:
         """The high-water ids seen and every row, as of now (to be saved)."""
@@ -143,6 +159,28 @@ class KeyEventIndex:
             for row in rows:
                 self._rows[row.product][(row.company_id, row.access_key)] = row
             self._seen = seen
+
+    def apart(self, work: Callable[[], None], then: Callable[[], None]) -> None:
+        """Run ``work`` (the rows restored or built, made current) on a thread of its own, then
+        ``then``: meanwhile ``current`` lists none and waits for nothing (every event read: two
+        minutes at ten million documents); when the work ends, ``generation`` moves. A failed work
+        leaves the rows to the next ``current``."""
+
+        def run() -> None:
+            try:
+                work()
+            except Exception:  # the folder closed meanwhile, the server gone: made on the next look
+                log.warning("Índice de chaves com eventos não construído", exc_info=True)
+                with self._lock:
+                    self._building = False
+                return
+            with self._lock:
+                self._building = False
+                self.generation += 1
+            then()
+
+        self._building = True
+        threading.Thread(target=run, name="key-event-index", daemon=True).start()
 
     def _refresh(self, high: tuple[int, int]) -> None:
         seen_docs, seen_events = self._seen or (0, 0)
@@ -171,6 +209,14 @@ def _before(key_row: GridRow, doc_row: GridRow, descending: bool) -> bool:
 
 
 _MIN = datetime.min.replace(tzinfo=UTC)
+
+
+def _pending_order(item: GridRow | KeyEvents) -> tuple[bool, datetime, int]:
+    """Issue-date order (a key-event row's first event stands for it), a missing date first."""
+    when = item.issued_at if isinstance(item, GridRow) else item.first_event_at
+    return (when is not None, when or _MIN, item.row_id)
+
+
 UNDATED_SHOWN = 1_000  # undated documents a period shows beside its own
 
 
@@ -189,14 +235,18 @@ class GridCursor:
         self._documents = documents
         self._grid = grid
         self._now = now
-        keyed = [key_event_row(k) for k in key_rows if key_row_matches(k, query)] if key_rows_wanted(query) else []
+        # Made rows only when handed out: converting every key-event row of a ten-million grid with
+        # no period (33,000) cost the first page half a second.
+        keyed: list[GridRow | KeyEvents] = (
+            [k for k in key_rows if key_row_matches(k, query)] if key_rows_wanted(query) else []
+        )
         self._documents_wanted = not (query.row_kinds and set(query.row_kinds) == {RowKind.EVENT})
         if self._documents_wanted and (query.issued_from or query.issued_to):
             # Undated documents (unreadable ones, kept in quarantine) match no period, yet must be
             # seen: they join whatever period is on screen, where a missing date sorts.
             undated = replace(query, issued_from=None, issued_to=None, undated=True)
             keyed += document_rows(documents, grid, query.product, grid.page_ids(undated, 0, UNDATED_SHOWN), now())
-        self._keys: deque[GridRow] = deque()
+        self._keys: deque[GridRow | KeyEvents] = deque()
         self._key_count = 0
         self.replace_keys(keyed)
         self._buffer: deque[GridRow] = deque()
@@ -204,16 +254,17 @@ class GridCursor:
         self._exhausted = not self._documents_wanted
         self._merged = query.sort is GridSort.ISSUED_AT
 
-    def replace_keys(self, rows: Sequence[GridRow]) -> None:
+    def replace_keys(self, rows: Sequence[GridRow | KeyEvents]) -> None:
         """The key-event rows (and undated documents) not handed out yet, in the grid's order."""
-        keyed = sorted(rows, key=lambda r: (r.issued_at is not None, r.issued_at or _MIN, r.row_id))
+        keyed = sorted(rows, key=_pending_order)
         if self.query.descending:
             keyed.reverse()
         self._key_count += len(keyed) - len(self._keys)
         self._keys = deque(keyed)
 
-    def pending_keys(self) -> list[GridRow]:
-        return list(self._keys)
+    def pending_documents(self) -> list[GridRow]:
+        """The undated documents waiting beside the key-event rows (not handed out yet)."""
+        return [r for r in self._keys if isinstance(r, GridRow) and not r.is_event_row]
 
     def shift(self, rows: int) -> None:
         """Documents inserted (positive) or removed (negative) before the next page, by a live
@@ -236,20 +287,25 @@ class GridCursor:
             if not self._buffer and not self._exhausted:
                 self._fill(max(size, PAGE))
             doc = self._buffer[0] if self._buffer else None
-            key = self._keys[0] if self._keys else None
+            key = self._key_head()
             if doc is None and key is None:
                 break
-            if doc is None:
-                out.append(self._keys.popleft())
-            elif key is None:
-                out.append(self._buffer.popleft())
-            elif self._merged:
-                out.append(self._keys.popleft() if _before(key, doc, descending) else self._buffer.popleft())
-            elif not descending:  # no value of their own: first ascending, last descending
-                out.append(self._keys.popleft())
+            # Merged by issue date; in any other order they have no value of their own: first
+            # ascending, last descending.
+            if key is not None and (doc is None or (_before(key, doc, descending) if self._merged else not descending)):
+                self._keys.popleft()
+                out.append(key)
             else:
                 out.append(self._buffer.popleft())
         return out
+
+    def _key_head(self) -> GridRow | None:
+        if not self._keys:
+            return None
+        head = self._keys[0]
+        if isinstance(head, KeyEvents):
+            head = self._keys[0] = key_event_row(head)
+        return head
 
     def _fill(self, size: int) -> None:
         ids = self._grid.page_ids(self.query, self._offset, size)

@@ -6,7 +6,9 @@ and the desk's opening did it every time, before the window's first page. What
 ``KeyEventIndex`` knew is saved in the data folder (``key-events.json``: its rows and the
 high-water ids they are current to) when the desk opens; the next opening restores it and reads
 only what was stored after those ids (a range of each primary key; the documents' keys, or a look-up
-of each saved key, whichever is fewer).
+of each saved key, whichever is fewer). With nothing saved and many events (a new ten-million folder:
+122 s), or many rows saved (0.5 s to restore at ten million), the rows are made on a thread apart:
+the window shows its first rows at once, and the key-event rows join the open grids when done.
 
 A saved state is used only with the database it was taken from: the same location (the SQLite file,
 or the server's URL without its password), and the same document and event at its high-water ids
@@ -33,18 +35,42 @@ from app.store.records import KeyEvents
 log = logging.getLogger(__name__)
 FILE_NAME = "key-events.json"
 FORMAT = 1  # change when the saved shape changes: older files are rebuilt
+# Events (the highest id) up to which a folder's first opening builds the rows before the window's
+# first page (a second or less); above, they are built on a thread apart and the grids take them in
+# when it ends (``KeyEventIndex.generation`` moves the desk's change mark).
+BUILD_INLINE_EVENTS = 20_000
+# Saved rows restored before the first page up to this size of the file (about 6,000 rows, tens of
+# milliseconds); above, apart too: 33,000 rows (ten million documents) took 0.5 s of the opening.
+RESTORE_INLINE_BYTES = 1_000_000
 
 
 def open_index(grid: GridRepository, data_dir: Path, db: Database, company_ids: set[int]) -> KeyEventIndex:
     """The index, restored from the data folder when saved from this database, else built; made
-    current (for NF-e, the window's first grid) and saved when it was built or moved on."""
+    current (for NF-e, the window's first grid) and saved when it was built or moved on. Many
+    events and nothing saved, or many rows saved: all of that on a thread apart."""
     index = KeyEventIndex(grid)
-    saved = _load(grid, data_dir / FILE_NAME, str(db.location), company_ids)
-    if saved is not None:
-        index.restore(*saved)
-    index.current(Product.NFE)
-    if saved is None or index.state()[0] != saved[0]:
-        save(index, grid, data_dir, db)
+    path = data_dir / FILE_NAME
+    saved: list[tuple[tuple[int, int], list[KeyEvents]] | None] = [None]
+
+    def work() -> None:
+        saved[0] = _load(grid, path, str(db.location), company_ids)
+        if saved[0] is not None:
+            index.restore(*saved[0])
+        index.made_current(Product.NFE)
+
+    def then() -> None:
+        if saved[0] is None or index.state()[0] != saved[0][0]:
+            save(index, grid, data_dir, db)
+
+    try:
+        large = path.stat().st_size > RESTORE_INLINE_BYTES
+    except OSError:  # nothing saved (or unreadable: built again)
+        large = grid.high_water()[1] > BUILD_INLINE_EVENTS
+    if large:  # the window opens meanwhile; the rows join its grids when done
+        index.apart(work, then)
+    else:
+        work()
+        then()
     return index
 
 

@@ -35,6 +35,8 @@ from app.core.manifestation import CIENCIA, CONCLUSIVE_TYPES, MANIFESTATION_TYPE
 from app.store.db import Database
 from app.store.grid_order import (
     VALUE_WALK_MIN,
+    capture_walk,
+    capture_walk_applies,
     ordered,
     period_unindexed,
     split_undated,
@@ -122,7 +124,9 @@ def grid_where(query: GridQuery, *, like_ignores_case: bool = False) -> list[Col
     """The documents matching ``query`` (key-event rows are the facade's).
 
     ``like_ignores_case``: the database's LIKE already ignores case (SQLite, for ASCII), so the
-    name search needs no ``lower()`` on both sides of every row (ILIKE elsewhere).
+    name search needs no ``lower()`` on both sides of every row (ILIKE elsewhere); it is SQLite's,
+    whose planner is also told that undated documents are few (``unlikely``): without statistics it
+    scanned a company's value index (revision 0016) for them rather than seek them by issue date.
     """
     clauses: list[ColumnElement[bool]] = [DocumentRow.product == query.product.value]
     if query.product is Product.NFSE:
@@ -138,7 +142,8 @@ def grid_where(query: GridQuery, *, like_ignores_case: bool = False) -> list[Col
     if query.access_key is not None:
         clauses.append(DocumentRow.access_key == query.access_key)
     if query.undated:
-        clauses.append(DocumentRow.issued_at.is_(None))
+        undated = DocumentRow.issued_at.is_(None)
+        clauses.append(func.unlikely(undated) if like_ignores_case else undated)
     if query.issued_from is not None:
         clauses.append(DocumentRow.issued_at >= query.issued_from)
     if query.issued_to is not None:
@@ -280,8 +285,12 @@ class GridRepository:
         if offset < 0 or limit <= 0:
             raise ValueError("offset must be >= 0 and limit > 0")
         with self._db.reader() as s:
+            if self._sqlite and capture_walk_applies(query):  # app.store.grid_order
+                walked = list(s.scalars(capture_walk(query, self._where(without_period(query)), offset, limit)))
+                if len(walked) == limit:
+                    return walked
             if not split_undated(query):
-                return list(s.scalars(self._page(s, query, offset, limit)))
+                return self._page(s, query, offset, limit)
             # No period: the dated ones in the (product, issue date) index's order, then or before
             # them the undated few, instead of the whole product sorted for one page (revision 0014).
             dated = [*self._where(query), DocumentRow.issued_at.is_not(None)]
@@ -297,14 +306,22 @@ class GridRepository:
             rest = ordered(query, second).offset(max(0, offset - first_total)).limit(limit - len(ids))
             return ids + list(s.scalars(rest))
 
-    def _page(self, s: Any, query: GridQuery, offset: int, limit: int) -> Any:
+    def _page(self, s: Any, query: GridQuery, offset: int, limit: int) -> list[int]:
         where = self._where(query)
         if query.sort is GridSort.VALUE and self._sqlite:
+            unindexed = ordered(query, where, unindexed=True).offset(offset).limit(limit)
             if not value_walk_pays(s, query, where, self.value_walk_min):  # the value index: never walked
-                return ordered(query, where, unindexed=True).offset(offset).limit(limit)
+                return list(s.scalars(unindexed))
             # SQLite: a large period sorted by value walks the value index (app.store.grid_order).
             where = self._where(without_period(query)) + period_unindexed(query)
-        return ordered(query, where).offset(offset).limit(limit)
+            if query.descending:  # the valued, on their partial indexes alone (revision 0016)
+                valued = ordered(query, [*where, DocumentRow.total_cents.is_not(None)]).offset(offset).limit(limit)
+                ids = list(s.scalars(valued))
+                if len(ids) == limit:
+                    return ids
+            if query.company_ids:
+                return list(s.scalars(unindexed))
+        return list(s.scalars(ordered(query, where).offset(offset).limit(limit)))
 
     def matching_ids(self, query: GridQuery, ids: Iterable[int]) -> set[int]:
         """Which of ``ids`` the query lists (a live grid's changed documents), by primary key."""

@@ -42,6 +42,7 @@ class ChangeMark:
     event_id: int = 0
     manifestation_id: int = 0
     manifestation_updated: str = ""
+    key_index: int = 0  # the facade's key-event rows, built apart: their generation (the store says 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -355,7 +355,7 @@ class DocumentTableModel(QAbstractTableModel):
                     cursor.shift(1)
         # The key-event rows past the loaded ones wait in the cursor (with the undated documents).
         shown = {(r.company_id, r.access_key) for r in self.rows if r.is_event_row}
-        waiting = [r for r in cursor.pending_keys() if not r.is_event_row]
+        waiting = cursor.pending_documents()
         cursor.replace_keys(waiting + [r for r in live.key_rows if (r.company_id, r.access_key) not in shown])
         self.total = live.total
         self.counted.emit(live.total)

@@ -56,7 +56,12 @@ Debian's binaries cached beside the SQLite file, filled once by COPY (tests/benc
 ``--scale-from 1000000`` makes the ``--documents`` folder from copies of the cached smaller one
 (tests/benchmarks/grid_scale.py: ten million in minutes, where the generator takes over an hour
 here), and its PostgreSQL twin from the smaller cluster. ``key_event_index`` says whether the desk
-built its key-event rows from the events or restored them from the data folder (app.desk.key_snapshot).
+built its key-event rows from the events or restored them from the data folder (app.desk.key_snapshot);
+a large folder makes them on a thread apart: ``opening_to_first_rows_ms`` is the desk's opening and
+the default view's first page meanwhile (goal <= 2 s), ``key_index_built_apart_s`` when they were
+made, and the figures after it are measured once they are. The clicks scroll past key-event rows to
+documents (at ten million the generator's event-only keys, clamped a minute before "now", fill the
+default view's first pages) and are reported missing, never a crash, when the grid has too few.
 
 The query plan (``EXPLAIN QUERY PLAN``, PostgreSQL's ``EXPLAIN``) of each figure's page and count
 statements, captured as SQLAlchemy sends them, is printed and kept in the JSON. Prints human lines, then ONE JSON object
@@ -103,6 +108,7 @@ CLICKED_ROWS = 8  # rows clicked (each the median's sample)
 REAL_NFE = ROOT / "tests" / "fixtures" / "nfe" / "42210775277525000178550030000266631762885493-procNFe.xml"
 GOAL_PEAK_RSS_MB = 500
 GOAL_COLD_START_S = 1.5
+GOAL_FIRST_ROWS_S = 2.0  # issue 24: the window usable (its first rows) within 2 s of the opening
 PAGE = 200
 CACHE_DIR = Path("/tmp/bench-grid-cache")
 GENERATOR_VERSION = 1  # bump when the generated data changes shape
@@ -475,7 +481,8 @@ class PlanRecorder:
         with self.engine.connect() as connection:
             for statement, parameters in self.statements:
                 compact = " ".join(statement.split())
-                if compact.startswith("SELECT documents.id FROM documents") and "LIMIT" in compact:
+                paged = compact.startswith(("SELECT documents.id FROM documents", "SELECT walked.id FROM"))
+                if paged and "LIMIT" in compact:
                     what = "page_ids"
                 elif compact.startswith("SELECT count(*) AS count_1 FROM documents"):
                     what = "count"
@@ -563,7 +570,9 @@ def live_costs(desk: Any, grid: Any, runs: int) -> dict[str, Any]:
     mark_figure, mark = timed(desk.change_mark, runs)
     burst = copy(mark, document_id=max(0, mark.document_id - 200))  # as if 200 documents just arrived
     burst_figure, arrived = timed(lambda: desk.live_rows(grid, (burst, mark, ())), runs)
-    loaded = [r.row_id for r in first_page(desk, grid) if not r.is_event_row]
+    cursor, loaded = desk.cursor(grid), list[int]()
+    while len(loaded) < PAGE and not cursor.at_end:  # key-event rows may fill the first pages (10M)
+        loaded += [r.row_id for r in cursor.next_page(PAGE) if not r.is_event_row]
     f5_figure, live = timed(lambda: desk.live_rows(grid, (mark, mark, loaded)), runs)
     return {
         "mark_ms": mark_figure["median_ms"],
@@ -619,8 +628,24 @@ def window_clicks(desk: Any) -> dict[str, Any]:
         return (time.perf_counter() - started) * 1000
 
     model, view, pane = window.models[Product.NFE], window.views[Product.NFE], window.detail
-    until(lambda: len(model.rows) > 2 * CLICKED_ROWS)
+
+    def documents_loaded() -> bool:  # key-event rows have nothing to preview: scroll on past them
+        if model.loading:
+            return False
+        if sum(not r.is_event_row for r in model.rows) >= 2 * CLICKED_ROWS:
+            return True
+        if model.canFetchMore():
+            model.fetchMore()
+        return model.total is not None and not model.canFetchMore()  # the grid's end: fewer rows
+
+    try:
+        until(documents_loaded)
+    except TimeoutError:
+        return _clicks_missing(f"the window loaded {len(model.rows)} rows in 60 s")
     rows = [r for r in model.rows if not r.is_event_row][: 2 * CLICKED_ROWS]
+    if len(rows) < 2 * CLICKED_ROWS:
+        window.close()
+        return _clicks_missing(f"the default view lists {len(rows)} documents, {2 * CLICKED_ROWS} needed")
     real_xml_for(desk, [r.row_id for r in rows])
     positions = [model.rows.index(r) for r in rows]
     detail_ms = []
@@ -658,6 +683,13 @@ def window_clicks(desk: Any) -> dict[str, Any]:
             "goal_met": statistics.median(times[1:]) <= GOALS_CLICK_MS[name],
         }
     return out
+
+
+def _clicks_missing(why: str) -> dict[str, Any]:
+    """The click figures not measured (said, never a crash): the JSON line still comes."""
+    print(f"window clicks not measured: {why}", flush=True)
+    return {name: {"median_ms": None, "goal_ms": goal, "goal_met": False, "missing": why}
+            for name, goal in GOALS_CLICK_MS.items()}  # fmt: skip
 
 
 def cold_start(data_dir: Path, url: str | None, runs: int) -> dict[str, Any]:
@@ -802,27 +834,38 @@ def measure(
     key_snapshot = "restored" if (folder / FILE_NAME).exists() else "built"
     load_before = os.getloadavg()  # a shared machine: other processes' load is in the figures
     tune_garbage_collector()  # as app.launcher does
-    started = time.perf_counter()
+    started = started_open = time.perf_counter()
     desk = Desk(folder, capture=False, database=url)
     desk.open()
     open_ms = (time.perf_counter() - started) * 1000
     recorder = PlanRecorder(desk._context().db.engine)  # the desk's own engine: its plans
     figures: dict[str, Any] = {}
     plans: dict[str, Any] = {}
+    first_of_last_month = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
+    default = GridFilter(Product.NFE, issued_from=first_of_last_month, issued_to=today)
+    # The window's default since issue 20: what was captured in the last 30 days.
+    captured = GridFilter(Product.NFE, issued_from=today - timedelta(days=29), issued_to=today, by_capture=True)
     try:
+        # What the window waits for on opening: the default view's first page, right after the desk
+        # opened (on a new folder, while the key-event rows are built apart: app.desk.key_snapshot).
+        first_rows = first_page(desk, captured)
+        opened_rows_ms = (time.perf_counter() - started) * 1000
+        key_built_s = None
+        if desk._keys.building:
+            while desk._keys.building:  # a benchmark's polling loop, not a test
+                time.sleep(0.05)
+            key_built_s = time.perf_counter() - started_open
         started = time.perf_counter()
-        key_rows = desk._keys.current(Product.NFE)  # the first cursor builds it: timed apart
+        key_rows = desk._keys.current(Product.NFE)  # built, restored or built apart: made current
         key_index_ms = (time.perf_counter() - started) * 1000
+        apart = "" if key_built_s is None else f", made apart in {key_built_s:.1f} s from the opening"
         print(
-            f"desk opened in {open_ms:.0f} ms (key-event index {key_snapshot}); key-event index "
-            f"({len(key_rows)} NF-e keys) current in {key_index_ms:.0f} ms; {db_mib:.0f} MiB",
+            f"desk opened in {open_ms:.0f} ms (key-event index {key_snapshot}{apart}); the default view's "
+            f"first {len(first_rows)} rows {opened_rows_ms:.0f} ms after the opening began (goal <= "
+            f"{GOAL_FIRST_ROWS_S * 1000:.0f} ms); key-event index ({len(key_rows)} NF-e keys) current in "
+            f"{key_index_ms:.0f} ms; {db_mib:.0f} MiB",
             flush=True,
         )
-
-        first_of_last_month = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
-        default = GridFilter(Product.NFE, issued_from=first_of_last_month, issued_to=today)
-        # The window's default since issue 20: what was captured in the last 30 days.
-        captured = GridFilter(Product.NFE, issued_from=today - timedelta(days=29), issued_to=today, by_capture=True)
         big = (meta["big_company_id"],)
         key = meta["sample_keys"][-2]  # captured lately: inside the default period too
         cases: dict[str, tuple[str, GridFilter]] = {
@@ -890,6 +933,8 @@ def measure(
         figures.update(window_clicks(desk))
         for name in GOALS_CLICK_MS:
             figure = figures[name]
+            if figure["median_ms"] is None:
+                continue
             print(
                 f"{name:24s}: {figure['median_ms']:7.1f} ms median (cold {figure['cold_ms']:.1f}, max "
                 f"{figure['max_ms']:.1f}) goal <= {figure['goal_ms']} ms {'met' if figure['goal_met'] else 'MISSED'}",
@@ -932,6 +977,8 @@ def measure(
         "desk_open_ms": round(open_ms, 1),
         "key_event_index": key_snapshot,  # built from the events, or restored from the data folder
         "key_index_ms": round(key_index_ms, 1),
+        "key_index_built_apart_s": None if key_built_s is None else round(key_built_s, 1),
+        "opening_to_first_rows_ms": round(opened_rows_ms, 1),  # the desk opened and the default view's page
         "default_period": [first_of_last_month.isoformat(), today.isoformat()],
         "text_rare": meta["text_rare"],
         "text_common": meta["text_common"],
@@ -961,6 +1008,7 @@ def measure(
         "key_search": figures["key_search"]["goal_met"],  # informative only: *_all_time, *_no_period
         "sort_value": figures["sort_value"]["goal_met"] and figures["sort_value_big_company"]["goal_met"],
         "peak_rss": peak_rss_mb <= GOAL_PEAK_RSS_MB,
+        "opening_to_first_rows": opened_rows_ms <= GOAL_FIRST_ROWS_S * 1000,
         "cold_start": bool(start) and "error" not in start and start["median_s"] <= GOAL_COLD_START_S,
     }
     return result

@@ -6,9 +6,11 @@ harness captures beside it, as the service of another process would, and only th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings
@@ -205,3 +207,35 @@ def test_a_notice_heard_while_the_grid_reads_is_not_lost(
     qtbot.waitUntil(lambda: arrived in _keys(window), timeout=LIVE_MS)
     assert set(_keys(window)) == before | {arrived}
     window.close()
+
+
+def test_key_event_rows_made_apart_join_the_grid_on_screen(
+    qtbot: QtBot, office: Office, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large folder's first opening: the documents are on screen before its key-event rows are
+    built (on a thread apart), which then join the grid without a key."""
+    from app.desk import key_snapshot
+    from app.store.grid import GridRepository
+
+    held = threading.Event()
+    original = GridRepository.key_events
+
+    def slow_key_events(self: GridRepository, *args: Any, **kwargs: Any) -> Any:
+        held.wait(30)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(key_snapshot, "BUILD_INLINE_EVENTS", 0)
+    monkeypatch.setattr(GridRepository, "key_events", slow_key_events)
+    desk = Desk(office.harness.office.data_dir, clock=office.harness.clock, capture=False)
+    desk.open()
+    try:
+        window = _window(qtbot, desk, tmp_path)
+        assert set(office.received) <= set(_keys(window))  # the documents, while the build waits
+        assert office.event_only not in _keys(window)
+        held.set()
+        qtbot.waitUntil(lambda: office.event_only in _keys(window), timeout=LIVE_MS)
+        assert _row(window, office.event_only).is_event_row
+        window.close()
+    finally:
+        held.set()
+        desk.close()

@@ -36,6 +36,8 @@ from app.store.models.base import (
 # partial index only for a query whose terms contain its WHERE, and a bound parameter is no match.
 RECEIVED_AUTHORISED = "direction = 'received' AND status = 'authorised' AND quarantined = false AND withheld IS NULL"
 
+VALUED = "total_cents IS NOT NULL"  # the value walks' partial indexes (revision 0016)
+
 # PostgreSQL only (revision 0014): pg_trgm's GIN indexes on the names, for the grid's name search.
 # SQLAlchemy's metadata cannot hold an index of one dialect, so they are not declared below; the
 # drift check (tests/store/test_db.py) leaves them out by name.
@@ -66,6 +68,19 @@ class DocumentRow(Base):
             sqlite_where=text("issued_at IS NOT NULL"),
             postgresql_where=text("issued_at IS NOT NULL"),
         ),
+        # The name search over the same orders, on the index alone (revision 0017): SQLite picks
+        # them only when a statement reads the names.
+        Index("ix_documents_grid_names", "company_id", "product", "issued_at", "id", "emitter_name", "recipient_name"),
+        Index(
+            "ix_documents_product_grid_names",
+            "product",
+            "issued_at",
+            "id",
+            "emitter_name",
+            "recipient_name",
+            sqlite_where=text("issued_at IS NOT NULL"),
+            postgresql_where=text("issued_at IS NOT NULL"),
+        ),
         # No index on access_key alone: every look-up by key names the company and product and
         # uses the unique index above; a second random-order index doubled the pages a lot
         # writes (revision 0002).
@@ -83,6 +98,24 @@ class DocumentRow(Base):
         ),
         # The grid sorted by value, walked in its order (app.store.grid_order, revision 0014).
         Index("ix_documents_product_value", "product", "total_cents", "id"),
+        # ... largest first, on the index alone, every company's or one's (revision 0016): partial,
+        # so that only the walk, which says "total_cents IS NOT NULL", uses them.
+        *(
+            Index(
+                name,
+                *lead,
+                "total_cents",
+                "id",
+                "issued_at",
+                "created_at",
+                sqlite_where=text(VALUED),
+                postgresql_where=text(VALUED),
+            )
+            for name, lead in (
+                ("ix_documents_product_valued", ("product",)),
+                ("ix_documents_company_valued", ("company_id", "product")),
+            )
+        ),
         # The window's banner (revision 0014): the cancelled documents, covering for the check of
         # their events, and the quarantined ones; both a few percent of the rows or less, which
         # SQLite found by reading the whole table at every opening and every change of filter.
