@@ -218,14 +218,15 @@ def _common_items(inf: etree._Element, t: _Tags) -> tuple[ReformItem, ...] | Non
         return None
     found_is = dict(zip(selective, cents[len(texts) :], strict=True))
     items = []
+    new = tuple.__new__  # ReformItem's own __new__ is a Python function: one frame an item less
     for index, (n_item, cst_text, class_text, _before) in enumerate(heads):
         at = 5 * index
+        number = int(n_item) if n_item is not None and n_item.isdigit() else to_int(n_item or "")
         items.append(
-            ReformItem(
-                to_int(n_item or "") or index + 1, (cst_text or "").strip() or None,
-                (class_text or "").strip() or None, cents[at], cents[at + 1], cents[at + 2], cents[at + 3],
-                cents[at + 4], found_is.get(index),
-            )
+            new(ReformItem, (
+                number or index + 1, (cst_text or "").strip() or None, (class_text or "").strip() or None,
+                cents[at], cents[at + 1], cents[at + 2], cents[at + 3], cents[at + 4], found_is.get(index),
+            ))
         )  # fmt: skip
     return tuple(items)
 
