@@ -17,9 +17,10 @@ each item is a ``ReformItem`` tuple.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from lxml import etree
 
@@ -155,6 +156,9 @@ def read_nfe_reform(
 def _items(inf: etree._Element, r: _Reader) -> tuple[ReformItem, ...]:
     """Each ``det`` with ``imposto/IBSCBS`` or ``imposto/IS``, in document order."""
     t = r.t
+    fast = _common_items(inf, t)
+    if fast is not None:
+        return fast
     items: list[ReformItem] = []
     for det in inf.iterchildren(t.det):
         number = to_int(det.get("nItem") or "") or len(items) + 1
@@ -168,6 +172,81 @@ def _items(inf: etree._Element, r: _Reader) -> tuple[ReformItem, ...]:
             item = r.item(number, _kids(group), _kids(selective))
         items.append(item)
     return tuple(items)
+
+
+def _common_items(inf: etree._Element, t: _Tags) -> tuple[ReformItem, ...] | None:
+    """Every item of the common shape (``_positional``'s) with every amount in the layouts' own
+    form ("3290.20"), read in one pass with no side effect; None when any item is otherwise, and
+    the items are then read one by one (the same values, and the warnings). The amounts are
+    checked and converted once for the document, not one ``to_cents`` each (issue 23: five to
+    six an item, a third of the reading's time)."""
+    heads: list[tuple[str | None, str | None, str | None, etree._Element | None]] = []
+    texts: list[str | None] = []
+    imposto, group_tag, cst_tag, class_tag, values_tag = t.imposto, t.group, t.cst, t.class_code, t.values
+    base_tag, uf_tag, mun_tag, ibs_tag, cbs_tag = t.base, t.ibs_uf, t.ibs_mun, t.ibs, t.cbs
+    v_uf_tag, v_mun_tag, v_cbs_tag = t.v_ibs_uf, t.v_ibs_mun, t.v_cbs
+    for det in inf.iterchildren(t.det):
+        try:
+            tax = det[1]
+            group = tax[-1]
+            if tax.tag != imposto or group.tag != group_tag:
+                return None
+            cst, class_code, values = group[0], group[1], group[2]
+            if cst.tag != cst_tag or class_code.tag != class_tag or values.tag != values_tag:
+                return None
+            base, ibs_uf, ibs_mun, ibs, cbs = values[0], values[1], values[2], values[3], values[4]
+            v_uf, v_mun, v_cbs = ibs_uf[-1], ibs_mun[-1], cbs[-1]
+        except IndexError:
+            return None
+        if (
+            base.tag != base_tag or ibs_uf.tag != uf_tag or ibs_mun.tag != mun_tag or ibs.tag != ibs_tag
+            or cbs.tag != cbs_tag or v_uf.tag != v_uf_tag or v_mun.tag != v_mun_tag or v_cbs.tag != v_cbs_tag
+        ):  # fmt: skip
+            return None
+        before = group.getprevious()
+        heads.append((det.get("nItem"), cst.text, class_code.text, before))
+        texts += (base.text, v_uf.text, v_mun.text, ibs.text, v_cbs.text)
+    selective: dict[int, str] = {}
+    for index, head in enumerate(heads):
+        before = head[3]
+        if before is not None and before.tag == t.selective:
+            text = _text(_kids(before), t.v_is)
+            if text is not None:
+                selective[index] = text
+    cents = _plain_cents([*texts, *selective.values()])
+    if cents is None:
+        return None
+    found_is = dict(zip(selective, cents[len(texts) :], strict=True))
+    items = []
+    new = tuple.__new__  # ReformItem's own __new__ is a Python function: one frame an item less
+    for index, (n_item, cst_text, class_text, _before) in enumerate(heads):
+        at = 5 * index
+        number = int(n_item) if n_item is not None and n_item.isdigit() else to_int(n_item or "")
+        items.append(
+            new(ReformItem, (
+                number or index + 1, (cst_text or "").strip() or None, (class_text or "").strip() or None,
+                cents[at], cents[at + 1], cents[at + 2], cents[at + 3], cents[at + 4], found_is.get(index),
+            ))
+        )  # fmt: skip
+    return tuple(items)
+
+
+# The layouts' own amount form, one a line: what ``to_cents`` reads without its regular expression.
+_PLAIN_AMOUNTS = re.compile(r"(?:[0-9]{1,15}\.[0-9]{2}\n)*[0-9]{1,15}\.[0-9]{2}")
+
+
+def _plain_cents(texts: list[str | None]) -> list[int] | None:
+    """Each text's centavos when all are the plain "3290.20" form (``to_cents``'s own reading of
+    it), else None. A text holding a line break fails: the lines outnumber the texts."""
+    if not texts:
+        return []
+    if None in texts:
+        return None
+    joined = "\n".join(cast(list[str], texts))
+    if _PLAIN_AMOUNTS.fullmatch(joined) is None:
+        return None
+    cents = [int(line) for line in joined.replace(".", "").split("\n")]
+    return cents if len(cents) == len(texts) else None
 
 
 def _positional(det: etree._Element, number: int, r: _Reader) -> ReformItem | None:

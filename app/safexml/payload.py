@@ -107,18 +107,31 @@ def doczip_gzip(b64_text: str | bytes, *, max_compressed: int) -> bytes:
     # Rough bound before any copy (base64 is 4/3 of the payload, plus generous room for wrapping).
     if len(raw) > 2 * max_compressed + 64:
         raise _compressed_too_large(max_compressed)
-    compact = raw.translate(None, _WHITESPACE)  # C-speed delete; a regex cost half the decode
-    if not compact:
-        raise CorruptPayload("Conteúdo compactado (docZip) vazio.", reason="corrupt_base64")
-    try:
-        compressed = base64.b64decode(compact, validate=True)
-    except binascii.Error as exc:
-        raise CorruptPayload(
-            f"Conteúdo compactado (docZip) com base64 inválido: {exc}.", reason="corrupt_base64"
-        ) from None
+    compressed = _unwrapped(raw)
+    if compressed is None:
+        compact = raw.translate(None, _WHITESPACE)  # C-speed delete; a regex cost half the decode
+        if not compact:
+            raise CorruptPayload("Conteúdo compactado (docZip) vazio.", reason="corrupt_base64")
+        try:
+            compressed = base64.b64decode(compact, validate=True)
+        except binascii.Error as exc:
+            raise CorruptPayload(
+                f"Conteúdo compactado (docZip) com base64 inválido: {exc}.", reason="corrupt_base64"
+            ) from None
     if len(compressed) > max_compressed:
         raise _compressed_too_large(max_compressed)
     return compressed
+
+
+def _unwrapped(raw: bytes) -> bytes | None:
+    """``raw`` decoded as it is, the services' one unwrapped line, with no copy made first; None
+    when it is empty, wrapped or corrupt (then the whitespace is dropped and it is judged)."""
+    if not raw:
+        return None
+    try:
+        return base64.b64decode(raw, validate=True)
+    except binascii.Error:
+        return None
 
 
 def _compressed_too_large(limit: int) -> TooLarge:

@@ -8,11 +8,13 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from lxml import etree
 from xsdata.formats.dataclass.parsers import XmlParser
 from xsdata.formats.dataclass.parsers.config import ParserConfig
 
 from app.core.event_types import EVENT_NAMES, PRESUMED_CREDIT_APPROPRIATION, event_name
+from app.documents import reform as reform_reader
 from app.documents.cte import read_cte_document
 from app.documents.model import CteMeta, EventMeta, NfeMeta, to_json_dict
 from app.documents.nfe import read_nfe_document
@@ -200,3 +202,70 @@ def test_a_tax_office_event_is_read_and_named(factory: DocumentFactory, supplier
     assert (meta.tp_evento, meta.access_key) == ("412120", nfe.key)
     assert event_name(meta.tp_evento, meta.description) == event_name("412120") == EVENT_NAMES["412120"]
     assert "Fisco" in event_name(meta.tp_evento, None)
+
+
+def _item_by_item(data: bytes, monkeypatch: pytest.MonkeyPatch) -> NfeMeta:
+    """The document read with every item taken one by one (no document-wide fast reading)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(reform_reader, "_common_items", lambda inf, tags: None)
+        meta = read_nfe_document(data)
+    assert isinstance(meta, NfeMeta)
+    return meta
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b"", b""),  # unchanged: every item of the common shape
+        (b"<vBC>", b"<vBC> "),  # an amount with a blank before it
+        (b"</vCBS>", b"\n</vCBS>"),  # ... with a line break after it
+        (b"<vIBS>", b"<vIBS>1"),  # ... with more digits: still plain
+        (b"</vIBSUF>", b"00</vIBSUF>"),  # four decimals
+        (b"<vIBSMun>", b"<vIBSMun>x"),  # unreadable: flagged and warned of
+        (b"<vIS>", b"<vIS>1,"),  # the selective tax's amount unreadable
+        (b"<vIS>", b"<vIS> "),  # ... with a blank before it
+        (b"<CST>000</CST>", b"<CST> 000 </CST>"),
+        (b"<cClassTrib>000001</cClassTrib>", b"<cClassTrib></cClassTrib>"),
+        (b' nItem="', b' nItemX="'),  # no item numbers: numbered by position
+        (b"<gIBSUF><pIBSUF>", b"<gIBSUF><gDif><pDif>1.00</pDif></gDif><pIBSUF>"),
+    ],
+)
+def test_the_document_wide_reading_of_items_agrees_with_the_item_by_item_one(
+    factory: DocumentFactory, supplier: Party, company: Party, monkeypatch: pytest.MonkeyPatch, old: bytes, new: bytes
+) -> None:
+    """The items of a generated NF-e (IS on the oils, presumed credits on coffee) read at once
+    (the common shape, plain amounts converted together) or one by one give the same values and
+    warnings, whatever one item (or every one) says."""
+    nfe = factory.nfe(
+        emitter=supplier, recipient=company, issued_at=datetime(2026, 11, 10, tzinfo=UTC), items=25, reform=True
+    )
+    for data in (nfe.nfe_proc.replace(old, new, 1), nfe.nfe_proc.replace(old, new)):
+        meta = read_nfe_document(data)
+        assert isinstance(meta, NfeMeta) and meta.reform is not None
+        assert len(meta.reform.items) == 25
+        slow = _item_by_item(data, monkeypatch)
+        assert (meta.reform, meta.warnings) == (slow.reform, slow.warnings)
+    if not old:
+        assert any(item.is_cents is not None for item in meta.reform.items)
+
+
+def test_an_item_without_the_group_sends_the_document_to_the_item_by_item_reading(
+    factory: DocumentFactory, supplier: Party, company: Party, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nfe = factory.nfe(
+        emitter=supplier, recipient=company, issued_at=datetime(2026, 11, 10, tzinfo=UTC), items=4, reform=True
+    )
+    start = nfe.nfe_proc.index(b"<IBSCBS>")
+    data = nfe.nfe_proc[:start] + nfe.nfe_proc[nfe.nfe_proc.index(b"</IBSCBS>", start) + 9 :]
+    root = etree.fromstring(data)
+    inf = root.find("n:NFe/n:infNFe", _NS)
+    assert inf is not None
+    assert reform_reader._common_items(inf, reform_reader._tags(_NS["n"])) is None
+    meta = read_nfe_document(data)
+    assert isinstance(meta, NfeMeta) and meta.reform is not None
+    assert meta.reform == _item_by_item(data, monkeypatch).reform
+    first = meta.reform.items[0]
+    if data[:start].endswith(b"</IS>"):  # the first item pays IS: still an item, without CST
+        assert (first.number, first.cst, len(meta.reform.items)) == (1, None, 4)
+    else:
+        assert [item.number for item in meta.reform.items] == [2, 3, 4]
