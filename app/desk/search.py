@@ -56,6 +56,6 @@ def parse_search(text: str | None) -> Search:
             return Search(counterpart_id=Cpf.parse(compact).value)
         except ValueError:
             pass
-    if raw.isdigit() and len(raw) <= MAX_NUMBER_DIGITS:
+    if raw.isascii() and raw.isdigit() and len(raw) <= MAX_NUMBER_DIGITS:
         return Search(number=int(raw))
     return Search(text=raw)

@@ -52,8 +52,10 @@ def cents_text(cents: int | None) -> str:
 
 
 def to_int(text: str) -> int | None:
+    """ASCII digits only: ``str.isdigit`` also says yes to "²" (which ``int`` refuses) and to other
+    scripts' digits (which no fiscal layout uses)."""
     text = text.strip()
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 def to_datetime(text: str) -> tuple[datetime | None, bool]:

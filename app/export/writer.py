@@ -143,7 +143,8 @@ def facts_of(item: ExportItem, *, as_kind: DocumentKind | None = None) -> NameFa
     else:
         tipo = PRODUCT_NAMES[item.product]
     key = item.access_key
-    number = doc.number if doc is not None else (int(key[25:34]) if len(key) == 44 and key.isdigit() else None)
+    readable = len(key) == 44 and key.isascii() and key.isdigit()
+    number = doc.number if doc is not None else (int(key[25:34]) if readable else None)
     emitter = doc.emitter_id if doc is not None else (key[6:20] if len(key) == 44 else None)
     return NameFacts(
         cnpj=item.company.cnpj.value,

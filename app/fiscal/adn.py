@@ -168,7 +168,7 @@ def retry_after(value: str | None, now: datetime) -> timedelta | None:
     if value is None or not value.strip():
         return None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return timedelta(seconds=int(text))
     try:
         when = parsedate_to_datetime(text)

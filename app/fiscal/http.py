@@ -325,7 +325,7 @@ def read_bounded(response: httpx.Response, max_bytes: int, url: str) -> bytes:
     """The body of a streamed answer, refused (:class:`MalformedResponse`) past ``max_bytes``:
     declared by Content-Length or counted while reading, so an endless answer is never held."""
     declared = response.headers.get("Content-Length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
         raise MalformedResponse(
             f"Resposta do serviço grande demais ({int(declared)} bytes; limite {max_bytes}).", url=url
         )

@@ -303,7 +303,7 @@ def _texts(element: etree._Element | None) -> dict[str, str]:
 
 
 def _int(text: str | None) -> int | None:
-    return int(text) if text and text.isdigit() else None
+    return int(text) if text and text.isascii() and text.isdigit() else None
 
 
 def parse_ret_env_evento(

@@ -15,6 +15,9 @@ def test_a_valid_key_a_cnpj_a_number_and_a_name() -> None:
     assert parse_search("11.222.333/0001-81") == Search(counterpart_id="11222333000181")
     assert parse_search("000123") == Search(number=123)
     assert parse_search("Padaria") == Search(text="Padaria")
+    # "²" and other scripts' digits pass str.isdigit but are no number: searched as text, no crash.
+    assert parse_search("12\u00b2") == Search(text="12\u00b2")
+    assert parse_search("\u0661\u0662") == Search(text="\u0661\u0662")
 
 
 def test_a_mistyped_key_is_searched_as_typed_and_says_why_it_finds_nothing() -> None:

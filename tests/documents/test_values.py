@@ -61,6 +61,8 @@ def test_to_datetime_tolerates_and_flags() -> None:
 
 def test_to_int() -> None:
     assert (to_int(" 12 "), to_int(""), to_int("1a")) == (12, None, None)
+    # A corrupt document's "1²" or other scripts' digits are unreadable, never a crash or a number.
+    assert (to_int("1\u00b2"), to_int("\u0661\u0662"), to_int("\uff11")) == (None, None, None)
 
 
 def test_tax_id_problem() -> None:

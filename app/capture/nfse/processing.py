@@ -160,7 +160,7 @@ def _document_input(
 
 
 def _serie(text: str | None) -> int | None:
-    return int(text) if text and text.isdigit() and len(text) <= 9 else None
+    return int(text) if text and text.isascii() and text.isdigit() and len(text) <= 9 else None
 
 
 def _event_input(meta: NfseEventMeta, xml: bytes, nsu: int | None, xml_gzip: bytes | None) -> EventInput:
