@@ -51,13 +51,16 @@ class CompanyOverview:
 class Office:
     """Opens (and migrates) the data folder; call ``close()`` or use it as a context manager."""
 
-    def __init__(self, data_dir: Path, *, clock: Clock | None = None, database: str | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, *, clock: Clock | None = None, database: str | None = None, db: Database | None = None
+    ) -> None:
         """``database``: an office server's URL (``postgresql+psycopg://…``); None keeps the data
-        folder's own SQLite file. Certificates and settings stay in the data folder either way."""
+        folder's own SQLite file. Certificates and settings stay in the data folder either way.
+        ``db``: that database already open (the desk opens it first); the office closes it."""
         self.data_dir = ensure_data_dir(data_dir)
         self.clock = clock or SystemClock()
         self.settings: Settings = load_settings(self.data_dir)
-        self.db: Database = open_database(database or database_path(self.data_dir), clock=self.clock)
+        self.db: Database = db or open_database(database or database_path(self.data_dir), clock=self.clock)
         self.vault = CertificateVault(self.data_dir)
         self.companies = CompanyRepository(self.db)
         self.cursors = CaptureStateRepository(self.db)

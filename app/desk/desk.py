@@ -9,58 +9,53 @@ results) reach ``subscribe``'s listeners on the thread that produced them.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from app.capture.context import CaptureContext, CaptureNotice
-from app.capture.node import CaptureNode, LeaseTiming, node_identity
-from app.capture.office import Office
-from app.capture.service import CaptureService
 from app.config.settings import Settings
 from app.core.clock import Clock
 from app.core.ids import Cnpj
 from app.core.products import Product
 from app.core.subscribers import Subscribers
-from app.desk import background, fetching, key_snapshot, live, office_database
+from app.desk import background, fetching, live
 from app.desk.alerts import alerts
-from app.desk.capturing import CaptureRounds
 from app.desk.companies import CompanyAdmin, company_lines
 from app.desk.dashboard import Dashboard
+from app.desk.document_reads import DocumentReads
 from app.desk.errors import DeskError
 from app.desk.exports import Exports
 from app.desk.fetching import FetchOutcome, product_of
-from app.desk.files import write_atomic
-from app.desk.grid import GridCursor, document_rows, to_query
+from app.desk.grid import GridCursor, to_query
 from app.desk.handoff import Handoffs
-from app.desk.manifesting import Manifestations, nfe_actions, taker_actions
-from app.desk.nodes import NodeView, hear_office, node_view, sender_for, start_node
-from app.desk.pdfs import PdfCache
-from app.desk.presence_beat import PresenceBeat
-from app.desk.reform import reform_of, related_of
+from app.desk.opening import StoreSide, open_store, start_capture, store_side
 from app.desk.search import parse_search
-from app.desk.sending import company_locks
 from app.desk.views import (
     Alerts,
     CompanyLine,
-    DocumentDetail,
     GridFilter,
     GridRow,
-    ManifestationActions,
-    ManifestationLine,
     ManifestationOutcome,
 )
-from app.export.jobs import service_jobs
-from app.store.grid import GridRepository
 from app.store.records import Company
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the capture's modules load when it starts (``app.desk.opening``), after the first rows
+    from app.capture.context import CaptureContext, CaptureNotice
+    from app.capture.node import CaptureNode, LeaseTiming
+    from app.capture.office import Office
+    from app.capture.service import CaptureService
     from app.demo.environment import DemoEnvironment, DemoOptions
+    from app.desk.capturing import CaptureRounds
+    from app.desk.manifesting import Manifestations
+    from app.desk.nodes import NodeView
+    from app.desk.presence_beat import PresenceBeat
 
 log = logging.getLogger(__name__)
-Listener = Callable[[CaptureNotice], None]
+Listener = Callable[["CaptureNotice"], None]
+OPENING_WAIT_S = 300.0  # a read needing the capture waits this long for the opening under way
 P = TypeVar("P")
 
 
@@ -71,7 +66,7 @@ class Opened:
     message: str | None
 
 
-class Desk:
+class Desk(DocumentReads):
     """Open with :meth:`open` (off the GUI thread), close with :meth:`close`.
 
     ``capture`` False opens the data read-only without trying to capture (the command line's
@@ -100,7 +95,7 @@ class Desk:
         self._capture = capture
         self._demo_options = demo
         self._owner = owner
-        self._listeners = Subscribers[CaptureNotice]("Falha ao entregar aviso da captura")
+        self._listeners: Subscribers[CaptureNotice] = Subscribers("Falha ao entregar aviso da captura")
         self._demo: DemoEnvironment | None = None
         self._office: Office | None = None
         self._ctx: CaptureContext | None = None
@@ -111,9 +106,23 @@ class Desk:
         self._exports: Exports | None = None
         self._handoff: Handoffs | None = None
         self._rounds: CaptureRounds | None = None
+        self._store: StoreSide | None = None
+        self._settled = threading.Event()  # the opening ended (opened, failed or closed)
         self.opened: Opened | None = None
 
     # ------------------------------------------------------------------ lifecycle
+
+    def open_store(self) -> None:
+        """The first step of :meth:`open`, alone: the database and the grid's reads, usable before
+        the capture starts (the window's first rows); slow: off the GUI thread. The capture's
+        reads wait for :meth:`open`, which the caller runs next (the demo opens all at once)."""
+        if self._store is not None:
+            return
+        if self._demo_options is not None:
+            self.open()
+            return
+        self._settled.clear()
+        self._store = open_store(self.data_dir, self._database, self._clock)
 
     def open(self) -> Opened:
         """Open the data folder and, if it may, start capturing; slow: never on the GUI thread.
@@ -125,6 +134,8 @@ class Desk:
         except BaseException:
             self.close()
             raise
+        finally:
+            self._settled.set()
 
     def _open(self) -> Opened:
         if self._demo_options is not None:
@@ -134,23 +145,29 @@ class Desk:
             demo.start()
             assert demo.office is not None and demo.ctx is not None and demo.service is not None
             self._office, self._ctx, self._service = demo.office, demo.ctx, demo.service
+            self._store = store_side(demo.ctx.db, demo.ctx.clock, self.data_dir)
             self._running = True
-            self.opened = Opened(False, None, None)
+            opened = Opened(False, None, None)
         else:
-            database = self._database or office_database.target(self.data_dir)  # None: the SQLite file
-            office = self._office = Office(self.data_dir, clock=self._clock, database=database)
-            ctx = self._ctx = office.capture_context()
-            ctx.listeners.append(self._notify)
-            self._service = CaptureService(ctx)
-            for job in service_jobs(ctx.db, ctx.clock):  # automatic exports and the ERP hand-off
-                self._service.add_job(job)
-            self.opened = Opened(False, None, None)  # not capturing by choice: requests send themselves
-            if self._capture:  # the office's node: capturing with the lease, standing by without
-                started = start_node(self._service, office, self._owner, self._lease)
-                self._node = started.node
-                if started.refusal is not None:
-                    self.opened = Opened(True, started.refusal.holder, started.refusal.message)
-                    self._beat = PresenceBeat(office.db, node_identity(self.data_dir), self._lease).start()
+            self.open_store()
+            assert self._store is not None
+            side = start_capture(
+                self.data_dir, self._store, self._notify, capture=self._capture, owner=self._owner, lease=self._lease
+            )  # fmt: skip
+            self._office, self._ctx, self._service, self._node, self._beat = (
+                side.office, side.ctx, side.service, side.node, side.beat
+            )  # fmt: skip
+            refused = side.refusal
+            opened = Opened(False, None, None) if refused is None else Opened(True, refused.holder, refused.message)
+        self._parts()
+        self.opened = opened
+        return opened
+
+    def _parts(self) -> None:
+        from app.desk.capturing import CaptureRounds
+        from app.desk.manifesting import Manifestations
+        from app.desk.nodes import sender_for
+
         assert self._service is not None and self._office is not None and self._ctx is not None
         capturing = self._capturing_now
         self._sender = sender_for(self._ctx.db, self.data_dir, self._owner, capturing, self._node)
@@ -160,10 +177,6 @@ class Desk:
         self._exports = Exports(self._ctx.db, self._ctx.clock)
         self._handoff = Handoffs(self._ctx.db, self._ctx.clock)
         self._rounds = CaptureRounds(self.data_dir, self._service, self._sender)
-        self._grid = GridRepository(self._context().db)
-        companies = {c.id for c in self._ctx.companies.list_companies()}  # saved between openings:
-        self._keys = key_snapshot.open_index(self._grid, self.data_dir, self._ctx.db, companies)
-        return self.opened
 
     def close(self, timeout: float = 30.0) -> bool:
         """Stop capturing (runs in flight finish and commit) and close the folder; idempotent.
@@ -180,11 +193,14 @@ class Desk:
             if beat is not None:
                 beat.stop()
             if self._office is not None:
-                self._office.close()
+                self._office.close()  # the store's database with it
+            elif self._store is not None:
+                self._store.db.close()  # opened for the first rows, the capture not started
         self._running = False
-        self._service, self._office, self._ctx = None, None, None
+        self._service, self._office, self._ctx, self._store = None, None, None, None
         self._admin = self._dashboard = self._exports = self._handoff = self._rounds = None
         self.opened = None
+        self._settled.set()
         return finished
 
     def __enter__(self) -> Desk:
@@ -204,12 +220,26 @@ class Desk:
 
     def capture_node(self) -> NodeView:
         """Which workstation captures for the office, since when (``app.desk.nodes``); a read."""
+        from app.desk.nodes import node_view
+
         return node_view(self._context().db, self.data_dir, self._node)
 
     def _context(self) -> CaptureContext:
+        self._await_opening()
         if self._ctx is None:
             raise DeskError("A pasta de dados não está aberta.")
         return self._ctx
+
+    def _await_opening(self) -> None:
+        """Between the first step and the end of the opening (the capture starting), a read that
+        needs the capture waits for it (on a worker, as every call)."""
+        if self.opened is None and self._store is not None:
+            self._settled.wait(OPENING_WAIT_S)
+
+    def _reads(self) -> StoreSide:
+        if self._store is None:
+            raise DeskError("A pasta de dados não está aberta.")
+        return self._store
 
     @property
     def read_only(self) -> bool:
@@ -224,35 +254,37 @@ class Desk:
     @property
     def admin(self) -> CompanyAdmin:
         """The companies' certificates, settings and removal (``app.desk.companies``)."""
-        return self._part(self._admin)
+        return self._part(lambda: self._admin)
 
     @property
     def dashboard(self) -> Dashboard:
         """The capture dashboard's reads and "Consultar agora" (``app.desk.dashboard``)."""
-        return self._part(self._dashboard)
+        return self._part(lambda: self._dashboard)
 
     @property
     def rounds(self) -> CaptureRounds:
         """A capture round now and the capture's state (``app.desk.capturing``)."""
-        return self._part(self._rounds)
+        return self._part(lambda: self._rounds)
 
     @property
     def handoff(self) -> Handoffs:
         """The ERP hand-off: webhooks, their log, resending (``app.desk.handoff``)."""
-        return self._part(self._handoff)
+        return self._part(lambda: self._handoff)
 
     @property
     def exports(self) -> Exports:
         """Export profiles and one-off exports (``app.desk.exports``)."""
-        return self._part(self._exports)
+        return self._part(lambda: self._exports)
 
-    def _part(self, part: P | None) -> P:
+    def _part(self, made: Callable[[], P | None]) -> P:
+        self._await_opening()
+        part = made()  # made by the opening, perhaps just now
         if part is None or self.opened is None:
             raise DeskError("A pasta de dados não está aberta.")
         return part
 
     def now(self) -> datetime:
-        return self._context().clock.now()
+        return self._reads().clock.now()
 
     def settings(self) -> Settings:
         """The data folder's ``settings.json`` as in force now (frozen)."""
@@ -264,11 +296,11 @@ class Desk:
 
     def clock_factor(self) -> float:
         """Seconds of the desk's clock per real second (the demo's runs faster): when its midnight comes."""
-        return self._context().clock.factor
+        return self._reads().clock.factor
 
     def products(self) -> tuple[Product, ...]:
         """The products this version captures (an engine exists for them)."""
-        return tuple(self._service.captures) if self._service is not None else ()
+        return tuple(self._service.captures) if self._service is not None else ()  # the GUI thread asks
 
     # ------------------------------------------------------------------ notices
 
@@ -276,7 +308,11 @@ class Desk:
         """``listener`` gets every notice (on the capture's threads), and with ``office`` the office
         server's news of other commits (``app.desk.nodes.hear_office``); returns the unsubscribe."""
         removed = self._listeners.add(listener)  # a listener's bug never stops the capture
-        unheard = hear_office(self._ctx.db, listener) if office and self._ctx is not None else lambda: None
+        unheard: Callable[[], None] = lambda: None  # noqa: E731
+        if office and self._ctx is not None:
+            from app.desk.nodes import hear_office
+
+            unheard = hear_office(self._ctx.db, listener)
 
         def unsubscribe() -> None:
             unheard()
@@ -291,9 +327,10 @@ class Desk:
 
     def companies(self) -> list[CompanyLine]:
         """Every company with its certificate and a badge per configured product."""
+        ctx = self._context()
         assert self._service is not None
         elsewhere = self.read_only or bool(self._service.captured_elsewhere)  # the node's certificates
-        return company_lines(self._context(), self._service, self.now(), read_only=elsewhere)
+        return company_lines(ctx, self._service, self.now(), read_only=elsewhere)
 
     def pause_all(self) -> int:
         """Pause every company's capture (kept in the database); ``app.desk.background``."""
@@ -312,23 +349,23 @@ class Desk:
 
     def cursor(self, grid: GridFilter) -> GridCursor:
         """A grid, read forwards page by page (``next_page``), counted on demand (``count``)."""
-        query = to_query(grid)
-        return GridCursor(query, self._context().documents, self._grid, self._keys.current(grid.product), self.now)
+        reads = self._reads()
+        return GridCursor(to_query(grid), reads.documents, reads.grid, reads.keys.current(grid.product), self.now)
 
     def change_mark(self) -> live.ChangeMark:
         """The store's high-water marks, a few primary-key reads: open grids compare them often;
         and the key-event rows' generation (their build apart ended: ``app.desk.key_snapshot``)."""
-        mark = live.ChangeRepository(self._context().db).mark()
-        return replace(mark, key_index=self._keys.generation)
+        reads = self._reads()
+        return replace(live.ChangeRepository(reads.db).mark(), key_index=reads.keys.generation)
 
     def live_rows(self, grid: GridFilter, changed: live.Changed) -> live.LiveRows:
         """The grid's documents changed between two marks (and F5's loaded ids), read again: ``app.desk.live``."""
-        ctx = self._context()
-        return live.live_rows(ctx.db, ctx.documents, self._grid, self._keys, grid, changed, self.now)
+        reads = self._reads()
+        return live.live_rows(reads.db, reads.documents, reads.grid, reads.keys, grid, changed, self.now)
 
     def outside_period(self, grid: GridFilter) -> live.Outside:
         """What the grid's period hides: how many documents and since when (an empty grid says it)."""
-        return live.outside_period(self._grid, grid)
+        return live.outside_period(self._reads().grid, grid)
 
     def find_key(self, key: str, company_ids: tuple[int, ...] = ()) -> list[GridRow]:
         """Every row with this key (a document or its events alone), in every product."""
@@ -341,86 +378,9 @@ class Desk:
             rows += cursor.next_page(50)
         return rows
 
-    def row(self, row: GridRow) -> GridRow:
-        """The row as it is now (after a manifestation or a new version)."""
-        if row.is_event_row:
-            fresh = [r for r in self.find_key(row.access_key or "", (row.company_id,)) if r.product is row.product]
-            return fresh[0] if fresh else row
-        rows = document_rows(self._context().documents, self._grid, row.product, [row.row_id], self.now())
-        return rows[0] if rows else row
-
-    def detail(self, row: GridRow) -> DocumentDetail:
-        ctx = self._context()
-        company = ctx.companies.get(row.company_id)
-        key = row.access_key or ""
-        events = tuple(ctx.events.for_key(row.company_id, row.product, key)) if key else ()
-        if row.is_event_row:
-            return DocumentDetail(row, company.name, company.cnpj.value, (), (), events, (), ())
-        lines = self._manifestations.lines(row.product, row.company_id, key) if key else ()
-        actions = self._actions(row, lines)
-        return DocumentDetail(
-            row,
-            company.name,
-            company.cnpj.value,
-            tuple(ctx.documents.parties(row.row_id)),
-            tuple(ctx.documents.versions(row.row_id)),
-            events,
-            lines,
-            actions.allowed,
-            related_of(row, self.cursor),
-            actions.rectifiable,
-            *reform_of(ctx.db, row, self.cursor),
-        )
-
-    def manifestation_actions(self, row: GridRow) -> ManifestationActions:
-        """Which manifestations this document's buttons may send now: by a plain request, or as
-        the one rectification of a registered conclusive event."""
-        if row.is_event_row or not row.access_key:
-            return ManifestationActions()
-        return self._actions(row, self._manifestations.lines(row.product, row.company_id, row.access_key))
-
-    def _actions(self, row: GridRow, lines: tuple[ManifestationLine, ...]) -> ManifestationActions:
-        key = row.access_key or ""
-        if row.product is Product.NFE and key and not row.is_event_row:
-            facts = self._grid.event_facts(row.product, [(row.company_id, key)])[(row.company_id, key)]
-            return nfe_actions(row, facts, self.now())
-        if row.product is Product.NFSE and key and not row.is_event_row:
-            return taker_actions(row, lines)
-        return ManifestationActions()
-
-    def xml(self, row: GridRow) -> bytes:
-        """The stored XML, byte for byte as received (a key-event row: its latest event's)."""
-        if row.is_event_row:
-            return self._context().events.get_xml(-row.row_id)
-        return self._context().documents.get_document_xml(row.row_id)
-
-    def save_xml(self, row: GridRow, target: Path) -> int:
-        """Write the row's XML, byte for byte as received, atomically; returns its size."""
-        content = self.xml(row)
-        write_atomic(target, content)
-        return len(content)
-
-    def pdf(self, row: GridRow) -> bytes:
-        """The row's DANFE, DACTE or DANFSe (a resNFe: its summary page); slow: call from a worker.
-        The DANFE is kept after its first rendering (``app.desk.pdfs``)."""
-        if row.is_event_row:
-            raise DeskError("Eventos não têm PDF: abra o documento a que o evento se refere.")
-        key = row.access_key or ""
-        events = [
-            self._context().events.get_xml(e.id)
-            for e in self._context().events.for_key(row.company_id, row.product, key)
-        ]
-        return PdfCache(self._open_office().data_dir).pdf(row.product, key, self.xml(row), events)
-
-    def save_pdf(self, row: GridRow, target: Path) -> int:
-        """Write the row's PDF atomically (a network drive may be slow: from a worker)."""
-        content = self.pdf(row)
-        write_atomic(target, content)
-        return len(content)
-
     def alerts(self, product: Product, company_ids: tuple[int, ...] = ()) -> Alerts:
         """Counts for the banner: cancelled after capture, deadlines within 5 days, quarantined."""
-        return alerts(self._grid, product, company_ids, self.now())
+        return alerts(self._reads().grid, product, company_ids, self.now())
 
     # ------------------------------------------------------------------ requests
 
@@ -455,6 +415,7 @@ class Desk:
         return self.manifest(company_id, key, tp_evento, justification=reason, reason_code=reason_code)
 
     def _open_manifestations(self) -> Manifestations:
+        self._await_opening()
         if self.opened is None:
             raise DeskError("A pasta de dados não está aberta.")
         return self._manifestations
@@ -464,8 +425,11 @@ class Desk:
         quota, NFS-e from the Sefin Nacional), as the company given or the one the key names
         (``app.desk.fetching``; several candidates: ``CompanyChoiceNeeded``). Sent now when this
         desk may; otherwise the capture service running here makes the NF-e query."""
+        from app.desk.sending import company_locks
+
+        ctx = self._context()
         locks = company_locks(self._service, product_of(key)) if self._capturing_now() and self._service else None
-        return fetching.fetch(self._context(), self._sender, locks, self.find_key, key, company_id)
+        return fetching.fetch(ctx, self._sender, locks, self.find_key, key, company_id)
 
     def company(self, cnpj: str) -> Company:
         """A registered company by its CNPJ (any punctuation), or a refusal that says so."""
@@ -481,8 +445,8 @@ class Desk:
         return save_report(self._context(), name, target, **filters)
 
     def registered(self) -> list[Company]:
-        """Every registered company (a plain read: no certificate is opened)."""
-        return self._context().companies.list_companies()
+        """Every registered company (a plain read: no certificate is opened; ready with the first rows)."""
+        return self._reads().companies.list_companies()
 
     def retry_quarantined(self, row: GridRow) -> str:
         """Ask the distribution again for an unreadable document's NSU (gap recovery)."""

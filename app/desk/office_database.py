@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from app.certs.vault import VaultError, keep_secret, read_secret
 from app.config.office_database import (
     ENV_DATABASE,
     OfficeDatabaseError,
@@ -59,6 +58,8 @@ def choose(data_dir: Path, given: str | None, environ: Mapping[str, str] = os.en
         return None
     url = parse_office_url(text)
     if url.password is not None:
+        from app.certs.vault import keep_secret  # the keyring: only with a password to keep
+
         keep_secret(KEYRING_SERVICE, url.keyring_entry, url.password, KEPT)
         url = replace(url, password=None)
     remember(data_dir, url)
@@ -69,6 +70,8 @@ def remember(data_dir: Path, url: OfficeUrl | None, password: str | None = None)
     """Write the choice into ``settings.json`` (None: the SQLite file), ``password`` (if given) into
     the keyring; only the URL without password reaches the disk."""
     if url is not None and password is not None:
+        from app.certs.vault import keep_secret
+
         keep_secret(KEYRING_SERVICE, url.keyring_entry, password, KEPT)
     settings = load_settings(data_dir)
     chosen = url.url if url is not None else None
@@ -113,6 +116,8 @@ def target(data_dir: Path) -> str | None:
 def kept_password(url: OfficeUrl) -> str | None:
     """The password the keyring keeps for ``url``; None without one, or without a keyring here (a
     service account): the server may not want one, and says so if it does."""
+    from app.certs.vault import VaultError, read_secret  # the keyring and its backends: when a server is chosen
+
     try:
         return read_secret(KEYRING_SERVICE, url.keyring_entry, KEPT)
     except VaultError:

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.certs.bundle import TrustBundleError, read_bundle
 from app.config.paths import check_data_dir, remember_data_dir, remembered_data_dir
 from app.config.settings import LOG_LEVELS
 from app.core.errors import CapturaError
@@ -65,6 +64,8 @@ def read(desk: Desk) -> Preferences:
 
 
 def _check_bundle(path: Path) -> None:
+    from app.certs.bundle import TrustBundleError, read_bundle  # cryptography: not at the window's start
+
     try:
         read_bundle(path)  # a .p7b, a zip of .crt, a .pem or a .crt
     except TrustBundleError as error:

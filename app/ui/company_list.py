@@ -61,6 +61,12 @@ class CompanyList(QListWidget):
         company = self.company_id()
         return () if company == ALL else (company,)
 
+    def remembered_ids(self, registered: dict[str, int]) -> tuple[int, ...]:
+        """The grid filter's companies before the list is built (``registered``: ids by CNPJ): the
+        company selected last time, as ``show_lines(first=True)`` selects it."""
+        company = registered.get(str(self.settings.value("last_company", "")))
+        return () if company is None else (company,)
+
     def line(self, company_id: int) -> CompanyLine | None:
         return next((c for c in self.lines if c.company_id == company_id), None)
 

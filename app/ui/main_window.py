@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QHideEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -37,7 +37,9 @@ from app.ui.day_clock import DayClock
 from app.ui.detail import DetailPane
 from app.ui.file_actions import FileActions
 from app.ui.filters import FilterBar
+from app.ui.first_rows import AfterFirstRows
 from app.ui.grid_model import ROW_ROLE, DocumentTableModel
+from app.ui.grid_view import empty_label, grid_view
 from app.ui.live import LiveGrids
 from app.ui.manifest_actions import ManifestActions
 from app.ui.portuguese import install_portuguese
@@ -76,6 +78,7 @@ class MainWindow(QMainWindow):
         self._desk: Desk | None = desk if hasattr(desk, "open") else None  # type: ignore[assignment]
         self._make_desk: Callable[[], Desk] | None = None if self._desk is not None else desk  # type: ignore[assignment]
         self._made_desk: Desk | None = None
+        self._readable = False
         self.demo = demo
         self.settings = settings or QSettings()
         self.tasks = Tasks(self)
@@ -100,7 +103,7 @@ class MainWindow(QMainWindow):
         self._notice_timer.setInterval(NOTICE_DEBOUNCE_MS)
         self._notice_timer.timeout.connect(self._documents_arrived)
         self.statusBar().showMessage("Abrindo a pasta de dados…")
-        self.tasks.run(self._open_desk, self._opened, self._open_failed)
+        self.tasks.run(self._open_desk, self._store_opened, self._open_failed)
 
     @property
     def desk(self) -> Desk:
@@ -114,11 +117,13 @@ class MainWindow(QMainWindow):
         opening reached it still has its desk (a demo, its keyring and threads) closed."""
         return self._desk or self._made_desk
 
-    def _open_desk(self) -> tuple[Desk, Opened]:
+    def _open_desk(self) -> tuple[Desk, dict[str, int]]:
+        """The opening's first step, on a worker: the store (the first rows); the capture follows."""
         desk = self._desk or self._made_desk or (self._make_desk() if self._make_desk is not None else None)
         assert desk is not None
         self._made_desk = desk
-        return desk, desk.open()
+        desk.open_store()
+        return desk, {c.cnpj.value: c.id for c in desk.registered()}
 
     # ------------------------------------------------------------------ building
 
@@ -158,29 +163,12 @@ class MainWindow(QMainWindow):
             model = DocumentTableModel(self.tasks, self._desk, product, self._now)
             model.counted.connect(lambda total, p=product: self._counted(p, total))
             model.failed.connect(self._show_error)
-            view = QTableView(self.tabs)
-            view.setObjectName(f"grid-{product.value}")
-            view.setModel(model)
-            view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-            view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-            view.setSortingEnabled(True)
-            view.horizontalHeader().setSortIndicator(0, Qt.SortOrder.DescendingOrder)
-            view.setAlternatingRowColors(True)
-            view.verticalHeader().setVisible(False)
-            view.verticalHeader().setDefaultSectionSize(22)
-            view.setWordWrap(False)
-            grid_columns.set_up(view, model.columns)
+            view = grid_view(self.tabs, model, product)
             view.selectionModel().selectionChanged.connect(lambda *_a, p=product: self._selection_changed(p))
             self.models[product] = model
             self.views[product] = view
-            empty = QLabel(view.viewport())
-            empty.setObjectName(f"empty-{product.value}")
-            empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            empty.setWordWrap(True)
-            empty.setStyleSheet("color: #6b6b6b; font-size: 11pt;")
-            empty.setVisible(False)
             view.viewport().installEventFilter(self)
-            self.empty_labels[product] = empty
+            self.empty_labels[product] = empty_label(view, product)
             model.loaded.connect(lambda p=product: self._show_empty(p))
             self.tabs.addTab(view, product.label)
         self.tabs.currentChanged.connect(self._tab_changed)
@@ -235,18 +223,36 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ opening
 
     def _now(self) -> Any:
-        return self.desk.now() if self.opened is not None else None
+        return self.desk.now() if self._readable else None
 
-    def _opened(self, result: tuple[Desk, Opened]) -> None:
-        desk, opened = result
+    def _store_opened(self, result: tuple[Desk, dict[str, int]]) -> None:
+        """The current grid's first page (the company chosen last time), then the capture starts."""
+        desk, registered = result
         self._desk = desk
         for model in self.models.values():
             model.desk = desk
         if self._closing:
             return
-        self.opened = opened
+        self._readable = True  # its store is open: the grids read, the capture starts next
         self.filters.today = lambda: self.desk.now().astimezone(BRASILIA).date()
         self.filters.follow_today(self.filters.today(), emit=False)
+        product = self.current_product()
+        first = replace(self.current_filter(product), company_ids=self.company_list.remembered_ids(registered))
+
+        def then() -> None:  # unless the window closed meanwhile
+            if not self._closing:
+                self._fetch_alerts(product, first)
+                self.tasks.run(desk.open, self._opened, self._open_failed)
+
+        AfterFirstRows(self.models[product], then)
+        self.count_label.setText("Carregando…")
+        self.live.load(product, first)
+
+    def _opened(self, opened: Opened) -> None:
+        if self._closing:
+            return
+        desk = self.desk
+        self.opened = opened
         self.day_clock = DayClock(desk.now, desk.clock_factor, self)
         self.day_clock.turned.connect(self.filters.follow_today)  # the period follows today
         self.day_clock.start()
@@ -321,7 +327,10 @@ class MainWindow(QMainWindow):
             self.count_label.setText("Carregando…")
             if not self.live.load(product, grid_filter):  # keeps the selection when it can
                 self.detail.clear()
-            self.tasks.run(lambda: self.desk.alerts(product, grid_filter.company_ids), self._show_alerts)
+            self._fetch_alerts(product, grid_filter)
+
+    def _fetch_alerts(self, product: Product, grid_filter: GridFilter) -> None:
+        self.tasks.run(lambda: self.desk.alerts(product, grid_filter.company_ids), self._show_alerts)
 
     def _tab_changed(self, _index: int) -> None:
         self.detail.set_product(self.current_product())  # no NFS-e taker button on the NF-e tab
@@ -337,7 +346,7 @@ class MainWindow(QMainWindow):
         if model.rows:
             label.setVisible(False)
             return
-        if product not in self.desk.products():
+        if self.opened is not None and product not in self.desk.products():  # the service's, once started
             label.setText(f"A captura de {product.label} ainda não está disponível nesta versão.")
         elif problem := parse_search(model.grid_filter.search).key_problem:
             label.setTextFormat(Qt.TextFormat.PlainText)

@@ -102,12 +102,12 @@ def test_a_folder_with_many_events_opens_at_once_and_its_key_event_rows_join_whe
             grid = GridFilter(Product.NFE)
             before = desk.change_mark()
             rows = desk.cursor(grid).next_page(100)
-            assert desk._keys.building, opening
+            assert desk._reads().keys.building, opening
             assert {r.access_key for r in rows} == set(office.received)  # the documents, without waiting
             assert not any(r.is_event_row for r in rows)
             held.set()
             _made_apart()
-            assert not desk._keys.building
+            assert not desk._reads().keys.building
             after = desk.change_mark()
             assert after != before and after.key_index == before.key_index + 1  # open grids read again
             live = desk.live_rows(grid, (before, after, ()))

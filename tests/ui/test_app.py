@@ -77,14 +77,15 @@ def test_the_window_starts_without_loading_the_store_or_the_capture() -> None:
         "import app.launcher, app.ui.app, app.ui.main_window\n"
         "build_parser(commands=False).parse_known_args([])"
     )
-    heavy = ("sqlalchemy", "alembic", "httpx", "lxml", "apscheduler", "app.capture.service")
+    # The keyring and cryptography too (issue 24): the vault and the trust bundle load when used.
+    heavy = ("sqlalchemy", "alembic", "httpx", "lxml", "apscheduler", "app.capture.service", "keyring", "cryptography")
     assert _loaded_in_a_fresh_process(setup, heavy) == []
 
 
 def test_the_whole_app_loads_no_module_it_never_runs() -> None:
     """httpx's command-line client pulls in click, rich and pygments when they are installed (the
     development environment has them): ~7 MB the tray would carry all day (issue 20)."""
-    setup = "import app.launcher, app.ui.main_window, app.ui.tray, app.desk.desk, app.cli.main"
+    setup = "import app.launcher, app.ui.main_window, app.ui.tray, app.desk.desk, app.capture.service, app.cli.main"
     assert _loaded_in_a_fresh_process(setup, ("httpx",)) == ["httpx"]  # the app does use httpx itself
     unused = ("httpx._main", "click", "rich", "pygments", "alembic", "mako")
     assert _loaded_in_a_fresh_process(setup, unused) == []
