@@ -75,6 +75,7 @@ class Tray(QObject):
         self.quitting = False
         self.shown: list[Notification] = []  # what was told, newest last (the window's log, tests)
         self._looking = False
+        self._look_again = False  # asked during a look: that look may have read before the change
         self._hidden_once = False
         self.menu = QMenu(window)
         self.menu.setObjectName("tray-menu")
@@ -135,8 +136,13 @@ class Tray(QObject):
         self._tell.start()
 
     def look(self) -> None:
-        """Take a look at the capture on a worker (one at a time); the menu and policy get it."""
-        if not self._live() or self._looking:
+        """Take a look at the capture on a worker (one at a time); the menu and policy get it.
+        Asked while a look is under way (a pause just saved), another follows it: the one under
+        way may have read the capture before the change, and the next poll is a minute away."""
+        if not self._live():
+            return
+        if self._looking:
+            self._look_again = True
             return
         self._looking = True
         desk = self.window.desk
@@ -146,6 +152,9 @@ class Tray(QObject):
 
     def _looked(self, state: BackgroundState) -> None:
         self._looking = False
+        if self._look_again:
+            self._look_again = False
+            self.look()
         self.state = state
         self.policy.observe(state)
         if self.icon is not None:
@@ -156,7 +165,7 @@ class Tray(QObject):
         self.tell()
 
     def _look_failed(self, error: BaseException) -> None:
-        self._looking = False
+        self._looking = self._look_again = False
         self.window.statusBar().showMessage(f"Erro: {getattr(error, 'message', None) or error}", MESSAGE_MS)
 
     def _notice(self, notice: object) -> None:

@@ -90,6 +90,20 @@ def test_the_menu_shows_the_next_query_and_pauses_and_resumes_every_capture(
     assert all(b.action is not Action.DISABLED for line in desk.companies() for b in line.badges)
 
 
+def test_a_look_asked_while_one_is_under_way_follows_it(qtbot: QtBot, window: MainWindow, desk: Desk) -> None:
+    """The look a pause asks for, while another look's answer (read before the pause) is still on
+    its way, is not dropped: the menu says "pausada" at once, not at the next minute's poll (the
+    Windows lane's resume waited past 10 s for it)."""
+    tray = _opened_tray(qtbot, window, system_tray=False)
+    qtbot.waitUntil(lambda: window.tasks.pending == 0, timeout=20_000)
+    tray.look()
+    assert window.tasks._pool.waitForDone(20_000)  # its answer waits for the GUI thread
+    assert desk.pause_all() >= 1
+    tray.look()  # the pause's own look
+    qtbot.waitUntil(lambda: tray.state is not None and tray.state.all_paused, timeout=10_000)
+    assert desk.resume_all() >= 1
+
+
 def test_without_a_system_tray_closing_the_window_closes_it(qtbot: QtBot, window: MainWindow) -> None:
     tray = _opened_tray(qtbot, window, system_tray=False)
     window.show()
