@@ -85,7 +85,7 @@ def run_tests(python_exe: Path, pytest_args: list[str]) -> dict[str, Any]:
         result = wine.run(
             [python_exe, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={wine_path(report)}",
              *pytest_args],
-            cwd=ROOT, extra_env=pg_env, timeout=4 * 3600, check=False,
+            cwd=ROOT, extra_env=pg_env, timeout=4 * 3600, check=False, end_strays=True,
         )  # fmt: skip
     counts = junit_counts(report) if report.exists() else {"passed": 0, "failed": 0, "errors": 1, "skipped": 0}
     counts["exit_code"] = result.returncode

@@ -138,6 +138,9 @@ def wine_path(path: Path) -> str:
     return str(PureWindowsPath("Z:" + str(path.resolve()).replace("/", "\\")))
 
 
+STRAY_GRACE_S = 30.0  # how long a finished program's output may stay open (see Wine.run)
+
+
 class Wine:
     """One Wine prefix (a fresh Windows user profile) and the way to run programs in it."""
 
@@ -187,8 +190,14 @@ class Wine:
         timeout: float | None = None,
         echo: bool = True,
         check: bool = True,
+        end_strays: bool = False,
     ) -> subprocess.CompletedProcess[str]:
-        """Run a Windows program; stdin, stdout and stderr are pipes; output echoed as it comes."""
+        """Run a Windows program; stdin, stdout and stderr are pipes; output echoed as it comes.
+
+        ``end_strays``: once the program has ended, a program it started that still holds its
+        output (under Wine a ``cmd /c ver`` of ``platform`` once hung for good and held the test
+        suite's lane) is ended with the prefix's other programs, after ``STRAY_GRACE_S``. Without
+        it the output is read to its end (an uninstaller re-launches itself and must finish)."""
         words = [str(a) for a in argv]
         cmd = words if native() else [DEBIAN_TOOLS["wine64"], *words]
         print("+", " ".join(words), flush=True)
@@ -198,20 +207,28 @@ class Wine:
         )
         assert process.stdin is not None and process.stdout is not None
         process.stdin.close()
-        # A hung Windows program is ended after `timeout` seconds (its output ends with it).
-        timer = threading.Timer(timeout, process.kill) if timeout else None
-        if timer is not None:
-            timer.start()
-        lines = []
+        output = process.stdout
+        lines: list[str] = []
+
+        def read() -> None:
+            with output:
+                for line in output:
+                    lines.append(line)
+                    if echo:
+                        print(line, end="", flush=True)
+
+        reader = threading.Thread(target=read, name="wine-output", daemon=True)
+        reader.start()
         try:
-            for line in process.stdout:
-                lines.append(line)
-                if echo:
-                    print(line, end="", flush=True)
+            code = process.wait(timeout)
+        except subprocess.TimeoutExpired:  # a hung Windows program is ended (its output ends with it)
+            process.kill()
             code = process.wait()
-        finally:
-            if timer is not None:
-                timer.cancel()
+        reader.join(STRAY_GRACE_S if end_strays else None)
+        if reader.is_alive():
+            print(f"Aviso: programas deixados por {Path(words[0]).name} ainda abertos: encerrados.", flush=True)
+            self.kill()
+            reader.join(STRAY_GRACE_S)
         result = subprocess.CompletedProcess(cmd, code, "".join(lines), "")
         if check and code != 0:
             raise subprocess.CalledProcessError(code, cmd, result.stdout)
