@@ -44,7 +44,8 @@ def _window(qtbot: QtBot, harness: Harness, tmp_path: Path) -> Iterator[MainWind
     try:
         window.resize(1366, 768)
         window.show()
-        qtbot.waitUntil(lambda: window.opened is not None, timeout=20_000)
+        # Opened, and its company list read (the dialogs offer the companies as the window lists them).
+        qtbot.waitUntil(lambda: window.opened is not None and bool(window.companies), timeout=20_000)
         yield window
     finally:
         window.close()
