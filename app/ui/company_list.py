@@ -14,6 +14,7 @@ from app.desk import labels
 from app.desk.views import CompanyLine
 
 ALL = -1
+LAST_COMPANY = "last_company"  # the company selected last time (its CNPJ), in the window's settings
 ATTENTION = QColor("#8b0000")
 
 
@@ -64,8 +65,11 @@ class CompanyList(QListWidget):
     def remembered_ids(self, registered: dict[str, int]) -> tuple[int, ...]:
         """The grid filter's companies before the list is built (``registered``: ids by CNPJ): the
         company selected last time, as ``show_lines(first=True)`` selects it."""
-        company = registered.get(str(self.settings.value("last_company", "")))
+        company = registered.get(self._remembered_cnpj())
         return () if company is None else (company,)
+
+    def _remembered_cnpj(self) -> str:
+        return str(self.settings.value(LAST_COMPANY, ""))
 
     def line(self, company_id: int) -> CompanyLine | None:
         return next((c for c in self.lines if c.company_id == company_id), None)
@@ -79,7 +83,7 @@ class CompanyList(QListWidget):
         if shown != ids:
             current = self.company_id()
             if first:
-                remembered = self.settings.value("last_company", "")
+                remembered = self._remembered_cnpj()
                 current = next((c.company_id for c in lines if c.cnpj == remembered), ALL)
             self.blockSignals(True)
             self.clear()
@@ -102,5 +106,5 @@ class CompanyList(QListWidget):
 
     def _changed(self, *_args: object) -> None:
         line = self.line(self.company_id())
-        self.settings.setValue("last_company", line.cnpj if line else "")
+        self.settings.setValue(LAST_COMPANY, line.cnpj if line else "")
         self.selected.emit(self.company_id())
