@@ -8,6 +8,7 @@ app.store.driver; this module tells it the schema's facts from the models.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import URL, Boolean, Connection, Engine, bindparam, create_engine, event, make_url, select
@@ -30,8 +31,12 @@ describe_schema(
 
 # A workstation paused inside a write transaction (a suspended laptop, a frozen VM) would hold the
 # office's writer lock until it wakes: the server ends such a session after this long instead (its
-# transaction rolls back; the capture node's lease meanwhile passes to another workstation).
-SESSION_OPTIONS = "-c idle_in_transaction_session_timeout=30000"
+# transaction rolls back; the capture node's lease meanwhile passes to another workstation). It is
+# shorter than the lease (app.capture.node.LeaseTiming): a node that vanished inside a transaction
+# (power cut, cable pulled) has lost its session before a standby may take the lease over, so the
+# takeover never waits on the dead node's writer lock.
+IDLE_IN_TRANSACTION_TIMEOUT = timedelta(seconds=30)
+SESSION_OPTIONS = f"-c idle_in_transaction_session_timeout={int(IDLE_IN_TRANSACTION_TIMEOUT.total_seconds() * 1000)}"
 # A server the network lost (no refusal, just silence) is found out in seconds, not in the minutes
 # of the system's TCP timeouts: a connection attempt waits 10 s at most, an idle connection is
 # probed after 10 s of silence, and a write nobody acknowledges fails after 30 s (Linux; the other

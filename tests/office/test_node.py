@@ -22,6 +22,7 @@ from app.core.products import Product
 from app.desk.desk import Desk
 from app.desk.errors import DeskError
 from app.desk.nodes import holds_certificates, node_view
+from app.store.dialect import IDLE_IN_TRANSACTION_TIMEOUT, SESSION_OPTIONS
 from app.store.errors import StorageUnavailable
 from app.store.lease import LeaseLost, NodeIdentity, NodeLeases
 from tests.support.nfe_harness import RECIPIENT, SUPPLIER, Harness, nfe_harness
@@ -279,3 +280,14 @@ def test_after_an_outage_of_the_whole_office_the_standby_lets_the_node_renew_fir
     assert not b.holding
     b.stop(5)
     a.stop(5)
+
+
+def test_a_vanished_node_loses_its_session_before_its_lease_can_be_taken() -> None:
+    """A node that vanished inside a write transaction (power cut, cable pulled: the server sees
+    no close) holds the office's writer lock until the server ends its idle session; that must
+    happen before a standby may take the lease (a whole TTL after the last renewal), or the
+    takeover would wait on the dead node's lock past the two minutes the issue allows."""
+    assert IDLE_IN_TRANSACTION_TIMEOUT < TIMING.ttl
+    assert TIMING.ttl + 2 * TIMING.renew_every <= timedelta(minutes=2)
+    milliseconds = int(IDLE_IN_TRANSACTION_TIMEOUT.total_seconds() * 1000)
+    assert f"idle_in_transaction_session_timeout={milliseconds}" in SESSION_OPTIONS
