@@ -16,6 +16,7 @@ from app.desk.views import CompanyLine
 ALL = -1
 LAST_COMPANY = "last_company"  # the company selected last time (its CNPJ), in the window's settings
 ATTENTION = QColor("#8b0000")
+LOADING = "Carregando empresas…"
 
 
 def company_text(line: CompanyLine, now: datetime) -> str:
@@ -42,6 +43,7 @@ class CompanyList(QListWidget):
     """``selected`` carries the chosen company id (``ALL`` for every company)."""
 
     selected = Signal(int)
+    listed = Signal()  # the companies listed changed (the first list read, a company came or went)
 
     def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -52,10 +54,15 @@ class CompanyList(QListWidget):
         self.setWordWrap(True)
         self.setSpacing(3)
         self.currentItemChanged.connect(self._changed)
+        # Until the desk's first read of the companies (a worker's, after the data folder opens).
+        waiting = QListWidgetItem(LOADING)
+        waiting.setFlags(Qt.ItemFlag.NoItemFlags)
+        self.addItem(waiting)
 
     def company_id(self) -> int:
         item = self.currentItem()
-        return int(item.data(Qt.ItemDataRole.UserRole)) if item is not None else ALL
+        company = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        return ALL if company is None else int(company)  # nothing yet, or the "carregando" line
 
     def company_ids(self) -> tuple[int, ...]:
         """The grid filter's companies: () for all."""
@@ -95,6 +102,7 @@ class CompanyList(QListWidget):
             self.blockSignals(False)
             if not first and current not in ids:
                 self._changed()
+            self.listed.emit()
         self.item(0).setText(f"Todas as empresas\n{len(lines)} empresa{'s' if len(lines) != 1 else ''}")
         for row, line in enumerate(lines, start=1):
             item = self.item(row)

@@ -60,6 +60,7 @@ class ReformReportDialog(QDialog):
         self.setWindowTitle(TITLE)
         self.setMinimumWidth(640)
         self.host = host
+        host.company_list.listed.connect(self._list_companies)  # opened before the list was read
         self.company = QComboBox(self)
         self.company.setObjectName("company")
         self.first = self._month_edit("first")
@@ -110,13 +111,7 @@ class ReformReportDialog(QDialog):
 
     def prepare(self) -> None:
         """The companies as the window lists them, the company selected there, last month."""
-        lines = self.host.company_list.lines
-        self.company.clear()
-        self.company.addItem("Todas as empresas", ALL)
-        for line in lines:
-            self.company.addItem(f"{line.name} — {Cnpj.parse(line.cnpj).formatted()}", line.company_id)
-        chosen = self.company.findData(self.host.company_list.company_id())
-        self.company.setCurrentIndex(max(chosen, 0))
+        self._list_companies(self.host.company_list.company_id())
         today = self.host.desk.now().astimezone(BRASILIA).date()
         previous = QDate(today.year, today.month, 1).addMonths(-1)
         if self.written is None:
@@ -127,6 +122,16 @@ class ReformReportDialog(QDialog):
             name = f"creditos-ibs-cbs-{previous.toString('yyyy-MM')}.xlsx"
             self.target.setText(str(Path(folder) / name) if folder else name)
         self.answer.clear()
+
+    def _list_companies(self, chosen: int | None = None) -> None:
+        """The window's companies in the combo, ``chosen`` (else the one chosen here) selected."""
+        if chosen is None:
+            chosen = int(self.company.currentData()) if self.company.count() else ALL
+        self.company.clear()
+        self.company.addItem("Todas as empresas", ALL)
+        for line in self.host.company_list.lines:
+            self.company.addItem(f"{line.name} — {Cnpj.parse(line.cnpj).formatted()}", line.company_id)
+        self.company.setCurrentIndex(max(self.company.findData(chosen), 0))
 
     def _choose(self) -> None:
         chosen, _ = QFileDialog.getSaveFileName(self, "Salvar relatório", self.target.text(), "Planilha (*.xlsx)")

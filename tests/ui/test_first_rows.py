@@ -4,14 +4,17 @@ when the companies are listed after."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from pytestqt.qtbot import QtBot
 
-from app.core.products import Product
+from app.core.products import Environment, Product
 from app.desk import Desk
+from app.ui.company_list import ALL, LOADING
 from app.ui.main_window import MainWindow
+from app.ui.reform_report_dialog import ReformReportDialog
 from tests.desk.conftest import Office
 from tests.support.nfe_harness import RECIPIENT
 
@@ -46,6 +49,54 @@ def test_the_first_rows_come_before_the_capture_starts_for_the_company_chosen_la
         assert {r.company_id for r in model.rows} == {company.id} and len(model.rows) == 4
         assert window.opened is not None and window.opened.read_only is False
     finally:
+        window.close()
+        if made:
+            made[0].close()
+
+
+def test_the_company_list_says_it_is_loading_and_the_report_follows_the_list(
+    qtbot: QtBot, office: Office, tmp_path: Path
+) -> None:
+    """Before the desk's first read of the companies the list says it is loading (not an empty
+    panel, not a clickable line); the IBS/CBS report opened while the list changes offers what the
+    window lists, keeping the company chosen in it."""
+    harness = office.harness
+    settings = QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat)
+    go = threading.Event()
+    made: list[Desk] = []
+
+    def make() -> Desk:  # the opening worker waits until the test has looked at the window
+        assert go.wait(30)
+        made.append(Desk(harness.office.data_dir, clock=harness.clock, capture=False))
+        return made[0]
+
+    window = MainWindow(make, settings=settings)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        companies = window.company_list
+        assert [companies.item(i).text() for i in range(companies.count())] == [LOADING]
+        assert not companies.item(0).flags() & Qt.ItemFlag.ItemIsSelectable
+        assert companies.company_id() == ALL
+        go.set()
+        qtbot.waitUntil(lambda: window.opened is not None and companies.count() == 2, timeout=30_000)
+        assert companies.item(0).text().startswith("Todas as empresas")
+
+        window.menus.ibs_cbs.trigger()
+        dialog = window.menus.reform_report.dialog
+        assert isinstance(dialog, ReformReportDialog)
+        dialog.company.setCurrentIndex(1)
+        chosen = dialog.company.currentData()
+        cert = harness.sandbox.company("55666777000181", "NOVA CLIENTE LTDA")
+        made[0].admin.add_company(
+            cert.pfx, cert.password, cnpj=None, name=None, environment=Environment.HOMOLOGACAO, products=()
+        )
+        with qtbot.waitSignal(companies.listed, timeout=20_000):
+            window.refresh_companies()
+        assert dialog.company.count() == 3 and dialog.company.currentData() == chosen
+        assert any("NOVA CLIENTE" in dialog.company.itemText(i) for i in range(3))
+    finally:
+        go.set()
         window.close()
         if made:
             made[0].close()

@@ -24,7 +24,7 @@ def _window(qtbot: QtBot, desk: Desk, tmp_path: Path) -> MainWindow:
     qtbot.addWidget(window)
     window.show()
     qtbot.waitUntil(lambda: window.models[Product.NFE].total is not None, timeout=20_000)
-    qtbot.waitUntil(lambda: window.company_list.count() > 0, timeout=20_000)
+    qtbot.waitUntil(lambda: bool(window.company_list.lines), timeout=20_000)
     return window
 
 
