@@ -53,6 +53,7 @@ def test_the_demo_shows_another_system_taking_nsus_and_us_getting_them_back(tmp_
             return {int(n) for n, d in delivered.items() if "consNSU" in d["via"]}
 
         wait_until(lambda: set(taken) <= recovered(), timeout=90)
+
         # Stored once each; our own distNSU may hold NSUs between two of the other system's reads.
         # (the sandbox counts a delivery when it answers; our store commits the lot just after).
         def stored() -> list[int]:
