@@ -35,7 +35,7 @@ from app.core.manifestation import CIENCIA, CONCLUSIVE_TYPES, MANIFESTATION_TYPE
 from app.store.db import Database
 from app.store.grid_order import (
     VALUE_WALK_MIN,
-    capture_walk,
+    capture_page,
     capture_walk_applies,
     ordered,
     period_unindexed,
@@ -285,9 +285,9 @@ class GridRepository:
         if offset < 0 or limit <= 0:
             raise ValueError("offset must be >= 0 and limit > 0")
         with self._db.reader() as s:
-            if self._sqlite and capture_walk_applies(query):  # app.store.grid_order
-                walked = list(s.scalars(capture_walk(query, self._where(without_period(query)), offset, limit)))
-                if len(walked) == limit:
+            if capture_walk_applies(query):  # app.store.grid_order
+                walked = capture_page(s, query, self._where, offset, limit, undated_first=not self._sqlite)
+                if walked is not None:
                     return walked
             if not split_undated(query):
                 return self._page(s, query, offset, limit)

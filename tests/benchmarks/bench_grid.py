@@ -57,8 +57,10 @@ Debian's binaries cached beside the SQLite file, filled once by COPY (tests/benc
 (tests/benchmarks/grid_scale.py: ten million in minutes, where the generator takes over an hour
 here), and its PostgreSQL twin from the smaller cluster. ``key_event_index`` says whether the desk
 built its key-event rows from the events or restored them from the data folder (app.desk.key_snapshot);
-a large folder makes them on a thread apart: ``opening_to_first_rows_ms`` is the desk's opening and
-the default view's first page meanwhile (goal <= 2 s), ``key_index_built_apart_s`` when they were
+a large folder makes them on a thread apart: ``opening_to_first_rows_ms`` is the opening's first step
+(``Desk.open_store``, ``store_open_ms``) and the default view's first page meanwhile (goal <= 2 s), as
+the window reads them before the capture's side starts (``desk_open_ms``: both steps, the page
+between them; app.desk.opening), ``key_index_built_apart_s`` when they were
 made, and the figures after it are measured once they are. The clicks scroll past key-event rows to
 documents (at ten million the generator's event-only keys, clamped a minute before "now", fill the
 default view's first pages) and are reported missing, never a crash, when the grid has too few.
@@ -842,22 +844,25 @@ def measure(
     key_snapshot = "restored" if (folder / FILE_NAME).exists() else "built"
     load_before = os.getloadavg()  # a shared machine: other processes' load is in the figures
     tune_garbage_collector()  # as app.launcher does
-    started = started_open = time.perf_counter()
-    desk = Desk(folder, capture=False, database=url)
-    desk.open()
-    open_ms = (time.perf_counter() - started) * 1000
-    recorder = PlanRecorder(desk._context().db.engine)  # the desk's own engine: its plans
     figures: dict[str, Any] = {}
     plans: dict[str, Any] = {}
     first_of_last_month = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
     default = GridFilter(Product.NFE, issued_from=first_of_last_month, issued_to=today)
     # The window's default since issue 20: what was captured in the last 30 days.
     captured = GridFilter(Product.NFE, issued_from=today - timedelta(days=29), issued_to=today, by_capture=True)
+    started = started_open = time.perf_counter()
+    desk = Desk(folder, capture=False, database=url)
     try:
-        # What the window waits for on opening: the default view's first page, right after the desk
-        # opened (on a new folder, while the key-event rows are built apart: app.desk.key_snapshot).
+        # What the window waits for on opening, in its order (app.desk.opening): the store, the
+        # default view's first page (on a new folder while the key-event rows are built apart:
+        # app.desk.key_snapshot), then the capture's side (its imports).
+        desk.open_store()
+        store_ms = (time.perf_counter() - started) * 1000
         first_rows = first_page(desk, captured)
         opened_rows_ms = (time.perf_counter() - started) * 1000
+        desk.open()
+        open_ms = (time.perf_counter() - started) * 1000
+        recorder = PlanRecorder(desk._context().db.engine)  # the desk's own engine: its plans
         key_built_s = None
         if desk._reads().keys.building:
             while desk._reads().keys.building:  # a benchmark's polling loop, not a test
@@ -868,10 +873,10 @@ def measure(
         key_index_ms = (time.perf_counter() - started) * 1000
         apart = "" if key_built_s is None else f", made apart in {key_built_s:.1f} s from the opening"
         print(
-            f"desk opened in {open_ms:.0f} ms (key-event index {key_snapshot}{apart}); the default view's "
+            f"store opened in {store_ms:.0f} ms (key-event index {key_snapshot}{apart}); the default view's "
             f"first {len(first_rows)} rows {opened_rows_ms:.0f} ms after the opening began (goal <= "
-            f"{GOAL_FIRST_ROWS_S * 1000:.0f} ms); key-event index ({len(key_rows)} NF-e keys) current in "
-            f"{key_index_ms:.0f} ms; {db_mib:.0f} MiB",
+            f"{GOAL_FIRST_ROWS_S * 1000:.0f} ms), the capture's side after them: desk opened at {open_ms:.0f} ms; "
+            f"key-event index ({len(key_rows)} NF-e keys) current in {key_index_ms:.0f} ms; {db_mib:.0f} MiB",
             flush=True,
         )
         big = (meta["big_company_id"],)
@@ -982,7 +987,8 @@ def measure(
         "database_mib": round(db_mib),
         "generated_now": generated,
         "generation_seconds": meta["generation_seconds"],
-        "desk_open_ms": round(open_ms, 1),
+        "store_open_ms": round(store_ms, 1),  # the opening's first step: what the first rows wait for
+        "desk_open_ms": round(open_ms, 1),  # both steps, the first page between them
         "key_event_index": key_snapshot,  # built from the events, or restored from the data folder
         "key_index_ms": round(key_index_ms, 1),
         "key_index_built_apart_s": None if key_built_s is None else round(key_built_s, 1),

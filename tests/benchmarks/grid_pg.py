@@ -241,7 +241,9 @@ def postgres_for(folder: Path, database: str | None) -> Iterator[tuple[Path, str
         meta = json.loads((folder / "bench-grid.json").read_text(encoding="utf-8"))
         if meta.get("replicated_from"):  # copies of a smaller folder: its cluster copied as well
             print("replicating PostgreSQL from the smaller folder's cluster (once: cached)", flush=True)
-            replicate_cluster(folder.with_name(meta["replicated_from"]), folder, int(meta["replicas"]))
+            built = replicate_cluster(folder.with_name(meta["replicated_from"]), folder, int(meta["replicas"]))
+            if built:
+                print(f"PostgreSQL replicated: {built}", flush=True)
         cluster = CachedCluster(folder.with_name(folder.name + "-pg") / "cluster").start()
         url, libpq = cluster.url(), cluster.libpq()
         desk_folder = folder.with_name(folder.name + "-pg") / "desk"
@@ -269,6 +271,15 @@ def _filled(libpq: str) -> bool:
     except psycopg.OperationalError:  # no such database yet
         return False
     return done is not None and done[0] is not None
+
+
+def _cluster_filled(root: Path) -> bool:
+    """Whether the cached (stopped) cluster in ``root`` holds the benchmark's data."""
+    cluster = CachedCluster(root).start()
+    try:
+        return _filled(cluster.libpq())
+    finally:
+        cluster.stop()
 
 
 def _kept_port(path: Path) -> int:
@@ -302,6 +313,10 @@ def replicate_cluster(source_folder: Path, target_folder: Path, times: int) -> d
         finally:
             kept.stop()
     shutil.rmtree(target_root, ignore_errors=True)
+    if not (source / "data" / "PG_VERSION").exists() or not _cluster_filled(source):
+        print(f"filling the PostgreSQL twin of {source_folder} first", flush=True)
+        with postgres_for(source_folder, None):
+            pass
     target_root.mkdir(parents=True)
     subprocess.run(["cp", "-a", str(source), str(target)], check=True)
     (target / "port").unlink(missing_ok=True)

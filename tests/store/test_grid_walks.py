@@ -1,7 +1,8 @@
 """The grid's walks for ten million documents, on a real database of each engine: the capture period
-newest issued first (SQLite: a bounded walk of the issue-date index, the period sorted when it does
-not hold the page) and the value sort largest first on the partial covering indexes of revision
-0016, every company's and one company's. Each gives the rows the period sorted gives."""
+newest issued first (on both engines a bounded walk of the issue-date index, PostgreSQL's undated
+few first, the period sorted when it does not hold the page), the value sort largest first on the
+partial covering indexes of revision 0016, every company's and one company's. Each gives the rows
+the period sorted gives."""
 
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ def test_a_capture_period_newest_first_lists_the_period_sorted(
         theirs = [r for r in inside if r["company_id"] == other.id]
         assert _pages(grid, mine, 4) == _sorted(db, theirs, "issued_at", descending=True)
     walks = [statement for statement, _ in sent if "walked" in statement]
-    assert bool(walks) is (db.dialect == "sqlite")  # PostgreSQL's planner chooses from its statistics
+    assert walks  # on both engines: PostgreSQL's statistics had it sort the period too (0.84 s at ten million)
     if db.dialect == "sqlite":
         walked = [(statement, parameters) for statement, parameters in sent if "walked" in statement]
         assert all("ix_documents_product_grid" in p or "ix_documents_grid" in p for p in _plans(db, walked[:3]))
