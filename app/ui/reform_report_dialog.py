@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
 
 from app.core.clock import BRASILIA
 from app.core.ids import Cnpj
+from app.ui.company_list import ALL  # the window's "Todas as empresas": one value in both lists
 from app.ui.window_host import WindowHost
 
 TITLE = "Créditos de IBS e CBS por empresa e mês"
-ALL = 0
 INTRO = (
     "Documentos recebidos, autorizados e não cancelados, com o IBS (estadual e municipal), a CBS, o "
     "Imposto Seletivo e os créditos presumidos por empresa, mês de emissão e produto; notas de crédito "

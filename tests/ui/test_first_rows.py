@@ -94,6 +94,10 @@ def test_the_company_list_says_it_is_loading_and_the_report_follows_the_list(
         with qtbot.waitSignal(companies.listed, timeout=20_000):
             window.refresh_companies()
         assert dialog.company.count() == 3 and dialog.company.currentData() == chosen
+        dialog.grab().save(str(tmp_path / "relatorio_empresas.png"))  # looked at: the company listed, CNPJ formatted
+        companies.setCurrentRow(0)  # "Todas as empresas" in the window: the same choice in the report
+        dialog.prepare()
+        assert dialog.company.currentIndex() == 0 and dialog.company.currentData() == ALL
         assert any("NOVA CLIENTE" in dialog.company.itemText(i) for i in range(3))
     finally:
         go.set()
