@@ -45,6 +45,7 @@ from app.store.grid_order import (
 )
 from app.store.items import IN_CHUNK
 from app.store.models import CompanyRow, DocumentRow, EventRow, ManifestationRow
+from app.store.names import NameDictionary, name_clause
 from app.store.prepared import placeholders
 from app.store.records import (
     DocumentKind,
@@ -120,9 +121,12 @@ def _row_kind_clause(kinds: Sequence[RowKind]) -> ColumnElement[bool] | None:
     return or_(*parts)
 
 
-def grid_where(query: GridQuery, *, like_ignores_case: bool = False) -> list[ColumnElement[bool]]:
+def grid_where(
+    query: GridQuery, *, like_ignores_case: bool = False, names: Sequence[str] | None = None
+) -> list[ColumnElement[bool]]:
     """The documents matching ``query`` (key-event rows are the facade's).
 
+    ``names``: those the dictionary found holding the query's text (app.store.names, PostgreSQL).
     ``like_ignores_case``: the database's LIKE already ignores case (SQLite, for ASCII), so the
     name search needs no ``lower()`` on both sides of every row (ILIKE elsewhere); it is SQLite's,
     whose planner is also told that undated documents are few (``unlikely``): without statistics it
@@ -174,12 +178,7 @@ def grid_where(query: GridQuery, *, like_ignores_case: bool = False) -> list[Col
             or_(DocumentRow.emitter_id == query.counterpart_id, DocumentRow.recipient_id == query.counterpart_id)
         )
     if query.text:
-        pattern = "%" + query.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        names = (DocumentRow.emitter_name, DocumentRow.recipient_name)
-        if like_ignores_case:
-            clauses.append(or_(*(name.like(pattern, escape="\\") for name in names)))
-        else:
-            clauses.append(or_(*(name.ilike(pattern, escape="\\") for name in names)))
+        clauses.append(name_clause(query.text, like_ignores_case=like_ignores_case, names=names))
     if query.number is not None:
         clauses.append(DocumentRow.number == query.number)
     if query.quarantined is not None:
@@ -275,9 +274,11 @@ class GridRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._sqlite = self._like_ignores_case = db.engine.dialect.name == "sqlite"
+        self._names = NameDictionary(db)
 
     def _where(self, query: GridQuery) -> list[ColumnElement[bool]]:
-        return grid_where(query, like_ignores_case=self._like_ignores_case)
+        names = self._names.matching(query.text) if query.text else None
+        return grid_where(query, like_ignores_case=self._like_ignores_case, names=names)
 
     def page_ids(self, query: GridQuery, offset: int, limit: int) -> list[int]:
         """One page of ids in the query's order (ties by id, the same direction); documents

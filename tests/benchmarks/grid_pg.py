@@ -104,6 +104,7 @@ def fill_from_sqlite(sqlite_file: Path, libpq: str, url: str, log: Any = print) 
     """Copy every table of ``sqlite_file`` into the empty database at ``libpq`` (migrated first
     through ``url`` by the app's own migrations); returns the seconds of each step."""
     from app.store.db import open_database
+    from app.store.names import REFILL_SQL
 
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -131,6 +132,7 @@ def fill_from_sqlite(sqlite_file: Path, libpq: str, url: str, log: Any = print) 
             c.execute(statement)
         timings["indexes_s"] = round(time.perf_counter() - t0, 1)
         log(f"  indexes and constraints built again in {timings['indexes_s']} s", flush=True)
+        c.execute(REFILL_SQL)  # the names' dictionary (revision 0018): its triggers were off
         for table in tables:
             if "id" not in _pg_columns(c, table):
                 continue

@@ -100,7 +100,7 @@ def test_a_large_period_sorted_by_value_walks_the_value_index_with_the_same_rows
     assert _pages(walked, company_only, 6) == by_value
 
 
-def test_the_name_search_finds_either_name_in_any_case_with_trigram_indexes_on_postgresql(
+def test_the_name_search_finds_either_name_in_any_case_by_the_names_dictionary_on_postgresql(
     db: Database, company: Company
 ) -> None:
     _fill(db, company.id)

@@ -38,10 +38,12 @@ RECEIVED_AUTHORISED = "direction = 'received' AND status = 'authorised' AND quar
 
 VALUED = "total_cents IS NOT NULL"  # the value walks' partial indexes (revision 0016)
 
-# PostgreSQL only (revision 0014): pg_trgm's GIN indexes on the names, for the grid's name search.
-# SQLAlchemy's metadata cannot hold an index of one dialect, so they are not declared below; the
-# drift check (tests/store/test_db.py) leaves them out by name.
-POSTGRESQL_ONLY_INDEXES = frozenset({"ix_documents_emitter_name_trgm", "ix_documents_recipient_name_trgm"})
+# PostgreSQL only (revision 0018): the grid's name search reads the dictionary of the names
+# (``document_names``, kept by triggers) and then the documents by name, in these indexes.
+# SQLAlchemy's metadata cannot hold an index or table of one dialect, so they are not declared
+# below; the drift check (tests/store/test_db.py) leaves them out by name.
+POSTGRESQL_ONLY_INDEXES = frozenset({"ix_documents_emitter_name_grid", "ix_documents_recipient_name_grid"})
+POSTGRESQL_ONLY_TABLES = frozenset({"document_names"})
 
 
 class DocumentRow(Base):
