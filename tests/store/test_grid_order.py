@@ -7,14 +7,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import event, insert, text, update
+from sqlalchemy import event, insert, update
 
-from app.core.keys import AccessKey
 from app.store.db import Database
 from app.store.grid import GridRepository
 from app.store.models import DocumentRow
-from app.store.models.documents import POSTGRESQL_ONLY_INDEXES
 from app.store.records import Company, GridQuery, GridSort, Product
+from tests.support.grid_rows import summary_row
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 COUNT = 60
@@ -22,25 +21,14 @@ UNDATED = {7, 20, 41}  # unreadable documents: no issue date
 
 
 def _fill(db: Database, company_id: int) -> list[dict[str, Any]]:
-    now = datetime(2026, 6, 1, tzinfo=UTC)
     rows = [
-        {
-            "id": i,
-            "company_id": company_id,
-            "product": "nfe",
-            "kind": "resNFe",
-            "access_key": AccessKey.build(
-                uf="SP", year_month="2603", issuer="11222333000181", model="55", serie=1, number=i, tp_emis=1, code=i
-            ).value,
-            "issued_at": None if i in UNDATED else START + timedelta(hours=(i * 37) % COUNT),
-            "direction": "received",
-            "status": "summary",
-            "quarantined": i in UNDATED,
-            "version_count": 1,
-            "created_at": now,
-            "updated_at": now,
-            "total_cents": (i * 7919) % 1000 if i % 9 else 500,  # ties at 500: broken by id
-        }
+        summary_row(
+            company_id,
+            i,
+            None if i in UNDATED else START + timedelta(hours=(i * 37) % COUNT),
+            quarantined=i in UNDATED,
+            total_cents=(i * 7919) % 1000 if i % 9 else 500,  # ties at 500: broken by id
+        )
         for i in range(1, COUNT + 1)
     ]
     with db.session() as s:
@@ -98,24 +86,6 @@ def test_a_large_period_sorted_by_value_walks_the_value_index_with_the_same_rows
         Product.NFE, company_ids=(company.id,), issued_from=start, issued_to=end, sort=GridSort.VALUE
     )
     assert _pages(walked, company_only, 6) == by_value
-
-
-def test_the_name_search_finds_either_name_in_any_case_by_the_names_dictionary_on_postgresql(
-    db: Database, company: Company
-) -> None:
-    _fill(db, company.id)
-    with db.session() as s:
-        s.execute(update(DocumentRow).where(DocumentRow.id == 5).values(emitter_name="CEREALISTA BARBOSA LTDA"))
-        s.execute(update(DocumentRow).where(DocumentRow.id == 9).values(recipient_name="Cerealista Barbosa S.A."))
-        s.execute(update(DocumentRow).where(DocumentRow.id == 11).values(emitter_name="CEREALISTA_BARBOSA 50%"))
-    grid = GridRepository(db)
-    assert _pages(grid, GridQuery(Product.NFE, text="cerealista barbosa"), 2) == [9, 5]  # issue-date order
-    assert _pages(grid, GridQuery(Product.NFE, text="LISTA_BARBOSA 50%"), 2) == [11]  # wildcards taken literally
-    assert grid.count(GridQuery(Product.NFE, text="barbosa")) == 3
-    if db.dialect == "postgresql":
-        with db.reader() as s:
-            names = set(s.scalars(text("SELECT indexname FROM pg_indexes WHERE tablename = 'documents'")))
-        assert POSTGRESQL_ONLY_INDEXES <= names
 
 
 def test_a_key_without_a_period_is_found_through_its_unique_index(db: Database, company: Company) -> None:

@@ -11,7 +11,6 @@ from alembic import command
 from sqlalchemy import event, insert, text, update
 
 from app.core.clock import FakeClock
-from app.core.keys import AccessKey
 from app.store import names
 from app.store.db import Database, alembic_config, head_revision, open_database
 from app.store.documents import DocumentRepository
@@ -20,39 +19,24 @@ from app.store.models import DocumentRow
 from app.store.models.documents import POSTGRESQL_ONLY_INDEXES
 from app.store.names import NameDictionary
 from app.store.records import Company, DocumentInput, DocumentKind, GridQuery, Product
+from tests.support.grid_rows import access_key, summary_row
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 SUPPLIERS = ("CEREALISTA BARBOSA LTDA", "Cerealista Barbosa S.A.", "CEREALISTA_BARBOSA 50%", "Moinho Ferreira")
 
 
-def _key(number: int) -> str:
-    return AccessKey.build(
-        uf="SP", year_month="2603", issuer="11222333000181", model="55", serie=1, number=number, tp_emis=1, code=number
-    ).value
-
-
-def _insert(db: Database, company_id: int, count: int, first: int = 1) -> None:
+def _insert(db: Database, company_id: int, count: int) -> None:
     """``count`` documents in ONE statement (the dictionary's trigger is per statement), their
     emitters in turn from SUPPLIERS, the company as recipient, one hour apart."""
-    now = datetime(2026, 6, 1, tzinfo=UTC)
     rows = [
-        {
-            "id": i,
-            "company_id": company_id,
-            "product": "nfe",
-            "kind": "resNFe",
-            "access_key": _key(i),
-            "issued_at": START + timedelta(hours=i),
-            "emitter_name": SUPPLIERS[i % len(SUPPLIERS)],
-            "recipient_name": "Alfa Comércio Ltda",
-            "direction": "received",
-            "status": "summary",
-            "quarantined": False,
-            "version_count": 1,
-            "created_at": now,
-            "updated_at": now,
-        }
-        for i in range(first, first + count)
+        summary_row(
+            company_id,
+            i,
+            START + timedelta(hours=i),
+            emitter_name=SUPPLIERS[i % len(SUPPLIERS)],
+            recipient_name="Alfa Comércio Ltda",
+        )
+        for i in range(1, count + 1)
     ]
     with db.session() as s:
         s.execute(insert(DocumentRow), rows)
@@ -108,7 +92,7 @@ def test_the_triggers_keep_every_written_name_and_a_renamed_one(db: Database, co
     stored = DocumentRepository(db).store(  # the capture's own path
         company.id,
         DocumentInput(
-            Product.NFE, DocumentKind.RES_NFE, b"<resNFe/>", _key(50), nsu=1, emitter_name="Laticinios Serra"
+            Product.NFE, DocumentKind.RES_NFE, b"<resNFe/>", access_key(50), nsu=1, emitter_name="Laticinios Serra"
         ),
     )
     assert "Laticinios Serra" in _dictionary(db)
