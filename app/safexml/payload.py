@@ -32,6 +32,9 @@ def inflate(data: bytes, *, max_output: int) -> bytes:
         raise ValueError("max_output deve ser positivo")
     if not data.startswith(_GZIP_MAGIC):
         raise CorruptPayload("Conteúdo compactado corrompido: não começa com a assinatura gzip.", reason="corrupt_gzip")
+    whole = _one_member(data, max_output) if len(data) <= _INPUT_CHUNK else None
+    if whole is not None:
+        return whole
     out = bytearray()
     rest = memoryview(data)
     while True:  # one pass per gzip member (concatenated members are legal gzip)
@@ -44,6 +47,32 @@ def inflate(data: bytes, *, max_output: int) -> bytes:
                 reason="corrupt_gzip",
             )
         rest = memoryview(unused)
+
+
+def _one_member(data: bytes, max_output: int) -> bytes | None:
+    """A small gzip of one member and nothing after it (every docZip): inflated in one call,
+    without the streaming loop's buffer and its two copies (issue 23). None for anything else
+    (several members, padding, a corrupt or truncated stream), which the loop then reads and
+    judges from the start, with its own errors."""
+    decompressor = zlib.decompressobj(wbits=_GZIP_WBITS)
+    try:
+        whole = decompressor.decompress(data, max_output + 1)
+    except zlib.error:
+        return None
+    if len(whole) > max_output:
+        raise _inflated_too_large(max_output)
+    if not decompressor.eof or decompressor.unused_data:
+        return None
+    return whole
+
+
+def _inflated_too_large(limit: int) -> TooLarge:
+    return TooLarge(
+        f"Conteúdo descompactado excede o limite de {human_size(limit)} "
+        "(possível bomba de compressão). Documento recusado.",
+        what="inflated",
+        limit=limit,
+    )
 
 
 def _inflate_member(data: memoryview, out: bytearray, max_output: int) -> bytes:
@@ -59,12 +88,7 @@ def _inflate_member(data: memoryview, out: bytearray, max_output: int) -> bytes:
                 piece = decompressor.decompress(pending, step)
                 out += piece
                 if len(out) > max_output:
-                    raise TooLarge(
-                        f"Conteúdo descompactado excede o limite de {human_size(max_output)} "
-                        "(possível bomba de compressão). Documento recusado.",
-                        what="inflated",
-                        limit=max_output,
-                    )
+                    raise _inflated_too_large(max_output)
                 pending = decompressor.unconsumed_tail
                 # zlib may hold output back when max_length was hit: drain until it returns short.
                 if decompressor.eof or (not pending and len(piece) < step):

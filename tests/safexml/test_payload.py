@@ -85,6 +85,23 @@ def test_gzip_bomb_inside_a_doczip_is_refused(gigabyte_bomb: bytes) -> None:
     assert peak < 40 * MiB
 
 
+def test_small_bomb_refused_in_one_call_with_low_memory() -> None:
+    """A bomb small enough for the one-call path (one member under 64 KiB) stops at the limit too."""
+    bomb = _zero_bomb(40)
+    assert len(bomb) < 64 * 1024
+    limit = 4 * MiB
+    tracemalloc.start()
+    try:
+        with pytest.raises(TooLarge) as info:
+            inflate(bomb, max_output=limit)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (info.value.what, info.value.limit) == ("inflated", limit)
+    assert "bomba" in info.value.message
+    assert peak < 3 * limit
+
+
 def test_inflate_round_trip_and_exact_limit() -> None:
     packed = gzip.compress(SAMPLE)
     assert inflate(packed, max_output=len(SAMPLE)) == SAMPLE
