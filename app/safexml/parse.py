@@ -25,6 +25,8 @@ DEFAULT_MAX = 20 * MiB
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff")  # also covers the UTF-32 LE BOM (ff fe 00 00)
 _XML_DECLARATION = re.compile(rb"<\?xml\s[^>]*?\?>")
+# What nearly every fiscal document begins with: accepted without the two regular expressions.
+_UTF8_DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>'
 _ENCODING_PSEUDO_ATTR = re.compile(rb"""encoding\s*=\s*(["'])([^"']*)\1""")
 _UTF8_NAMES = frozenset({"utf-8", "utf8"})
 # The prolog ends where the root element starts: "<" followed by a name-start character.
@@ -121,6 +123,8 @@ def parse_xml_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX
 def _check_declared_encoding(data: bytes) -> None:
     """What libxml2 would accept but the services refuse: a UTF-16/32 BOM or another declared
     encoding (cheap: the first bytes). The body itself is left to the parser."""
+    if data.startswith(_UTF8_DECLARATION):
+        return
     if data.startswith(_UTF16_32_BOMS):
         raise NotUtf8("O documento está em UTF-16/UTF-32; os serviços fiscais exigem UTF-8.")
     _check_declaration(data[len(_UTF8_BOM) :] if data.startswith(_UTF8_BOM) else data)
