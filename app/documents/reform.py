@@ -180,12 +180,14 @@ def _common_items(inf: etree._Element, t: _Tags) -> tuple[ReformItem, ...] | Non
     the items are then read one by one (the same values, and the warnings). The amounts are
     checked and converted once for the document, not one ``to_cents`` each (issue 23: five to
     six an item, a third of the reading's time)."""
-    heads: list[tuple[str | None, str | None, str | None, etree._Element | None]] = []
-    texts: list[str | None] = []
+    numbers: list[str | None] = []
+    codes: list[str | None] = []  # CST and cClassTrib of each item
+    texts: list[str | None] = []  # the five amounts of each item
+    selective: dict[int, str] = {}  # IS/vIS by item position, for the items that pay it
     imposto, group_tag, cst_tag, class_tag, values_tag = t.imposto, t.group, t.cst, t.class_code, t.values
     base_tag, uf_tag, mun_tag, ibs_tag, cbs_tag = t.base, t.ibs_uf, t.ibs_mun, t.ibs, t.cbs
-    v_uf_tag, v_mun_tag, v_cbs_tag = t.v_ibs_uf, t.v_ibs_mun, t.v_cbs
-    for det in inf.iterchildren(t.det):
+    v_uf_tag, v_mun_tag, v_cbs_tag, selective_tag = t.v_ibs_uf, t.v_ibs_mun, t.v_cbs, t.selective
+    for index, det in enumerate(inf.iterchildren(t.det)):
         try:
             tax = det[1]
             group = tax[-1]
@@ -204,24 +206,26 @@ def _common_items(inf: etree._Element, t: _Tags) -> tuple[ReformItem, ...] | Non
         ):  # fmt: skip
             return None
         before = group.getprevious()
-        heads.append((det.get("nItem"), cst.text, class_code.text, before))
-        texts += (base.text, v_uf.text, v_mun.text, ibs.text, v_cbs.text)
-    selective: dict[int, str] = {}
-    for index, head in enumerate(heads):
-        before = head[3]
-        if before is not None and before.tag == t.selective:
+        if before is not None and before.tag == selective_tag:
             text = _text(_kids(before), t.v_is)
             if text is not None:
                 selective[index] = text
-    cents = _plain_cents([*texts, *selective.values()])
+        numbers.append(det.get("nItem"))
+        codes += (cst.text, class_code.text)
+        texts += (base.text, v_uf.text, v_mun.text, ibs.text, v_cbs.text)
+    count = len(texts)
+    if selective:
+        texts += selective.values()
+    cents = _plain_cents(texts)
     if cents is None:
         return None
-    found_is = dict(zip(selective, cents[len(texts) :], strict=True))
+    found_is = dict(zip(selective, cents[count:], strict=True))
     items = []
     new = tuple.__new__  # ReformItem's own __new__ is a Python function: one frame an item less
-    for index, (n_item, cst_text, class_text, _before) in enumerate(heads):
-        at = 5 * index
-        number = int(n_item) if n_item is not None and n_item.isdigit() else to_int(n_item or "")
+    for index, n_item in enumerate(numbers):
+        at, code = 5 * index, 2 * index
+        cst_text, class_text = codes[code], codes[code + 1]
+        number = to_int(n_item) if n_item is not None else None
         items.append(
             new(ReformItem, (
                 number or index + 1, (cst_text or "").strip() or None, (class_text or "").strip() or None,
@@ -240,12 +244,13 @@ def _plain_cents(texts: list[str | None]) -> list[int] | None:
     it), else None. A text holding a line break fails: the lines outnumber the texts."""
     if not texts:
         return []
-    if None in texts:
+    try:
+        joined = "\n".join(cast(list[str], texts))
+    except TypeError:  # an empty element's text (None)
         return None
-    joined = "\n".join(cast(list[str], texts))
     if _PLAIN_AMOUNTS.fullmatch(joined) is None:
         return None
-    cents = [int(line) for line in joined.replace(".", "").split("\n")]
+    cents = list(map(int, joined.replace(".", "").split("\n")))
     return cents if len(cents) == len(texts) else None
 
 

@@ -227,6 +227,8 @@ def _item_by_item(data: bytes, monkeypatch: pytest.MonkeyPatch) -> NfeMeta:
         (b"<CST>000</CST>", b"<CST> 000 </CST>"),
         (b"<cClassTrib>000001</cClassTrib>", b"<cClassTrib></cClassTrib>"),
         (b' nItem="', b' nItemX="'),  # no item numbers: numbered by position
+        (b' nItem="2"', ' nItem="²"'.encode()),  # a digit int() refuses: by position, no ValueError
+        (b' nItem="2"', ' nItem="١"'.encode()),  # another script's digit: by position too
         (b"<gIBSUF><pIBSUF>", b"<gIBSUF><gDif><pDif>1.00</pDif></gDif><pIBSUF>"),
     ],
 )
