@@ -80,12 +80,14 @@ class _Kids:
 
     __slots__ = ("_first", "_repeated", "element")
 
-    def __init__(self, element: etree._Element | None) -> None:
+    def __init__(self, element: etree._Element | None, only: tuple[str, ...] = ()) -> None:
+        """``only``: the qualified tags looked up later, when they are few among many children
+        (infNFe and its items): the others are never made into Python objects."""
         self.element = element
         first: dict[Any, etree._Element] = {}
         repeated: set[Any] = set()
         if element is not None:
-            for child in element:
+            for child in element.iterchildren(*only) if only else element:
                 tag = child.tag
                 if tag in first:
                     repeated.add(tag)
@@ -140,6 +142,8 @@ class _Below:
         return _Below(self.element, (*self.prefix, local))
 
 
+# What _nfe_proc looks up among infNFe's children (its items, up to 990, are read by app.documents.reform).
+_INF_PARTS = tuple(_TAG[local] for local in ("ide", "emit", "dest", "total", "transp"))
 _AUTHORISED_CSTAT = frozenset({"100", "150"})
 _DENIED_CSTAT = frozenset({"110", "205", "301", "302", "303"})
 _CANCELLED_CSTAT = frozenset({"101", "151", "155"})
@@ -291,7 +295,7 @@ def _nfe_proc(root: etree._Element, warnings: list[str]) -> NfeMeta:
     if prot_key and prot_key != key:
         raise DocumentDataError(f"O protocolo de autorização é da chave {prot_key}, não da NF-e {key}.")
 
-    nfe = _Kids(inf)
+    nfe = _Kids(inf, _INF_PARTS)
     emitter = _party(nfe.sub("emit"), PartyRole.EMITTER, ("enderEmit", "UF"), warnings)
     _check_issuer(key, emitter, warnings)
     dest_element = nfe.first("dest")
