@@ -82,7 +82,8 @@ class _Kids:
 
     def __init__(self, element: etree._Element | None, only: tuple[str, ...] = ()) -> None:
         """``only``: the qualified tags looked up later, when they are few among many children
-        (infNFe and its items): the others are never made into Python objects."""
+        (infNFe, whose items app.documents.reform reads): the others are never made into Python
+        objects, and a look-up of any other tag finds nothing."""
         self.element = element
         first: dict[Any, etree._Element] = {}
         repeated: set[Any] = set()
