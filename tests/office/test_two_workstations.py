@@ -80,10 +80,13 @@ def test_one_node_captures_the_other_takes_over_when_it_is_killed(tmp_path: Path
         node_a.kill()  # SIGKILL (TerminateProcess on Windows): no handler runs, the lease stays
         killed_at = clock.now()
         node_a.wait(30)
-        asked_by_a = rig.stations["A"].door.count()
         assert rig.stations["B"].door.count() == 0  # B never queried while A was the node
 
         rig.wait_for(lambda: rig.holder_is("B"), 60, "B taking the lease over")
+        # A request A had written just before the kill may still reach its door after A is gone
+        # (the door's thread reads it from the socket; under Wine the wineserver holds a killed
+        # process's sockets a while longer): A's count is taken once the lease has changed hands.
+        asked_by_a = rig.stations["A"].door.count()
         holder = rig.holder()
         assert holder is not None and holder.acquired_at is not None
         slack = timedelta(seconds=2 * clock.factor)  # two real seconds of a loaded machine's scheduling
@@ -107,7 +110,8 @@ def test_one_node_captures_the_other_takes_over_when_it_is_killed(tmp_path: Path
             rig.publish(cnpj, 3)
         rig.wait_for(rig.caught_up, 90, "B capturing the new NF-e")
         assert rig.holder_is("B")
-        assert rig.stations["A"].door.count() == asked_by_a  # the standby never queried
+        door_a = rig.stations["A"].door
+        assert door_a.count() == asked_by_a, door_a.paths[asked_by_a - 2 :]  # the standby never queried
 
         for name in ("A", "B"):  # graceful stops: the node releases the lease
             process = rig.stations[name].process
