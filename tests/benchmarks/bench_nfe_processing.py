@@ -538,7 +538,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             setup_times.append(setup)
             assert stored == len(docs), (stored, len(docs))
             if plain is not None:
-                ours_pipeline(plain, Path(folder) / f"plain{run}" / "captura.db", cpu=plain_cpu)
+                plain_stored, *_ = ours_pipeline(plain, Path(folder) / f"plain{run}" / "captura.db", cpu=plain_cpu)
+                assert plain_stored == len(plain), (plain_stored, len(plain))
         db_size = (Path(folder) / "run0" / "captura.db").stat().st_size
         profile_text = None
         if opts.profile:
@@ -562,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"       per CPU second                : {pipeline_cpu_rate:9.0f} docs/s (best of {opts.repeat}; "
         f"runs {', '.join(f'{len(docs) / s:.0f}' for s in pipeline_cpu)}; the machine's load leaves it be)"
     )
-    plain_cpu_rate = _rate(len(docs), min(plain_cpu)) if plain_cpu else None
+    plain_cpu_rate = _rate(len(plain), min(plain_cpu)) if plain and plain_cpu else None
     reform_share_of_plain = round(pipeline_cpu_rate / plain_cpu_rate, 2) if plain_cpu_rate else None
     if plain_cpu_rate:
         print(
@@ -627,7 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "goal_reform_per_s": GOAL_REFORM,
                 "reform_goal_met_cpu": pipeline_cpu_rate >= GOAL_REFORM if opts.reform_share else None,
                 "plain_pipeline_cpu_per_s": round(plain_cpu_rate) if plain_cpu_rate else None,
-                "plain_pipeline_cpu_runs_per_s": [round(len(docs) / s) for s in plain_cpu] or None,
+                "plain_pipeline_cpu_runs_per_s": [round(len(plain) / s) for s in plain_cpu] if plain else None,
                 "reform_share_of_plain": reform_share_of_plain,
                 "goal_reform_share_of_plain": GOAL_REFORM_SHARE_OF_PLAIN,
                 "speedup_goal_met": speedup >= GOAL_SPEEDUP,

@@ -33,7 +33,7 @@ def test_status_elsewhere_shows_the_demo_state_and_who_captures(tmp_path: Path) 
     demo_dir = tmp_path / "dados-demo"
     # Without the demo's other consumer: at x600 it reads the first company's NF-e 7.5 real
     # seconds in (75 virtual minutes), and a slow `status` process (under Wine, 10 s and more)
-    # would then rightly report its 656. That state has its own test (tests/demo).
+    # would then rightly report its 656. That state has its own test (test_other_consumer.py here).
     env = DemoEnvironment(demo_dir, DemoOptions(speed=600, companies=2, other_consumer_after_minutes=None))
     env.start()
     try:
